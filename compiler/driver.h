@@ -1,0 +1,83 @@
+/* driver.h: the compile pipeline, one stage after another (compiler/driver.c lists them):
+ * source -> tokens -> AST -> sema -> specialized tile IR -> passes -> LLVM IR -> PTX / host
+ * object. Used by tilec (which can stop after any stage and dump it) and by the runtime. */
+#ifndef TILE_DRIVER_H
+#define TILE_DRIVER_H
+#include <stdint.h>
+#include <stdio.h>
+#include "arena.h"
+#include "ast.h"
+#include "diag.h"
+#include "tir.h"
+
+#define TILE_COMPILER_VERSION "0.1.0"
+
+typedef enum {
+    STAGE_TOKENS, /* token stream */
+    STAGE_AST,    /* syntax tree after sema */
+    STAGE_TIR,    /* tile IR after all passes (layouts assigned) */
+    STAGE_LLVM,   /* optimized LLVM IR */
+    STAGE_ASM,    /* PTX text (NVPTX) or host assembly */
+    STAGE_OBJECT, /* loadable code: PTX text (NVPTX) or a relocatable ELF object (host) */
+} Stage;
+
+typedef struct ConstBinding {
+    const char *name;
+    int64_t value; /* bools are 0/1 */
+} ConstBinding;
+
+typedef struct CompileRequest {
+    const Module *module;      /* parsed and sema-checked (tc_parse) */
+    const char *kernel;        /* kernel name */
+    const ConstBinding *consts; /* const params (and num_warps / num_stages) by name */
+    int nconsts;
+    const char *target;        /* "host", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", ... */
+    Stage stop_after;          /* last stage to run */
+    FILE *dump;                /* if set, the stop_after stage is printed here */
+    const char *dump_after_pass; /* if set, TIR is printed to `dump` after the pass of that name */
+} CompileRequest;
+
+typedef struct CompiledParam {
+    const char *name;
+    ElemKind elem;     /* ET_PTR for pointers, else the scalar type */
+    ElemKind pointee;  /* for pointers */
+} CompiledParam;
+
+typedef struct CompiledKernel {
+    const char *symbol;   /* entry point in `code` */
+    const void *code;     /* STAGE_OBJECT: PTX text (NUL-terminated) or host ELF object */
+    size_t code_size;     /* bytes (PTX: without the NUL) */
+    int is_ptx;
+    int num_threads;      /* threads per program instance (1 on the host) */
+    int smem_bytes;       /* dynamic shared memory per program instance */
+    int num_warps, num_stages;
+    CompiledParam *params; /* runtime params in declaration order (consts excluded) */
+    int nparams;
+} CompiledKernel;
+
+/* Parses and sema-checks a source file. Returns the module, or NULL if there were errors
+ * (all reported to diags). The file must outlive the arena's use. */
+Module *tc_parse(Arena *arena, const SrcFile *file, Diags *diags);
+
+/* Runs the pipeline for one kernel and one set of const values up to req->stop_after.
+ * Const params not bound take their default, else their first @tune candidate.
+ * Returns 0 on success, -1 with diagnostics on failure. `out` may be NULL below
+ * STAGE_OBJECT. Everything allocated lives in `arena`. */
+int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKernel *out);
+
+/* Resolves the value of every const parameter of `f` (and num_warps / num_stages) from the
+ * bindings, defaults and first @tune candidates, in declaration order. Fills out[] (at most
+ * max entries; returns the count or -1 with a diagnostic when a const has no value). */
+int tc_resolve_consts(const Func *f, const ConstBinding *given, int ngiven,
+                      ConstBinding *out, int max, Arena *arena, Diags *diags);
+
+/* Evaluates an integer/boolean expression over named integer values (const params, scalar
+ * arguments): literals, names, arithmetic, comparisons, logic, cdiv, min/max of two values.
+ * Returns 0 and sets *out; -1 with a diagnostic on an unknown name, division by zero or an
+ * unsupported construct. */
+int tc_eval_int(const Expr *e, const ConstBinding *vals, int nvals, int64_t *out, Diags *diags);
+
+/* Default target string for the host ("host"). */
+#define TC_TARGET_HOST "host"
+
+#endif

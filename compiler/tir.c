@@ -1,0 +1,192 @@
+/* tir.c: element types, tile types, layouts and the construction of tile-IR kernels
+ * (see tir.h). Printing lives in tir_print.c, structural checks in tir_verify.c. */
+#include "tir.h"
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int bits, bytes;
+} elem_info[] = {
+    [ET_VOID] = {"void", 0, 0}, [ET_BOOL] = {"bool", 1, 1},
+    [ET_I8] = {"i8", 8, 1},     [ET_I16] = {"i16", 16, 2},
+    [ET_I32] = {"i32", 32, 4},  [ET_I64] = {"i64", 64, 8},
+    [ET_U8] = {"u8", 8, 1},     [ET_U16] = {"u16", 16, 2},
+    [ET_U32] = {"u32", 32, 4},  [ET_U64] = {"u64", 64, 8},
+    [ET_F16] = {"f16", 16, 2},  [ET_BF16] = {"bf16", 16, 2},
+    [ET_F32] = {"f32", 32, 4},  [ET_F64] = {"f64", 64, 8},
+    [ET_PTR] = {"*", 64, 8},
+};
+
+int et_is_float(ElemKind k) { return k >= ET_F16 && k <= ET_F64; }
+int et_is_int(ElemKind k) { return k >= ET_I8 && k <= ET_U64; }
+int et_is_signed(ElemKind k) { return k >= ET_I8 && k <= ET_I64; }
+int et_bits(ElemKind k) { return elem_info[k].bits; }
+int et_bytes(ElemKind k) { return elem_info[k].bytes; }
+const char *et_name(ElemKind k) { return elem_info[k].name; }
+
+ElemKind et_from_name(const char *name) {
+    for (int k = ET_BOOL; k < ET_PTR; k++)
+        if (strcmp(elem_info[k].name, name) == 0) return (ElemKind)k;
+    return ET_VOID;
+}
+
+int tir_type_numel(const TirType *t) {
+    int n = 1;
+    for (int d = 0; d < t->rank; d++) n *= t->shape[d];
+    return n;
+}
+
+int tir_type_equal(const TirType *a, const TirType *b) {
+    if (a->elem != b->elem || a->rank != b->rank) return 0;
+    if (a->elem == ET_PTR && a->pointee != b->pointee) return 0;
+    for (int d = 0; d < a->rank; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
+char *tir_type_str(Arena *a, const TirType *t) {
+    char buf[96];
+    int n = t->elem == ET_PTR ? snprintf(buf, sizeof buf, "*%s", et_name(t->pointee))
+                              : snprintf(buf, sizeof buf, "%s", et_name(t->elem));
+    for (int d = 0; d < t->rank && n < (int)sizeof buf - 16; d++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%d", d ? ", " : "[", t->shape[d]);
+    if (t->rank) snprintf(buf + n, sizeof buf - (size_t)n, "]");
+    return arena_strdup(a, buf);
+}
+
+int tir_layout_equal(const TirLayout *a, const TirLayout *b) {
+    if (a == b) return 1;
+    if (!a || !b || a->kind != b->kind) return 0;
+    if (a->kind == LAYOUT_SCALAR) return 1;
+    if (a->rank != b->rank || a->sliced != b->sliced) return 0;
+    for (int d = 0; d < a->rank; d++)
+        if (a->spt[d] != b->spt[d] || a->tpw[d] != b->tpw[d] || a->wpc[d] != b->wpc[d] ||
+            a->order[d] != b->order[d])
+            return 0;
+    return 1;
+}
+
+static int print_list(char *buf, size_t size, const char *label, const int *v, int n) {
+    int len = snprintf(buf, size, "%s=[", label);
+    for (int i = 0; i < n; i++) len += snprintf(buf + len, size - (size_t)len, "%s%d", i ? "," : "", v[i]);
+    return len + snprintf(buf + len, size - (size_t)len, "]");
+}
+
+char *tir_layout_str(Arena *a, const TirLayout *l) {
+    if (!l) return arena_strdup(a, "#none");
+    if (l->kind == LAYOUT_SCALAR) return arena_strdup(a, "#scalar");
+    char buf[256];
+    int n = snprintf(buf, sizeof buf, "#blocked<");
+    n += print_list(buf + n, sizeof buf - (size_t)n, "spt", l->spt, l->rank);
+    n += print_list(buf + n, sizeof buf - (size_t)n, " tpw", l->tpw, l->rank);
+    n += print_list(buf + n, sizeof buf - (size_t)n, " wpc", l->wpc, l->rank);
+    n += print_list(buf + n, sizeof buf - (size_t)n, " order", l->order, l->rank);
+    if (l->sliced) {
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " sliced=[");
+        for (int d = 0, first = 1; d < l->rank; d++)
+            if (l->sliced & (1u << d)) {
+                n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%d", first ? "" : ",", d);
+                first = 0;
+            }
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "]");
+    }
+    snprintf(buf + n, sizeof buf - (size_t)n, ">");
+    return arena_strdup(a, buf);
+}
+
+TirKernel *tir_kernel_new(Arena *a, const char *name) {
+    TirKernel *k = arena_alloc(a, sizeof *k);
+    if (!k) return NULL;
+    k->arena = a;
+    k->name = name;
+    k->body = tir_block_new(k, 0, NULL);
+    k->num_warps = 4;
+    k->num_stages = 2;
+    k->threads_per_warp = 32;
+    return k;
+}
+
+static TirValue *value_new(TirKernel *k, const TirType *t) {
+    TirValue *v = arena_alloc(k->arena, sizeof *v);
+    v->id = k->next_value_id++;
+    v->type = *t;
+    return v;
+}
+
+TirBlock *tir_block_new(TirKernel *k, int nargs, const TirType *arg_types) {
+    TirBlock *b = arena_alloc(k->arena, sizeof *b);
+    b->nargs = nargs;
+    b->args = nargs ? arena_alloc(k->arena, sizeof(TirValue *) * (size_t)nargs) : NULL;
+    for (int i = 0; i < nargs; i++) {
+        b->args[i] = value_new(k, &arg_types[i]);
+        b->args[i]->block = b;
+        b->args[i]->index = i;
+    }
+    return b;
+}
+
+static TirOp *op_new(TirKernel *k, TirOpcode code, SrcLoc loc, TirValue **ops, int nops,
+                     const TirType *res_types, int nres) {
+    TirOp *op = arena_alloc(k->arena, sizeof *op);
+    op->code = code;
+    op->loc = loc;
+    op->nops = nops;
+    op->ops = arena_alloc(k->arena, sizeof(TirValue *) * (size_t)(nops + 1));
+    for (int i = 0; i < nops; i++) op->ops[i] = ops[i];
+    op->nres = nres;
+    op->results = arena_alloc(k->arena, sizeof(TirValue *) * (size_t)(nres + 1));
+    for (int i = 0; i < nres; i++) {
+        op->results[i] = value_new(k, &res_types[i]);
+        op->results[i]->def = op;
+        op->results[i]->index = i;
+    }
+    return op;
+}
+
+TirOp *tir_op_append(TirKernel *k, TirBlock *b, TirOpcode code, SrcLoc loc, TirValue **ops,
+                     int nops, const TirType *res_types, int nres) {
+    TirOp *op = op_new(k, code, loc, ops, nops, res_types, nres);
+    op->block = b;
+    op->prev = b->last;
+    if (b->last) b->last->next = op;
+    else b->first = op;
+    b->last = op;
+    return op;
+}
+
+TirOp *tir_op_insert_before(TirKernel *k, TirOp *before, TirOpcode code, SrcLoc loc,
+                            TirValue **ops, int nops, const TirType *res_types, int nres) {
+    TirOp *op = op_new(k, code, loc, ops, nops, res_types, nres);
+    TirBlock *b = before->block;
+    op->block = b;
+    op->next = before;
+    op->prev = before->prev;
+    if (before->prev) before->prev->next = op;
+    else b->first = op;
+    before->prev = op;
+    return op;
+}
+
+void tir_op_add_regions(TirKernel *k, TirOp *op, int nregions) {
+    op->nregions = nregions;
+    op->regions = arena_alloc(k->arena, sizeof(TirBlock *) * (size_t)nregions);
+}
+
+void tir_op_remove(TirOp *op) {
+    TirBlock *b = op->block;
+    if (op->prev) op->prev->next = op->next;
+    else b->first = op->next;
+    if (op->next) op->next->prev = op->prev;
+    else b->last = op->prev;
+    op->prev = op->next = NULL;
+    op->block = NULL;
+}
+
+void tir_replace_uses(TirBlock *b, TirValue *from, TirValue *to) {
+    for (TirOp *op = b->first; op; op = op->next) {
+        for (int i = 0; i < op->nops; i++)
+            if (op->ops[i] == from) op->ops[i] = to;
+        for (int r = 0; r < op->nregions; r++)
+            if (op->regions[r]) tir_replace_uses(op->regions[r], from, to);
+    }
+}

@@ -1,0 +1,216 @@
+/* tir.h: the tile IR. A kernel specialized for one set of const values: static shapes,
+ * SSA values, structured control flow (regions), and a layout on every tile value saying
+ * which thread owns which element. Built from the AST by compiler/specialize.c, rewritten
+ * by passes (compiler/pass_*.c), lowered to LLVM IR by compiler/lower*.c. */
+#ifndef TILE_TIR_H
+#define TILE_TIR_H
+#include <stdint.h>
+#include <stdio.h>
+#include "arena.h"
+#include "diag.h"
+
+enum { TIR_MAX_RANK = 4 };
+
+/* ---- element types and tile types ---- */
+typedef enum {
+    ET_VOID = 0,
+    ET_BOOL,
+    ET_I8, ET_I16, ET_I32, ET_I64,
+    ET_U8, ET_U16, ET_U32, ET_U64,
+    ET_F16, ET_BF16, ET_F32, ET_F64,
+    ET_PTR, /* pointer to global memory; see TirType.pointee */
+} ElemKind;
+
+typedef struct TirType {
+    ElemKind elem;
+    ElemKind pointee;         /* ET_PTR: element type pointed to */
+    int rank;                 /* 0: scalar */
+    int shape[TIR_MAX_RANK];  /* powers of two */
+} TirType;
+
+int et_is_float(ElemKind k);
+int et_is_int(ElemKind k); /* signed or unsigned integer, not bool */
+int et_is_signed(ElemKind k);
+int et_bits(ElemKind k);     /* ET_BOOL: 1; ET_PTR: 64 */
+int et_bytes(ElemKind k);    /* storage size in memory: bool 1, ptr 8 */
+const char *et_name(ElemKind k);       /* "f32", "*" for ET_PTR */
+ElemKind et_from_name(const char *name); /* ET_VOID if unknown */
+
+int tir_type_numel(const TirType *t);
+int tir_type_equal(const TirType *a, const TirType *b);
+/* "f32[64, 128]", "*f16[64]", "i32" into an arena string */
+char *tir_type_str(Arena *a, const TirType *t);
+
+/* ---- layouts ----
+ * LAYOUT_BLOCKED: a Triton-style blocked encoding of rank `rank`, independent of shape:
+ * each thread owns spt[d] contiguous elements along dim d; a warp is tpw[0]*...= threads_per_warp
+ * threads arranged tpw[d] along dim d; a program instance is wpc[0]*... = num_warps warps.
+ * order[0] is the fastest-varying dim (lanes and registers enumerate it first).
+ * Ownership of element coordinates for a value of shape S (rank == layout rank):
+ *   spt'_d = min(spt[d], S_d); C_d = spt'_d * tpw[d] * wpc[d]; reps_d = max(1, S_d / C_d)
+ *   n_d = spt'_d * reps_d elements per thread along d; registers r enumerate (i_order[0] fastest)
+ *   coord_d(i_d) = (rep*C_d + (warp_d*tpw[d] + lane_d)*spt'_d + s) mod S_d,
+ *   with rep = i_d / spt'_d, s = i_d % spt'_d, lane_d / warp_d = the lane / warp index split
+ *   by `order` (lane_d = (lane / prod_{e before d in order} tpw[e]) % tpw[d]).
+ *   Shapes smaller than the coverage replicate elements over threads.
+ * Slices: `sliced` is a bitmask of parent dims removed (a reduction's result keeps its
+ * operand's layout with the reduced dim sliced away). A value of rank k with a slice layout
+ * is owned exactly as the parent layout owns the shape with size 1 inserted at each sliced
+ * dim; expand_dims of a sliced dim is therefore free.
+ * LAYOUT_SCALAR: rank-0 values, uniform across the program's threads (plain LLVM values).
+ * Later encodings (tensor-core fragments, shared memory) add kinds here; lowering dispatches
+ * on kind through compiler/layout.c. */
+typedef enum { LAYOUT_SCALAR = 0, LAYOUT_BLOCKED } LayoutKind;
+
+typedef struct TirLayout {
+    LayoutKind kind;
+    int rank; /* parent rank (value rank + number of sliced dims) */
+    int spt[TIR_MAX_RANK], tpw[TIR_MAX_RANK], wpc[TIR_MAX_RANK], order[TIR_MAX_RANK];
+    unsigned sliced; /* bitmask over parent dims */
+} TirLayout;
+
+int tir_layout_equal(const TirLayout *a, const TirLayout *b);
+char *tir_layout_str(Arena *a, const TirLayout *l); /* "#blocked<spt=[1,4] tpw=[8,4] wpc=[4,1] order=[1,0]>" */
+
+/* ---- values and operations ---- */
+typedef struct TirOp TirOp;
+typedef struct TirBlock TirBlock;
+
+typedef struct TirValue {
+    int id;                /* unique within the kernel; printed as %id */
+    TirType type;
+    const TirLayout *layout; /* set by the layout pass; NULL before it */
+    TirOp *def;            /* defining op, or NULL for a block argument */
+    TirBlock *block;       /* block argument: its block */
+    int index;             /* result index in def, or argument index in block */
+    const char *name;      /* source variable name for dumps, may be NULL */
+} TirValue;
+
+typedef enum {
+    /* leaves */
+    TIR_CONST,        /* attr.i (ints, bool) or attr.f (floats) -> scalar of `type` */
+    TIR_PARAM,        /* attr.i = index of the kernel's runtime parameter -> scalar */
+    TIR_PROGRAM_ID,   /* attr.i = axis -> i32 */
+    TIR_NUM_PROGRAMS, /* attr.i = axis -> i32 */
+    TIR_ARANGE,       /* attr.i = start, attr.i2 = end -> i32[end-start] */
+    /* shape ops (operands and results keep the element type) */
+    TIR_SPLAT,        /* scalar -> tile of result shape */
+    TIR_EXPAND_DIMS,  /* attr.i = axis where a dim of size 1 is inserted */
+    TIR_BROADCAST,    /* tile with some dims of size 1 -> result shape (same rank) */
+    TIR_TRANS,        /* rank-2 swap of dims */
+    TIR_CONVERT_LAYOUT, /* same type, different layout (inserted by the layout pass) */
+    /* elementwise; all operands have the result's shape (the builder inserts broadcasts) */
+    TIR_BINARY,       /* attr.i = TirBinOp; operands of one type */
+    TIR_CMP,          /* attr.i = TirCmp; operands of one type; result bool */
+    TIR_UNARY,        /* attr.i = TirUnOp */
+    TIR_SELECT,       /* cond (bool), a, b */
+    TIR_CAST,         /* operand -> result type's element type (any pair of kinds, not ptr) */
+    TIR_FMA,          /* a*b+c, floats */
+    TIR_ADDPTR,       /* ptr (ET_PTR), offset (integer, in elements) -> ptr */
+    /* memory */
+    TIR_LOAD,         /* ptr [, mask [, other]] (nops = 1..3; other present only with mask) */
+    TIR_STORE,        /* ptr, value [, mask]; no results */
+    /* cross-element */
+    TIR_REDUCE,       /* attr.i = TirReduce, attr.i2 = axis; sum/max/min keep the element type
+                         (the builder casts to f32 first for f16 sums); argmax/argmin -> i32 */
+    TIR_DOT,          /* a [M,K], b [K,N], acc [M,N] -> [M,N] of acc's type */
+    /* structured control flow */
+    TIR_FOR,          /* operands: lo, hi, step, inits...; regions[0] body with args
+                         (iv, carried...) ending in TIR_YIELD; results = final carried values.
+                         iv has lo's type (i32 or i64). */
+    TIR_WHILE,        /* operands: inits...; regions[0] "before" with args (carried...) ending
+                         in TIR_CONDITION(cond, carried...); regions[1] "body" with args
+                         (carried...) ending in TIR_YIELD; results = carried values on exit */
+    TIR_IF,           /* operands: cond (scalar bool); regions[0] then, regions[1] else,
+                         each ending in TIR_YIELD of the results (or TIR_RETURN / TIR_BREAK /
+                         TIR_CONTINUE when that path leaves) */
+    TIR_YIELD,        /* terminator: operands are the region's results */
+    TIR_CONDITION,    /* terminator of a while's before-region: cond, carried... */
+    TIR_BREAK,        /* terminator: leave the innermost loop; operands = carried values */
+    TIR_CONTINUE,     /* terminator: next iteration; operands = carried values */
+    TIR_RETURN,       /* terminator: leave the kernel */
+    TIR_OPCODE_COUNT
+} TirOpcode;
+
+typedef enum {
+    BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_REM, /* int div/rem truncate; float rem = fmod */
+    BIN_AND, BIN_OR, BIN_XOR, BIN_SHL, BIN_SHR,  /* bool or int; SHR arithmetic for signed */
+    BIN_MIN, BIN_MAX,                            /* float min/max propagate NaN */
+} TirBinOp;
+
+typedef enum { CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_EQ, CMP_NE } TirCmp;
+
+typedef enum {
+    UN_NEG, UN_NOT /* bool or bitwise int */, UN_ABS,
+    UN_EXP, UN_EXP2, UN_LOG, UN_LOG2, UN_SQRT, UN_RSQRT, UN_SIN, UN_COS, /* floats only */
+} TirUnOp;
+
+typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN } TirReduce;
+
+struct TirBlock {
+    TirOp *first, *last;
+    TirValue **args;
+    int nargs;
+    TirOp *parent; /* op owning this region; NULL for the kernel body */
+};
+
+struct TirOp {
+    TirOpcode code;
+    SrcLoc loc;
+    TirValue **ops;  /* operands */
+    int nops;
+    TirValue **results;
+    int nres;
+    TirBlock **regions;
+    int nregions;
+    struct { int64_t i, i2; double f; } attr;
+    TirOp *prev, *next;
+    TirBlock *block; /* containing block */
+};
+
+typedef enum { KP_POINTER, KP_SCALAR } KernelParamKind;
+
+typedef struct TirParam {
+    const char *name;
+    TirType type;          /* scalar type (ET_PTR with pointee for pointers) */
+    int source_index;      /* index among the kernel's declared params (consts included) */
+} TirParam;
+
+typedef struct TirKernel {
+    Arena *arena;
+    const char *name;       /* kernel name */
+    const char *symbol;     /* mangled symbol for the specialization */
+    TirParam *params;       /* runtime (non-const) params, in declaration order */
+    int nparams;
+    TirBlock *body;
+    int num_warps;          /* from the const num_warps (1 on the host target) */
+    int num_stages;
+    int threads_per_warp;   /* from the target: 32 NVPTX, 1 host */
+    int next_value_id;
+    int smem_bytes;         /* shared-memory scratch needed, set by lowering */
+} TirKernel;
+
+/* ---- building ---- */
+TirKernel *tir_kernel_new(Arena *a, const char *name);
+TirBlock *tir_block_new(TirKernel *k, int nargs, const TirType *arg_types);
+/* Creates an op at the end of `b` with `nres` results of the given types. */
+TirOp *tir_op_append(TirKernel *k, TirBlock *b, TirOpcode code, SrcLoc loc,
+                     TirValue **ops, int nops, const TirType *res_types, int nres);
+/* Inserts a fresh op before `before` (in before's block). */
+TirOp *tir_op_insert_before(TirKernel *k, TirOp *before, TirOpcode code, SrcLoc loc,
+                            TirValue **ops, int nops, const TirType *res_types, int nres);
+void tir_op_add_regions(TirKernel *k, TirOp *op, int nregions);
+void tir_op_remove(TirOp *op);
+/* Replaces every use of `from` inside `b` (recursively through regions) by `to`. */
+void tir_replace_uses(TirBlock *b, TirValue *from, TirValue *to);
+
+/* ---- walking and printing ---- */
+const char *tir_opcode_name(TirOpcode c);
+/* Dumps the kernel (tilec --emit=tir): one op per line, regions indented, types and, when
+ * set, layouts. Deterministic, for golden tests. */
+void tir_print(const TirKernel *k, FILE *out);
+/* Structural checks (terminators, operand shapes/types, layouts set when `need_layouts`);
+ * reports to diags with the op's location; returns the number of problems. */
+int tir_verify(const TirKernel *k, int need_layouts, Diags *diags);
+
+#endif

@@ -1,0 +1,95 @@
+/* tir_print.c: the textual dump of tile IR (tilec --emit=tir). One op per line,
+ * `%id = opcode[attributes] operands : result types`, regions indented; layouts are
+ * printed once assigned. The format is stable: golden tests compare it. */
+#include "tir.h"
+
+static const char *const opcode_names[TIR_OPCODE_COUNT] = {
+    [TIR_CONST] = "const", [TIR_PARAM] = "param", [TIR_PROGRAM_ID] = "program_id",
+    [TIR_NUM_PROGRAMS] = "num_programs", [TIR_ARANGE] = "arange", [TIR_SPLAT] = "splat",
+    [TIR_EXPAND_DIMS] = "expand_dims", [TIR_BROADCAST] = "broadcast", [TIR_TRANS] = "trans",
+    [TIR_CONVERT_LAYOUT] = "convert_layout", [TIR_BINARY] = "binary", [TIR_CMP] = "cmp",
+    [TIR_UNARY] = "unary", [TIR_SELECT] = "select", [TIR_CAST] = "cast", [TIR_FMA] = "fma",
+    [TIR_ADDPTR] = "addptr", [TIR_LOAD] = "load", [TIR_STORE] = "store",
+    [TIR_REDUCE] = "reduce", [TIR_DOT] = "dot", [TIR_FOR] = "for", [TIR_WHILE] = "while",
+    [TIR_IF] = "if", [TIR_YIELD] = "yield", [TIR_CONDITION] = "condition",
+    [TIR_BREAK] = "break", [TIR_CONTINUE] = "continue", [TIR_RETURN] = "return",
+};
+static const char *const binop_names[] = {"add", "sub", "mul", "div", "rem", "and", "or",
+                                          "xor", "shl", "shr", "min", "max"};
+static const char *const cmp_names[] = {"lt", "le", "gt", "ge", "eq", "ne"};
+static const char *const unop_names[] = {"neg", "not", "abs", "exp", "exp2", "log",
+                                         "log2", "sqrt", "rsqrt", "sin", "cos"};
+static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin"};
+
+const char *tir_opcode_name(TirOpcode c) {
+    return c < TIR_OPCODE_COUNT && opcode_names[c] ? opcode_names[c] : "?";
+}
+
+static void print_type(FILE *out, Arena *a, const TirValue *v) {
+    fputs(tir_type_str(a, &v->type), out);
+    if (v->layout && v->layout->kind != LAYOUT_SCALAR) fprintf(out, " %s", tir_layout_str(a, v->layout));
+}
+
+static void print_attrs(FILE *out, const TirOp *op) {
+    switch (op->code) {
+    case TIR_CONST:
+        if (et_is_float(op->results[0]->type.elem)) fprintf(out, " %.17g", op->attr.f);
+        else fprintf(out, " %lld", (long long)op->attr.i);
+        break;
+    case TIR_PARAM: case TIR_PROGRAM_ID: case TIR_NUM_PROGRAMS: case TIR_EXPAND_DIMS:
+        fprintf(out, " %lld", (long long)op->attr.i);
+        break;
+    case TIR_ARANGE: fprintf(out, " %lld, %lld", (long long)op->attr.i, (long long)op->attr.i2); break;
+    case TIR_BINARY: fprintf(out, " %s", binop_names[op->attr.i]); break;
+    case TIR_CMP: fprintf(out, " %s", cmp_names[op->attr.i]); break;
+    case TIR_UNARY: fprintf(out, " %s", unop_names[op->attr.i]); break;
+    case TIR_REDUCE: fprintf(out, " %s axis=%lld", reduce_names[op->attr.i], (long long)op->attr.i2); break;
+    default: break;
+    }
+}
+
+static void print_block(FILE *out, Arena *a, const TirBlock *b, int depth);
+
+static void print_op(FILE *out, Arena *a, const TirOp *op, int depth) {
+    fprintf(out, "%*s", depth * 2, "");
+    for (int i = 0; i < op->nres; i++) fprintf(out, "%s%%%d", i ? ", " : "", op->results[i]->id);
+    if (op->nres) fputs(" = ", out);
+    fputs(tir_opcode_name(op->code), out);
+    print_attrs(out, op);
+    for (int i = 0; i < op->nops; i++) fprintf(out, "%s%%%d", i ? ", " : " ", op->ops[i]->id);
+    if (op->nres) fputs(" : ", out);
+    for (int i = 0; i < op->nres; i++) {
+        if (i) fputs(", ", out);
+        print_type(out, a, op->results[i]);
+    }
+    if (op->code == TIR_PARAM && op->results[0]->name) fprintf(out, "  // %s", op->results[0]->name);
+    for (int r = 0; r < op->nregions; r++) {
+        fputs(r ? " else {\n" : " {\n", out);
+        print_block(out, a, op->regions[r], depth + 1);
+        fprintf(out, "%*s}", depth * 2, "");
+    }
+    fputc('\n', out);
+}
+
+static void print_block(FILE *out, Arena *a, const TirBlock *b, int depth) {
+    if (b->nargs) {
+        fprintf(out, "%*s^(", depth * 2, "");
+        for (int i = 0; i < b->nargs; i++) {
+            fprintf(out, "%s%%%d: ", i ? ", " : "", b->args[i]->id);
+            print_type(out, a, b->args[i]);
+        }
+        fputs("):\n", out);
+    }
+    for (const TirOp *op = b->first; op; op = op->next) print_op(out, a, op, depth);
+}
+
+void tir_print(const TirKernel *k, FILE *out) {
+    fprintf(out, "kernel @%s(", k->symbol ? k->symbol : k->name);
+    for (int i = 0; i < k->nparams; i++) {
+        if (i) fputs(", ", out);
+        fprintf(out, "%s: %s", k->params[i].name, tir_type_str(k->arena, &k->params[i].type));
+    }
+    fprintf(out, ") num_warps=%d num_stages=%d {\n", k->num_warps, k->num_stages);
+    print_block(out, k->arena, k->body, 1);
+    fputs("}\n", out);
+}

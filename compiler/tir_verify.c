@@ -1,0 +1,116 @@
+/* tir_verify.c: structural checks of tile IR, run after building and after every pass:
+ * region terminators, operand counts, matching shapes of elementwise operands, and
+ * (after the layout pass) a layout on every value. Problems are internal errors. */
+#include "tir.h"
+
+typedef struct {
+    const TirKernel *k;
+    int need_layouts;
+    Diags *diags;
+    int problems;
+} Verifier;
+
+static void problem(Verifier *v, const TirOp *op, const char *what) {
+    v->problems++;
+    diag_error(v->diags, op->loc, "internal compiler error: tile IR %s: %s (%%%d)",
+               tir_opcode_name(op->code), what, op->nres ? op->results[0]->id : -1);
+}
+
+static int is_terminator(TirOpcode c) {
+    return c == TIR_YIELD || c == TIR_CONDITION || c == TIR_BREAK || c == TIR_CONTINUE ||
+           c == TIR_RETURN;
+}
+
+static int expected_operands(const TirOp *op, int *min, int *max) {
+    static const signed char fixed[TIR_OPCODE_COUNT] = {
+        [TIR_CONST] = 0, [TIR_PARAM] = 0, [TIR_PROGRAM_ID] = 0, [TIR_NUM_PROGRAMS] = 0,
+        [TIR_ARANGE] = 0, [TIR_SPLAT] = 1, [TIR_EXPAND_DIMS] = 1, [TIR_BROADCAST] = 1,
+        [TIR_TRANS] = 1, [TIR_CONVERT_LAYOUT] = 1, [TIR_BINARY] = 2, [TIR_CMP] = 2,
+        [TIR_UNARY] = 1, [TIR_SELECT] = 3, [TIR_CAST] = 1, [TIR_FMA] = 3, [TIR_ADDPTR] = 2,
+        [TIR_REDUCE] = 1, [TIR_DOT] = 3, [TIR_IF] = 1,
+    };
+    *min = *max = fixed[op->code];
+    if (op->code == TIR_LOAD) *min = 1, *max = 3;
+    else if (op->code == TIR_STORE) *min = 2, *max = 3;
+    else if (op->code == TIR_FOR) *min = 3, *max = 1 << 20;
+    else if (op->code == TIR_CONDITION) *min = 1, *max = 1 << 20;
+    else if (op->code == TIR_WHILE || is_terminator(op->code)) *min = 0, *max = 1 << 20;
+    return 0;
+}
+
+static int same_shape(const TirType *a, const TirType *b) {
+    if (a->rank != b->rank) return 0;
+    for (int d = 0; d < a->rank; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
+static void check_elementwise(Verifier *v, const TirOp *op) {
+    switch (op->code) {
+    case TIR_BINARY: case TIR_CMP: case TIR_UNARY: case TIR_SELECT: case TIR_CAST:
+    case TIR_FMA: case TIR_ADDPTR: case TIR_LOAD: case TIR_STORE:
+        for (int i = 0; i < op->nops; i++)
+            if (!same_shape(&op->ops[i]->type, &op->ops[0]->type))
+                problem(v, op, "operand shapes differ");
+        break;
+    default: break;
+    }
+}
+
+static void verify_block(Verifier *v, const TirBlock *b, int is_region);
+
+static void check_regions(Verifier *v, const TirOp *op) {
+    int want = op->code == TIR_FOR ? 1 : op->code == TIR_WHILE || op->code == TIR_IF ? 2 : 0;
+    if (op->nregions != want) {
+        problem(v, op, "wrong number of regions");
+        return;
+    }
+    for (int r = 0; r < op->nregions; r++) {
+        if (!op->regions[r]) problem(v, op, "missing region");
+        else verify_block(v, op->regions[r], 1);
+    }
+}
+
+static void check_layouts(Verifier *v, const TirOp *op) {
+    for (int i = 0; i < op->nres; i++) {
+        const TirValue *r = op->results[i];
+        if (!r->layout) problem(v, op, "value without layout");
+        else if ((r->type.rank == 0) != (r->layout->kind == LAYOUT_SCALAR))
+            problem(v, op, "layout kind does not match rank");
+    }
+}
+
+static void verify_op(Verifier *v, const TirOp *op) {
+    int min, max;
+    expected_operands(op, &min, &max);
+    if (op->nops < min || op->nops > max) problem(v, op, "wrong number of operands");
+    for (int i = 0; i < op->nops; i++)
+        if (!op->ops[i]) problem(v, op, "null operand");
+    check_elementwise(v, op);
+    check_regions(v, op);
+    if (v->need_layouts) check_layouts(v, op);
+}
+
+static void verify_block(Verifier *v, const TirBlock *b, int is_region) {
+    for (const TirOp *op = b->first; op; op = op->next) {
+        if (op->block != b) problem(v, op, "op linked into the wrong block");
+        if (is_terminator(op->code) && op->next) problem(v, op, "terminator is not last");
+        verify_op(v, op);
+    }
+    if (is_region && (!b->last || !is_terminator(b->last->code))) {
+        v->problems++;
+        diag_error(v->diags, (SrcLoc){0}, "internal compiler error: tile IR region without terminator");
+    }
+    if (v->need_layouts)
+        for (int i = 0; i < b->nargs; i++)
+            if (!b->args[i]->layout) {
+                v->problems++;
+                diag_error(v->diags, (SrcLoc){0}, "internal compiler error: block argument without layout");
+            }
+}
+
+int tir_verify(const TirKernel *k, int need_layouts, Diags *diags) {
+    Verifier v = {k, need_layouts, diags, 0};
+    verify_block(&v, k->body, 0);
+    return v.problems;
+}

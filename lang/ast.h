@@ -1,0 +1,145 @@
+/* ast.h: the syntax tree produced by the parser (lang/parser.y). Nodes live in the
+ * compilation's arena. Names are resolved later: a type name such as `f16` is an
+ * EX_NAME until sema/specialization interprets it. */
+#ifndef TILE_AST_H
+#define TILE_AST_H
+#include <stdint.h>
+#include "arena.h"
+#include "diag.h"
+
+typedef struct Expr Expr;
+typedef struct Stmt Stmt;
+
+typedef enum {
+    EX_INT,    /* ival */
+    EX_FLOAT,  /* fval (inf and nan included) */
+    EX_BOOL,   /* ival 0/1 */
+    EX_NONE,   /* `None` in an index */
+    EX_SLICE,  /* `:` in an index */
+    EX_NAME,   /* name */
+    EX_UNARY,  /* op, a */
+    EX_BINARY, /* op, a, b */
+    EX_CALL,   /* name (callee), args (+ arg_names, NULL entries for positional) */
+    EX_INDEX,  /* a[args...] */
+    EX_CAST,   /* a as type */
+    EX_LIST,   /* [args...] */
+} ExprKind;
+
+typedef enum {
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_REM,
+    OP_SHL, OP_SHR, OP_BITAND, OP_BITOR, OP_BITXOR,
+    OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE,
+    OP_LOGAND, OP_LOGOR,
+    OP_NEG, OP_NOT, OP_BITNOT, /* unary */
+} OpKind;
+
+typedef struct TypeRef {
+    const char *name; /* element type name, e.g. "f32" */
+    int ptr_depth;    /* 1 for *f32 (only 0 and 1 are valid) */
+    SrcLoc loc;
+} TypeRef;
+
+struct Expr {
+    ExprKind kind;
+    SrcLoc loc;
+    OpKind op;
+    int64_t ival;
+    double fval;
+    const char *name;
+    Expr *a, *b;
+    Expr **args;            /* call arguments, index items, list items */
+    const char **arg_names; /* call: keyword argument names (NULL = positional); may be NULL */
+    int nargs;
+    TypeRef *type; /* EX_CAST target */
+};
+
+typedef enum {
+    ST_LET,      /* names[0..nnames) = value */
+    ST_ASSIGN,   /* names[0] (op)= value; op == -1 for plain `=` */
+    ST_EXPR,     /* value */
+    ST_IF,       /* cond, body, else_body (NULL or a block, possibly holding one ST_IF) */
+    ST_FOR,      /* names[0] in range(args...) body */
+    ST_WHILE,    /* cond, body */
+    ST_BREAK,
+    ST_CONTINUE,
+    ST_RETURN,   /* values[0..nvalues) */
+    ST_BLOCK,    /* stmts */
+} StmtKind;
+
+struct Stmt {
+    StmtKind kind;
+    SrcLoc loc;
+    const char **names;
+    SrcLoc *name_locs;
+    int nnames;
+    int op; /* ST_ASSIGN: OpKind of a compound assignment, or -1 */
+    Expr *value;
+    Expr *cond;
+    Expr **values; /* ST_RETURN values; ST_FOR range arguments (1 to 3) */
+    int nvalues;
+    Stmt *body, *else_body;
+    Stmt **stmts; /* ST_BLOCK */
+    int nstmts;
+};
+
+typedef struct Param {
+    const char *name;
+    SrcLoc loc;
+    TypeRef *type;      /* NULL: untyped (helpers only) */
+    int is_const;
+    Expr *default_value; /* const params only; may be NULL */
+} Param;
+
+typedef enum { ANN_GRID, ANN_TUNE, ANN_CONSTRAINT, ANN_KEY, ANN_UNKNOWN } AnnKind;
+
+typedef struct AnnArg {
+    const char *name;   /* @tune: parameter name; @key: parameter name; else NULL */
+    SrcLoc loc;
+    Expr *value;        /* @grid / @constraint: expression; @tune: EX_LIST of candidates */
+    const char *bucket; /* @key: bucketing function name (e.g. "pow2") or NULL */
+} AnnArg;
+
+typedef struct Annotation {
+    AnnKind kind;
+    const char *name; /* as written, without '@' */
+    SrcLoc loc;
+    AnnArg *args;
+    int nargs;
+} Annotation;
+
+typedef struct Func {
+    const char *name;
+    SrcLoc loc;
+    int is_kernel;
+    Param *params;
+    int nparams;
+    Stmt *body; /* ST_BLOCK */
+    Annotation *anns;
+    int nanns;
+} Func;
+
+typedef struct Module {
+    const SrcFile *file;
+    Func **funcs;
+    int nfuncs;
+} Module;
+
+/* Parses a whole file. Returns a module (possibly partial) and reports syntax errors to
+ * diags; check diags->errors. Returns NULL only when out of memory. */
+Module *parse_module(Arena *arena, const SrcFile *file, Diags *diags);
+
+/* Prints the token stream (tilec --emit=tokens): one token a line, `line:col KIND 'text'`. */
+void lex_dump_tokens(const SrcFile *file, FILE *out);
+
+/* Prints the tree (tilec --emit=ast) as an indented S-expression-like listing. */
+void ast_dump(const Module *m, FILE *out);
+
+/* Checks what can be checked before const values are known: duplicate names, undefined
+ * names and functions, builtin arity, kernel parameter types, annotations referring to
+ * parameters that exist, break/continue outside loops, helper returns. Reports to diags;
+ * returns the number of errors found. */
+int sema_check(Module *m, Diags *diags);
+
+const Func *module_find_func(const Module *m, const char *name);
+
+#endif

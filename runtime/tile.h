@@ -1,0 +1,121 @@
+/* tile.h: the public API of libtile, the tile runtime.
+ * Open a context on a backend, load a module of .tile source, get a kernel, allocate device
+ * memory, launch. Every function returns a tile_Status; tile_error(ctx) explains the last
+ * failure. The library never prints (unless asked to through a log callback) and never exits.
+ *
+ *   tile_Context *ctx;  tile_Module *mod;  tile_Kernel *k;
+ *   tile_context_open(TILE_BACKEND_AUTO, &ctx);
+ *   tile_module_load_file(ctx, "examples/add.tile", &mod);
+ *   tile_kernel_get(mod, "add", &k);
+ *   tile_Arg args[] = { tile_ptr(x), tile_ptr(y), tile_ptr(out), tile_i32(n) };
+ *   tile_launch(k, args, 4, NULL, 0);
+ *   tile_synchronize(ctx);
+ */
+#ifndef TILE_H
+#define TILE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TILE_VERSION_MAJOR 0
+#define TILE_VERSION_MINOR 1
+#define TILE_VERSION_PATCH 0
+#define TILE_VERSION "0.1.0"
+
+typedef enum tile_Status {
+    TILE_OK = 0,
+    TILE_ERROR_INVALID_ARGUMENT, /* a bad argument: NULL, wrong count or kind of launch args */
+    TILE_ERROR_COMPILE,          /* the source or a specialization did not compile */
+    TILE_ERROR_NOT_FOUND,        /* no such kernel, file or const parameter */
+    TILE_ERROR_NO_DEVICE,        /* the requested backend has no usable device or driver */
+    TILE_ERROR_DEVICE,           /* the device or driver reported an error */
+    TILE_ERROR_OUT_OF_MEMORY,
+    TILE_ERROR_IO,               /* reading a file or the cache failed */
+    TILE_ERROR_UNSUPPORTED,      /* valid request the chosen backend cannot do yet */
+} tile_Status;
+
+typedef enum tile_Backend {
+    TILE_BACKEND_AUTO = 0, /* CUDA when a GPU is found, else the CPU */
+    TILE_BACKEND_CPU,
+    TILE_BACKEND_CUDA,
+    TILE_BACKEND_HIP,
+} tile_Backend;
+
+typedef struct tile_Context tile_Context;
+typedef struct tile_Module tile_Module;
+typedef struct tile_Kernel tile_Kernel;
+
+/* A device address (a CUdeviceptr, or a host pointer on the CPU backend). */
+typedef uint64_t tile_DevPtr;
+
+/* ---- contexts ---- */
+tile_Status tile_context_open(tile_Backend backend, tile_Context **out);
+void tile_context_close(tile_Context *ctx); /* frees its modules and memory */
+/* The message of the last failure on this context ("" if none). Valid until the next call. */
+const char *tile_error(const tile_Context *ctx);
+tile_Backend tile_backend(const tile_Context *ctx);
+const char *tile_backend_name(tile_Backend backend); /* "cpu", "cuda", ... */
+const char *tile_device_name(const tile_Context *ctx); /* e.g. "NVIDIA H100 80GB HBM3" */
+const char *tile_device_arch(const tile_Context *ctx); /* "sm_90", "host" */
+
+/* Optional log sink (compile diagnostics as warnings, cache activity). */
+typedef void (*tile_LogFn)(void *user, const char *message);
+void tile_set_log(tile_Context *ctx, tile_LogFn fn, void *user);
+
+/* ---- modules and kernels ---- */
+/* `name` is used in diagnostics ("file:line:col: error: ..."). */
+tile_Status tile_module_load_string(tile_Context *ctx, const char *name, const char *source,
+                                    tile_Module **out);
+tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Module **out);
+void tile_module_free(tile_Module *mod);
+tile_Status tile_kernel_get(tile_Module *mod, const char *name, tile_Kernel **out);
+
+/* ---- memory ---- */
+tile_Status tile_malloc(tile_Context *ctx, size_t bytes, tile_DevPtr *out);
+tile_Status tile_free(tile_Context *ctx, tile_DevPtr ptr);
+tile_Status tile_copy_to_device(tile_Context *ctx, tile_DevPtr dst, const void *src, size_t bytes);
+tile_Status tile_copy_to_host(tile_Context *ctx, void *dst, tile_DevPtr src, size_t bytes);
+tile_Status tile_memset(tile_Context *ctx, tile_DevPtr dst, int byte, size_t bytes);
+tile_Status tile_synchronize(tile_Context *ctx);
+
+/* ---- launching ---- */
+typedef enum tile_ArgKind { TILE_ARG_PTR, TILE_ARG_INT, TILE_ARG_FLOAT } tile_ArgKind;
+typedef struct tile_Arg {
+    tile_ArgKind kind;
+    union {
+        tile_DevPtr ptr;
+        int64_t i;
+        double f;
+    } v;
+} tile_Arg;
+static inline tile_Arg tile_ptr(tile_DevPtr p) { tile_Arg a; a.kind = TILE_ARG_PTR; a.v.ptr = p; return a; }
+static inline tile_Arg tile_int(int64_t i) { tile_Arg a; a.kind = TILE_ARG_INT; a.v.i = i; return a; }
+static inline tile_Arg tile_float(double f) { tile_Arg a; a.kind = TILE_ARG_FLOAT; a.v.f = f; return a; }
+#define tile_i32 tile_int
+#define tile_i64 tile_int
+#define tile_f32 tile_float
+
+/* A value for a const parameter, by name (also "num_warps", "num_stages"). */
+typedef struct tile_Const {
+    const char *name;
+    int64_t value;
+} tile_Const;
+
+/* Launches `k` over the grid of its @grid annotation (1,1,1 without one). `args` are the
+ * kernel's runtime (non-const) parameters in declaration order; integers are converted to
+ * the parameter's type (range-checked), floats likewise. Const parameters not given take
+ * their default or first @tune candidate. The first launch of a specialization compiles it
+ * (or finds it in the compiled-code cache). Asynchronous on GPUs: tile_synchronize waits. */
+tile_Status tile_launch(tile_Kernel *k, const tile_Arg *args, int nargs,
+                        const tile_Const *consts, int nconsts);
+/* Same, with an explicit grid (overrides @grid). */
+tile_Status tile_launch_grid(tile_Kernel *k, const unsigned grid[3], const tile_Arg *args,
+                             int nargs, const tile_Const *consts, int nconsts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
