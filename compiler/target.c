@@ -1,0 +1,99 @@
+/* target.c: the table of targets (target_lookup) and small helpers the target files share:
+ * calling intrinsics and named functions, and math built from LLVM's generic intrinsics. */
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include "target.h"
+
+enum { NVPTX_SLOTS = 16 };
+static Target nvptx_table[NVPTX_SLOTS];
+static char nvptx_names[NVPTX_SLOTS][16];
+static int nvptx_count;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Parses "sm_90" / "sm_90a" into (90, 1); -1 when malformed. */
+static int parse_sm(const char *name, int *sm, int *arch)
+{
+    if (strncmp(name, "sm_", 3) != 0)
+        return -1;
+    char *end;
+    long v = strtol(name + 3, &end, 10);
+    if (end == name + 3 || v < 50 || v > 200)
+        return -1;
+    *arch = (*end == 'a');
+    if (*end && !(*end == 'a' && end[1] == 0))
+        return -1;
+    *sm = (int)v;
+    return 0;
+}
+
+static const Target *nvptx_lookup(const char *name, int sm, int arch)
+{
+    const Target *found = NULL;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < nvptx_count && !found; i++)
+        if (strcmp(nvptx_names[i], name) == 0)
+            found = &nvptx_table[i];
+    if (!found && nvptx_count < NVPTX_SLOTS) {
+        int i = nvptx_count++;
+        snprintf(nvptx_names[i], sizeof nvptx_names[i], "%s", name);
+        found = target_nvptx_init(&nvptx_table[i], nvptx_names[i], sm, arch);
+    }
+    pthread_mutex_unlock(&table_lock);
+    return found;
+}
+
+const Target *target_lookup(const char *name)
+{
+    int sm, arch;
+    if (!name || strcmp(name, "host") == 0)
+        return target_host();
+    if (parse_sm(name, &sm, &arch) == 0 && sm >= 70)
+        return nvptx_lookup(name, sm, arch);
+    return NULL;
+}
+
+LLVMValueRef target_call_named(TargetCtx *c, const char *name, LLVMTypeRef ret,
+                               LLVMTypeRef *ptypes, int n, LLVMValueRef *args)
+{
+    LLVMTypeRef fty = LLVMFunctionType(ret, ptypes, (unsigned)n, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(c->mod, name);
+    if (!f)
+        f = LLVMAddFunction(c->mod, name, fty);
+    return LLVMBuildCall2(c->b, fty, f, args, (unsigned)n, "");
+}
+
+LLVMValueRef target_intrinsic(TargetCtx *c, const char *name, LLVMTypeRef *overload,
+                              int noverload, LLVMValueRef *args, int nargs)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    if (id == 0)
+        return NULL;
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->mod, id, overload, (size_t)noverload);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(c->ctx, id, overload, (size_t)noverload);
+    return LLVMBuildCall2(c->b, fty, f, args, (unsigned)nargs, "");
+}
+
+static LLVMValueRef unary_intrinsic(TargetCtx *c, const char *name, LLVMValueRef x)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    return target_intrinsic(c, name, &t, 1, &x, 1);
+}
+
+LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64)
+{
+    static const char *names[] = {
+        [UN_ABS] = "llvm.fabs", [UN_EXP] = "llvm.exp", [UN_EXP2] = "llvm.exp2",
+        [UN_LOG] = "llvm.log", [UN_LOG2] = "llvm.log2", [UN_SQRT] = "llvm.sqrt",
+        [UN_SIN] = "llvm.sin", [UN_COS] = "llvm.cos",
+    };
+    if (op == UN_RSQRT) {
+        LLVMValueRef s = unary_intrinsic(c, "llvm.sqrt", x);
+        return LLVMBuildFDiv(c->b, LLVMConstReal(LLVMTypeOf(x), 1.0), s, "");
+    }
+    if ((unsigned)op >= sizeof names / sizeof names[0] || !names[op]) {
+        diag_error(c->diags, c->loc, "internal error: no math function for op %d", (int)op);
+        return NULL;
+    }
+    return unary_intrinsic(c, names[op], x);
+}

@@ -1,0 +1,73 @@
+/* target.h: code-generation targets as records of data and hooks (STYLE.md practice 7).
+ * Shared lowering (compiler/lower*.c) asks the target for thread and program ids, barriers,
+ * warp shuffles, shared memory, math functions and kernel entry conventions, and never tests
+ * the vendor itself. Targets: "host" (target_host.c) and "sm_XX[a]" (target_nvptx.c). */
+#ifndef TILE_TARGET_H
+#define TILE_TARGET_H
+#include <llvm-c/Core.h>
+#include "diag.h"
+#include "tir.h"
+
+typedef enum { TARGET_HOST, TARGET_NVPTX } TargetKind;
+
+/* What the hooks work on: the module being built and the builder's current position. */
+typedef struct TargetCtx {
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;        /* positioned where the hook's code goes */
+    LLVMBuilderRef alloca_b; /* positioned in the entry block (allocas) */
+    LLVMValueRef fn;         /* the kernel function */
+    LLVMValueRef host_args, host_grid; /* host wrapper arguments */
+    LLVMValueRef smem;       /* shared scratch base, created by smem_base */
+    Diags *diags;
+    SrcLoc loc;              /* location of the op being lowered, for diagnostics */
+} TargetCtx;
+
+typedef struct Target Target;
+struct Target {
+    TargetKind kind;
+    const char *name;        /* "host", "sm_90a" */
+    const char *triple;      /* LLVM triple; NULL: the host's */
+    const char *cpu;         /* "sm_90"; NULL: the host's */
+    const char *features;    /* "+ptx85,+sm_90"; NULL: the host's */
+    int sm;                  /* compute capability * 10 (NVPTX), 0 on the host */
+    int threads_per_warp;    /* 32 / 1 */
+    int global_as, shared_as; /* LLVM address spaces of global and shared memory */
+    int unroll_elements;     /* mark per-element loops for full unrolling (GPU targets) */
+
+    /* Creates the kernel function `symbol` taking the runtime params (their LLVM types),
+     * with an entry block for allocas and a start block where `c->b` is left; fills
+     * params_out with the param values. Returns the function. */
+    LLVMValueRef (*kernel_begin)(TargetCtx *c, const char *symbol, LLVMTypeRef *ptypes,
+                                 int nparams, LLVMValueRef *params_out);
+    /* Calling convention and launch-bound attributes once the body is complete. */
+    void (*kernel_finish)(TargetCtx *c, int num_threads, int smem_bytes);
+    LLVMValueRef (*thread_id)(TargetCtx *c);              /* i32, 0..num_threads-1 */
+    LLVMValueRef (*program_id)(TargetCtx *c, int axis);   /* i32 */
+    LLVMValueRef (*num_programs)(TargetCtx *c, int axis); /* i32 */
+    void (*barrier)(TargetCtx *c);
+    LLVMValueRef (*shuffle_xor)(TargetCtx *c, LLVMValueRef v_i32, int lane_mask);
+    /* Base of the shared scratch buffer (pointer in shared_as, 16-byte aligned). */
+    LLVMValueRef (*smem_base)(TargetCtx *c);
+    /* Elementwise math on f32 or f64 x (UN_EXP..UN_COS, UN_ABS); NULL with a diagnostic
+     * when the target cannot provide it. */
+    LLVMValueRef (*math)(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
+    /* Last step on the finished module (NVPTX: links libdevice when used). 0 ok, -1 error. */
+    int (*module_finish)(TargetCtx *c);
+};
+
+/* "host", "sm_80", "sm_90a", ... ; NULL when unknown. Records are static and immutable. */
+const Target *target_lookup(const char *name);
+const Target *target_host(void);
+/* Fills `out` for sm version `sm` (e.g. 90) and arch-specific flag; returns out. */
+const Target *target_nvptx_init(Target *out, const char *name, int sm, int arch_specific);
+
+/* Helpers shared by the target files. */
+LLVMValueRef target_intrinsic(TargetCtx *c, const char *name, LLVMTypeRef *overload,
+                              int noverload, LLVMValueRef *args, int nargs);
+LLVMValueRef target_call_named(TargetCtx *c, const char *name, LLVMTypeRef ret,
+                               LLVMTypeRef *ptypes, int n, LLVMValueRef *args);
+/* Generic math built from LLVM intrinsics (llvm.exp.f32, ...); used by the host. */
+LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
+
+#endif

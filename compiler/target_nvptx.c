@@ -1,0 +1,238 @@
+/* target_nvptx.c: NVIDIA GPUs through LLVM's NVPTX backend. Kernels use the ptx_kernel
+ * calling convention with "nvvm.maxntid"; ids come from the PTX special registers; math uses
+ * the ex2/lg2 approximations for f32 and CUDA's libdevice (linked on demand) for f64. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Linker.h>
+#include "target.h"
+
+static LLVMTypeRef i32_t(TargetCtx *c) { return LLVMInt32TypeInContext(c->ctx); }
+static LLVMValueRef i32_c(TargetCtx *c, int v) { return LLVMConstInt(i32_t(c), (unsigned)v, 1); }
+
+/* Path of libdevice.10.bc, or NULL when not installed. */
+static const char *libdevice_path(char *buf, size_t n)
+{
+    const char *home = getenv("CUDA_HOME");
+    if (home) {
+        snprintf(buf, n, "%s/nvvm/libdevice/libdevice.10.bc", home);
+        if (access(buf, R_OK) == 0)
+            return buf;
+    }
+    snprintf(buf, n, "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc");
+    return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+static LLVMValueRef nv_kernel_begin(TargetCtx *c, const char *symbol, LLVMTypeRef *ptypes,
+                                    int nparams, LLVMValueRef *params_out)
+{
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), ptypes,
+                                       (unsigned)nparams, 0);
+    c->fn = LLVMAddFunction(c->mod, symbol, fty);
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry");
+    LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "start");
+    LLVMPositionBuilderAtEnd(c->b, entry);
+    LLVMValueRef br = LLVMBuildBr(c->b, start);
+    LLVMPositionBuilderBefore(c->alloca_b, br);
+    LLVMPositionBuilderAtEnd(c->b, start);
+    for (int i = 0; i < nparams; i++)
+        params_out[i] = LLVMGetParam(c->fn, (unsigned)i);
+    return c->fn;
+}
+
+static void nv_kernel_finish(TargetCtx *c, int num_threads, int smem_bytes)
+{
+    char buf[32];
+    LLVMSetFunctionCallConv(c->fn, LLVMPTXKernelCallConv);
+    snprintf(buf, sizeof buf, "%d", num_threads);
+    LLVMAddAttributeAtIndex(c->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(c->ctx, "nvvm.maxntid", 12, buf,
+                                                      (unsigned)strlen(buf)));
+    unsigned kind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(c->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(c->ctx, kind, 0));
+}
+
+static LLVMValueRef sreg(TargetCtx *c, const char *name)
+{
+    return target_intrinsic(c, name, NULL, 0, NULL, 0);
+}
+
+static LLVMValueRef nv_thread_id(TargetCtx *c) { return sreg(c, "llvm.nvvm.read.ptx.sreg.tid.x"); }
+
+static LLVMValueRef nv_program_id(TargetCtx *c, int axis)
+{
+    static const char *n[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x",
+                               "llvm.nvvm.read.ptx.sreg.ctaid.y",
+                               "llvm.nvvm.read.ptx.sreg.ctaid.z"};
+    return sreg(c, n[axis < 0 || axis > 2 ? 0 : axis]);
+}
+
+static LLVMValueRef nv_num_programs(TargetCtx *c, int axis)
+{
+    static const char *n[3] = {"llvm.nvvm.read.ptx.sreg.nctaid.x",
+                               "llvm.nvvm.read.ptx.sreg.nctaid.y",
+                               "llvm.nvvm.read.ptx.sreg.nctaid.z"};
+    return sreg(c, n[axis < 0 || axis > 2 ? 0 : axis]);
+}
+
+static void nv_barrier(TargetCtx *c)
+{
+    LLVMValueRef zero = i32_c(c, 0);
+    target_intrinsic(c, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+}
+
+static LLVMValueRef nv_shuffle_xor(TargetCtx *c, LLVMValueRef v, int mask)
+{
+    LLVMValueRef args[4] = {i32_c(c, -1), v, i32_c(c, mask), i32_c(c, 0x1f)};
+    return target_intrinsic(c, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
+}
+
+static LLVMValueRef nv_smem_base(TargetCtx *c)
+{
+    if (!c->smem) {
+        LLVMTypeRef arr = LLVMArrayType2(LLVMInt8TypeInContext(c->ctx), 0);
+        c->smem = LLVMAddGlobalInAddressSpace(c->mod, arr, "tile_smem", 3);
+        LLVMSetLinkage(c->smem, LLVMExternalLinkage);
+        LLVMSetAlignment(c->smem, 16);
+    }
+    return c->smem;
+}
+
+static LLVMValueRef libdevice_call(TargetCtx *c, const char *name, LLVMValueRef x)
+{
+    char buf[512];
+    if (!libdevice_path(buf, sizeof buf)) {
+        diag_error(c->diags, c->loc,
+                   "%s needs CUDA's libdevice.10.bc, not found under $CUDA_HOME/nvvm/libdevice "
+                   "or /usr/local/cuda/nvvm/libdevice", name);
+        return NULL;
+    }
+    LLVMTypeRef t = LLVMTypeOf(x);
+    return target_call_named(c, name, t, &t, 1, &x);
+}
+
+static LLVMValueRef nv_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
+{
+    switch (op) {
+    case UN_EXP: return libdevice_call(c, "__nv_exp", x);
+    case UN_EXP2: return libdevice_call(c, "__nv_exp2", x);
+    case UN_LOG: return libdevice_call(c, "__nv_log", x);
+    case UN_LOG2: return libdevice_call(c, "__nv_log2", x);
+    case UN_RSQRT: return libdevice_call(c, "__nv_rsqrt", x);
+    case UN_SIN: return libdevice_call(c, "__nv_sin", x);
+    case UN_COS: return libdevice_call(c, "__nv_cos", x);
+    default: return target_math_llvm(c, op, x, 1);
+    }
+}
+
+static LLVMValueRef ex2(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    return target_intrinsic(c, "llvm.nvvm.ex2.approx", &t, 1, &x, 1);
+}
+
+static LLVMValueRef nv_math_f32(TargetCtx *c, TirUnOp op, LLVMValueRef x)
+{
+    LLVMTypeRef f = LLVMTypeOf(x);
+    char buf[512];
+    switch (op) {
+    case UN_EXP:
+        return ex2(c, LLVMBuildFMul(c->b, x, LLVMConstReal(f, 1.4426950408889634), ""));
+    case UN_EXP2: return ex2(c, x);
+    case UN_LOG:
+        return LLVMBuildFMul(c->b, target_intrinsic(c, "llvm.nvvm.lg2.approx.f", NULL, 0, &x, 1),
+                             LLVMConstReal(f, 0.6931471805599453), "");
+    case UN_LOG2: return target_intrinsic(c, "llvm.nvvm.lg2.approx.f", NULL, 0, &x, 1);
+    case UN_RSQRT: return target_intrinsic(c, "llvm.nvvm.rsqrt.approx.f", NULL, 0, &x, 1);
+    case UN_SIN:
+        if (libdevice_path(buf, sizeof buf))
+            return libdevice_call(c, "__nv_sinf", x);
+        return target_intrinsic(c, "llvm.nvvm.sin.approx.f", NULL, 0, &x, 1);
+    case UN_COS:
+        if (libdevice_path(buf, sizeof buf))
+            return libdevice_call(c, "__nv_cosf", x);
+        return target_intrinsic(c, "llvm.nvvm.cos.approx.f", NULL, 0, &x, 1);
+    default: return target_math_llvm(c, op, x, 0);
+    }
+}
+
+static LLVMValueRef nv_math(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64)
+{
+    return is_f64 ? nv_math_f64(c, op, x) : nv_math_f32(c, op, x);
+}
+
+static int uses_libdevice(LLVMModuleRef m)
+{
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+        size_t n;
+        const char *name = LLVMGetValueName2(f, &n);
+        if (n > 5 && strncmp(name, "__nv_", 5) == 0 && LLVMIsDeclaration(f))
+            return 1;
+    }
+    return 0;
+}
+
+static void internalize_libdevice(LLVMModuleRef m)
+{
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+        size_t n;
+        const char *name = LLVMGetValueName2(f, &n);
+        if (n > 5 && strncmp(name, "__nv_", 5) == 0 && !LLVMIsDeclaration(f))
+            LLVMSetLinkage(f, LLVMInternalLinkage);
+    }
+}
+
+static int nv_module_finish(TargetCtx *c)
+{
+    char path[512];
+    if (!uses_libdevice(c->mod))
+        return 0;
+    LLVMMemoryBufferRef buf;
+    LLVMModuleRef lib;
+    char *err = NULL;
+    if (!libdevice_path(path, sizeof path) ||
+        LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &err)) {
+        diag_error(c->diags, c->loc, "cannot read libdevice: %s", err ? err : "not found");
+        LLVMDisposeMessage(err);
+        return -1;
+    }
+    int bad = LLVMParseBitcodeInContext2(c->ctx, buf, &lib);
+    LLVMDisposeMemoryBuffer(buf);
+    if (bad) {
+        diag_error(c->diags, c->loc, "cannot parse libdevice at %s", path);
+        return -1;
+    }
+    LLVMSetTarget(lib, LLVMGetTarget(c->mod));
+    LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(c->mod));
+    if (LLVMLinkModules2(c->mod, lib)) {
+        diag_error(c->diags, c->loc, "internal error: linking libdevice failed");
+        return -1;
+    }
+    internalize_libdevice(c->mod);
+    LLVMAddModuleFlag(c->mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
+                      LLVMValueAsMetadata(i32_c(c, 0)));
+    return 0;
+}
+
+const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_specific)
+{
+    static char cpus[64][16], feats[64][48];
+    static int next;
+    int slot = next++ % 64;
+    snprintf(cpus[slot], sizeof cpus[slot], "sm_%d%s", sm, arch_specific ? "a" : "");
+    snprintf(feats[slot], sizeof feats[slot], "+ptx%d", sm >= 100 ? 87 : 85);
+    *t = (Target){
+        .kind = TARGET_NVPTX, .name = name, .triple = "nvptx64-nvidia-cuda",
+        .cpu = cpus[slot], .features = feats[slot], .sm = sm, .threads_per_warp = 32,
+        .global_as = 1, .shared_as = 3, .unroll_elements = 1,
+        .kernel_begin = nv_kernel_begin, .kernel_finish = nv_kernel_finish,
+        .thread_id = nv_thread_id, .program_id = nv_program_id,
+        .num_programs = nv_num_programs, .barrier = nv_barrier,
+        .shuffle_xor = nv_shuffle_xor, .smem_base = nv_smem_base, .math = nv_math,
+        .module_finish = nv_module_finish,
+    };
+    return t;
+}
