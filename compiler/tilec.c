@@ -1,0 +1,483 @@
+/* tilec.c: the tile compiler's command line, in the habits of clang and nvcc.
+ *   tilec check FILE             diagnostics, and every kernel specialized with its defaults
+ *   tilec emit FILE --emit=STAGE print one stage (tokens, ast, tir, llvm, ptx, asm, obj)
+ *   tilec run FILE:KERNEL ...    launch with random inputs and time it (compiler/tilec_run.c)
+ *   tilec list FILE              the kernels of a file and their parameters
+ * Exit codes: 0 ok, 1 errors in the input (or a failed run), 2 usage. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <llvm-c/Core.h>
+#include "tilec.h"
+
+static const char *const HELP =
+    "usage: tilec COMMAND [OPTIONS]\n"
+    "\n"
+    "Commands:\n"
+    "  check FILE                 report diagnostics; specialize every kernel with its\n"
+    "                             default const values so type and shape errors show\n"
+    "  emit FILE [--emit=STAGE]   stop after a stage and print it (default: tir)\n"
+    "  run FILE[:KERNEL] [NAME=VALUE ...]\n"
+    "                             run a kernel on random inputs and time it\n"
+    "  list FILE                  print the kernels of a file and their parameters\n"
+    "\n"
+    "Options of check and emit:\n"
+    "  -D NAME=VALUE, -DNAME=VALUE  value of a const parameter (integer, true or false);\n"
+    "                             also num_warps and num_stages\n"
+    "  --kernel=NAME              only this kernel (default: every kernel)\n"
+    "  --emit=STAGE               tokens | ast | tir | llvm | ptx | asm | obj\n"
+    "  --target=TARGET            host | sm_80 | sm_86 | sm_89 | sm_90 | sm_90a ...\n"
+    "                             (default host; sm_90 for --emit=ptx)\n"
+    "  --dump-after=PASS          with --emit=tir: print the IR after that pass instead\n"
+    "  -o FILE                    write to FILE instead of standard output\n"
+    "\n"
+    "Options of run:\n"
+    "  NAME=VALUE                 a scalar parameter's value: an integer or float expression\n"
+    "                             (+ - * / %% parentheses) over other parameters; for a\n"
+    "                             pointer parameter, its buffer's length in elements\n"
+    "  -D NAME=VALUE              a const parameter's value\n"
+    "  --backend=auto|cpu|cuda    where to run (default auto: CUDA if a GPU is found)\n"
+    "  --elems=N                  length of pointer buffers not given one (default: the\n"
+    "                             largest integer argument, or 1048576)\n"
+    "  --reps=N                   timed launches (default 10)\n"
+    "  --seed=N                   seed of the random inputs (default 1)\n"
+    "  --check                    also run on the CPU backend and compare every buffer\n"
+    "  Lines `// run: NAME=VALUE ...` (or `// run KERNEL: ...`) in the source give defaults.\n"
+    "\n"
+    "  --help, --version\n"
+    "\n"
+    "Exit status: 0 success, 1 errors in the input or a failed run, 2 usage errors.\n";
+
+void tilec_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tilec: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void tilec_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tilec: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\ntilec: see 'tilec --help'\n", stderr);
+    va_end(ap);
+    exit(EXIT_USAGE);
+}
+
+const char *tilec_opt_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0)
+        return NULL;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (a[n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc)
+        tilec_usage_error("option '%s' needs a value", name);
+    return argv[++*i];
+}
+
+/* ---- sources ---- */
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 14, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (n < cap - 1)
+            break;
+        char *nb = realloc(buf, cap *= 2);
+        if (!nb)
+            free(buf);
+        buf = nb;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (!buf || err) {
+        free(buf);
+        errno = err ? EIO : ENOMEM;
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+int tilec_source_load(Source *src, const char *path)
+{
+    memset(src, 0, sizeof *src);
+    src->text = read_file(path, &src->file.len);
+    if (!src->text) {
+        tilec_error("cannot read '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    src->file.name = path;
+    src->file.text = src->text;
+    src->arena = arena_new();
+    if (!src->arena) {
+        tilec_error("out of memory");
+        free(src->text);
+        return -1;
+    }
+    diags_init(&src->diags, src->arena);
+    src->module = tc_parse(src->arena, &src->file, &src->diags);
+    diags_print(&src->diags, stderr);
+    if (src->diags.errors)
+        src->module = NULL;
+    return 0;
+}
+
+void tilec_source_free(Source *src)
+{
+    if (src->arena)
+        arena_free(src->arena);
+    free(src->text);
+}
+
+/* ---- options shared by check and emit ---- */
+
+int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text)
+        return -1;
+    const char *v = eq + 1;
+    if (strcmp(v, "true") == 0)
+        out->value = 1;
+    else if (strcmp(v, "false") == 0)
+        out->value = 0;
+    else {
+        char *end;
+        errno = 0;
+        out->value = strtoll(v, &end, 0);
+        if (*v == '\0' || *end != '\0' || errno)
+            return -1;
+    }
+    out->name = arena_strndup(arena, text, (size_t)(eq - text));
+    return out->name ? 0 : -1;
+}
+
+typedef struct Opts {
+    const char *file, *kernel, *emit, *target, *output, *dump_after;
+    ConstBinding defs[TILEC_MAX_DEFS];
+    int ndefs;
+} Opts;
+
+static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (strncmp(a, "-D", 2) == 0) {
+            const char *def = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!def)
+                tilec_usage_error("option '-D' needs NAME=VALUE");
+            if (o->ndefs == TILEC_MAX_DEFS)
+                tilec_usage_error("too many -D options");
+            if (tilec_parse_define(def, arena, &o->defs[o->ndefs++]) != 0)
+                tilec_usage_error("bad -D '%s': expected NAME=VALUE with an integer, true or "
+                                  "false", def);
+        } else if (strncmp(a, "-o", 2) == 0 && strncmp(a, "-o=", 3) != 0) {
+            o->output = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!o->output)
+                tilec_usage_error("option '-o' needs a file name");
+        } else if ((v = tilec_opt_value(argc, argv, &i, "--emit")))
+            o->emit = v;
+        else if ((v = tilec_opt_value(argc, argv, &i, "--target")))
+            o->target = v;
+        else if ((v = tilec_opt_value(argc, argv, &i, "--kernel")))
+            o->kernel = v;
+        else if ((v = tilec_opt_value(argc, argv, &i, "--dump-after")))
+            o->dump_after = v;
+        else if ((v = tilec_opt_value(argc, argv, &i, "--output")))
+            o->output = v;
+        else if (a[0] == '-' && a[1] != '\0')
+            tilec_usage_error("unknown option '%s'", a);
+        else if (o->file)
+            tilec_usage_error("more than one input file ('%s' and '%s')", o->file, a);
+        else
+            o->file = a;
+    }
+    if (!o->file)
+        tilec_usage_error("no input file");
+}
+
+/* The kernels to work on: the one named by --kernel, or all. Returns the count. */
+static int select_kernels(const Module *m, const char *name, const Func **out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < m->nfuncs && n < max; i++) {
+        const Func *f = m->funcs[i];
+        if (f->is_kernel && (!name || strcmp(f->name, name) == 0))
+            out[n++] = f;
+    }
+    return n;
+}
+
+enum { MAX_KERNELS = 256 };
+
+static int kernels_or_fail(const Source *src, const char *name, const Func **ks)
+{
+    int n = select_kernels(src->module, name, ks, MAX_KERNELS);
+    if (n == 0 && name) {
+        const Func *f = module_find_func(src->module, name);
+        tilec_error("%s: %s '%s'", src->file.name, f ? "not a kernel:" : "no kernel named",
+                    name);
+        return -1;
+    }
+    return n;
+}
+
+/* ---- check ---- */
+
+/* Specializes one kernel up to the tile IR. Kernels with a const parameter that has no value
+ * are skipped (a note says so): they can only be checked once given one with -D. */
+static int check_kernel(const Source *src, const Func *f, const Opts *o)
+{
+    Arena *a = arena_new();
+    Diags d;
+    diags_init(&d, a);
+    ConstBinding vals[TILEC_MAX_DEFS + 8];
+    int rc = 0;
+    if (tc_resolve_consts(f, o->defs, o->ndefs, vals, TILEC_MAX_DEFS + 8, a, &d) < 0) {
+        fprintf(stderr, "%s:%d:%d: note: kernel '%s' not specialized: %s\n", src->file.name,
+                f->loc.line, f->loc.col, f->name,
+                d.first ? d.first->msg : "a const parameter has no value (give it with -D)");
+    } else {
+        CompileRequest req = {.module = src->module, .kernel = f->name, .consts = o->defs,
+                              .nconsts = o->ndefs, .target = o->target ? o->target : TC_TARGET_HOST,
+                              .stop_after = STAGE_TIR};
+        rc = tc_compile(&req, a, &d, NULL);
+        diags_print(&d, stderr);
+        if (d.errors)
+            rc = -1;
+    }
+    arena_free(a);
+    return rc;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    Arena *arena = arena_new();
+    Opts o;
+    opts_parse(&o, argc, argv, arena);
+    Source src;
+    int rc = EXIT_ERROR;
+    if (tilec_source_load(&src, o.file) != 0)
+        goto out;
+    if (src.module) {
+        const Func *ks[MAX_KERNELS];
+        int n = kernels_or_fail(&src, o.kernel, ks), bad = n < 0;
+        for (int i = 0; i < n; i++)
+            bad |= check_kernel(&src, ks[i], &o) != 0;
+        rc = bad ? EXIT_ERROR : EXIT_OK;
+    }
+    tilec_source_free(&src);
+out:
+    arena_free(arena);
+    return rc;
+}
+
+/* ---- emit ---- */
+
+typedef struct EmitKind {
+    const char *name;
+    Stage stage;
+    const char *default_target;
+} EmitKind;
+
+static const EmitKind EMIT_KINDS[] = {
+    {"tokens", STAGE_TOKENS, TC_TARGET_HOST}, {"ast", STAGE_AST, TC_TARGET_HOST},
+    {"tir", STAGE_TIR, TC_TARGET_HOST},       {"llvm", STAGE_LLVM, TC_TARGET_HOST},
+    {"ptx", STAGE_ASM, "sm_90"},              {"asm", STAGE_ASM, TC_TARGET_HOST},
+    {"obj", STAGE_OBJECT, TC_TARGET_HOST},
+};
+
+static const EmitKind *emit_kind(const char *name)
+{
+    for (size_t i = 0; i < sizeof EMIT_KINDS / sizeof EMIT_KINDS[0]; i++)
+        if (strcmp(EMIT_KINDS[i].name, name) == 0)
+            return &EMIT_KINDS[i];
+    return NULL;
+}
+
+static int emit_kernel(const Source *src, const Func *f, const Opts *o, const EmitKind *ek,
+                       FILE *out)
+{
+    Arena *a = arena_new();
+    Diags d;
+    diags_init(&d, a);
+    CompiledKernel ck;
+    memset(&ck, 0, sizeof ck);
+    CompileRequest req = {.module = src->module, .kernel = f->name, .consts = o->defs,
+                          .nconsts = o->ndefs, .target = o->target ? o->target : ek->default_target,
+                          .stop_after = ek->stage, .dump_after_pass = o->dump_after};
+    /* obj: written here as bytes; every other stage is printed by the driver */
+    req.dump = ek->stage == STAGE_OBJECT ? NULL : out;
+    int rc = tc_compile(&req, a, &d, ek->stage == STAGE_OBJECT ? &ck : NULL);
+    diags_print(&d, stderr);
+    if (rc == 0 && !d.errors && ek->stage == STAGE_OBJECT && ck.code &&
+        fwrite(ck.code, 1, ck.code_size, out) != ck.code_size) {
+        tilec_error("writing the object of '%s' failed", f->name);
+        rc = -1;
+    }
+    arena_free(a);
+    return rc != 0 || d.errors ? -1 : 0;
+}
+
+static int emit_module(const Source *src, const Opts *o, const EmitKind *ek, FILE *out)
+{
+    if (ek->stage == STAGE_AST) {
+        ast_dump(src->module, out);
+        return 0;
+    }
+    const Func *ks[MAX_KERNELS];
+    int n = kernels_or_fail(src, o->kernel, ks), bad = n < 0;
+    if (ek->stage == STAGE_OBJECT && n > 1) {
+        tilec_error("%s has %d kernels: choose one with --kernel=NAME for --emit=obj",
+                    src->file.name, n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (i > 0)
+            fputc('\n', out);
+        bad |= emit_kernel(src, ks[i], o, ek, out) != 0;
+    }
+    return bad ? -1 : 0;
+}
+
+static int cmd_emit(int argc, char **argv)
+{
+    Arena *arena = arena_new();
+    Opts o;
+    opts_parse(&o, argc, argv, arena);
+    const EmitKind *ek = emit_kind(o.emit ? o.emit : "tir");
+    if (!ek)
+        tilec_usage_error("unknown --emit=%s (expected tokens, ast, tir, llvm, ptx, asm or obj)",
+                          o.emit);
+    if (o.dump_after && ek->stage != STAGE_TIR)
+        tilec_usage_error("--dump-after needs --emit=tir");
+    Source src;
+    int rc = EXIT_ERROR;
+    if (tilec_source_load(&src, o.file) != 0)
+        goto out;
+    FILE *out = stdout;
+    if (o.output && !(out = fopen(o.output, ek->stage == STAGE_OBJECT ? "wb" : "w"))) {
+        tilec_error("cannot write '%s': %s", o.output, strerror(errno));
+        tilec_source_free(&src);
+        goto out;
+    }
+    if (ek->stage == STAGE_TOKENS) {
+        lex_dump_tokens(&src.file, out);
+        rc = EXIT_OK;
+    } else if (src.module) {
+        rc = emit_module(&src, &o, ek, out) == 0 ? EXIT_OK : EXIT_ERROR;
+    }
+    if (out != stdout && fclose(out) != 0) {
+        tilec_error("writing '%s' failed: %s", o.output, strerror(errno));
+        rc = EXIT_ERROR;
+    }
+    tilec_source_free(&src);
+out:
+    arena_free(arena);
+    return rc;
+}
+
+/* ---- list ---- */
+
+static void print_param(const Param *p, FILE *out)
+{
+    fprintf(out, "%s%s", p->is_const ? "const " : "", p->name);
+    if (p->type)
+        fprintf(out, ": %s%s", p->type->ptr_depth ? "*" : "", p->type->name);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    Arena *arena = arena_new();
+    Opts o;
+    opts_parse(&o, argc, argv, arena);
+    Source src;
+    int rc = EXIT_ERROR;
+    if (tilec_source_load(&src, o.file) == 0 && src.module) {
+        const Func *ks[MAX_KERNELS];
+        int n = kernels_or_fail(&src, o.kernel, ks);
+        for (int i = 0; i < n; i++) {
+            printf("%s(", ks[i]->name);
+            for (int j = 0; j < ks[i]->nparams; j++) {
+                if (j)
+                    printf(", ");
+                print_param(&ks[i]->params[j], stdout);
+            }
+            printf(")\n");
+        }
+        rc = n < 0 ? EXIT_ERROR : EXIT_OK;
+    }
+    if (src.arena || src.text)
+        tilec_source_free(&src);
+    arena_free(arena);
+    return rc;
+}
+
+/* ---- main ---- */
+
+static void print_version(void)
+{
+    unsigned major = 0, minor = 0, patch = 0;
+    LLVMGetVersion(&major, &minor, &patch);
+    printf("tilec %s (tile language compiler)\nLLVM %u.%u.%u\n", TILE_COMPILER_VERSION, major,
+           minor, patch);
+}
+
+static int has_emit_option(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--emit", 6) == 0)
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        tilec_usage_error("no command given");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(HELP, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        print_version();
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "check") == 0)
+        return cmd_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "emit") == 0)
+        return cmd_emit(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0)
+        return tilec_cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "list") == 0)
+        return cmd_list(argc - 2, argv + 2);
+    /* `tilec --emit=tir FILE` and `tilec FILE` read as emit and check, like a C compiler */
+    if (has_emit_option(argc, argv))
+        return cmd_emit(argc - 1, argv + 1);
+    size_t n = strlen(cmd);
+    if (cmd[0] != '-' && n > 5 && strcmp(cmd + n - 5, ".tile") == 0)
+        return cmd_check(argc - 1, argv + 1);
+    if (cmd[0] == '-')
+        tilec_usage_error("unknown option '%s'", cmd);
+    tilec_usage_error("unknown command '%s' (expected check, emit, run or list)", cmd);
+}

@@ -1,0 +1,40 @@
+/* tilec.h: what the pieces of tilec's command line share (compiler/tilec.c holds main and the
+ * check / emit / list subcommands, compiler/tilec_run.c the run subcommand). Internal to tilec. */
+#ifndef TILEC_H
+#define TILEC_H
+#include <stdint.h>
+#include "driver.h"
+
+enum { TILEC_MAX_DEFS = 64 };
+
+/* Exit codes, as in clang and cproc. */
+enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
+
+/* A loaded, parsed source file. */
+typedef struct Source {
+    SrcFile file;
+    char *text;
+    Arena *arena;
+    Diags diags;
+    Module *module; /* NULL when parsing failed */
+} Source;
+
+/* Prints "tilec: error: ..." and a hint to --help, exits 2. */
+void tilec_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Prints "tilec: error: ..." to stderr. */
+void tilec_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Reads and parses `path`; prints diagnostics to stderr. Returns 0, or -1 when the file could
+ * not be read (already reported). On parse errors src->module is NULL. */
+int tilec_source_load(Source *src, const char *path);
+void tilec_source_free(Source *src);
+
+/* Parses "NAME=VALUE" (VALUE an integer, true or false) into *out (name in `arena`). */
+int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out);
+
+/* Matches "--name=VALUE" or "--name VALUE" at argv[*i]; advances *i past a separate value. */
+const char *tilec_opt_value(int argc, char **argv, int *i, const char *name);
+
+int tilec_cmd_run(int argc, char **argv);
+
+#endif

@@ -1,0 +1,752 @@
+/* tilec_run.c: `tilec run FILE:KERNEL [NAME=VALUE ...]`: launches a kernel through the public
+ * runtime (tile.h) on random inputs, then times it. Scalar parameters take NAME=VALUE (an
+ * expression over the other values); a pointer parameter gets a buffer of NAME=COUNT elements
+ * (default --elems), filled with random values. `// run: ...` lines in the source give defaults.
+ * Prints the compile time, the median and minimum time per launch, an effective bandwidth, and
+ * the first values of every buffer the kernel wrote. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "tile.h"
+#include "tilec.h"
+
+enum { MAX_VALUES = 128, MAX_PARAMS = 64 };
+
+/* A NAME=VALUE from the command line or a `// run:` line; resolved lazily. */
+typedef struct Value {
+    const char *name;
+    const char *expr;
+    int resolved, is_float;
+    double v;
+} Value;
+
+typedef struct RunOpts {
+    const char *file, *kernel, *backend;
+    long elems, reps;
+    unsigned long seed;
+    int check;
+    ConstBinding defs[TILEC_MAX_DEFS];
+    int ndefs;
+    Value vals[MAX_VALUES];
+    int nvals;
+} RunOpts;
+
+/* One runtime parameter and, for pointers, its buffer. */
+typedef struct RunParam {
+    const Param *p;
+    ElemKind elem; /* pointee for pointers */
+    int is_ptr;
+    size_t count, bytes;
+    unsigned char *init, *result;
+    tile_DevPtr dev;
+    tile_Arg arg;
+} RunParam;
+
+/* ---- values: small expressions over other values ---- */
+
+typedef struct Eval {
+    const char *s;
+    RunOpts *o;
+    int err, is_float;
+} Eval;
+
+static Value *value_find(RunOpts *o, const char *name, size_t n)
+{
+    for (int i = o->nvals - 1; i >= 0; i--)
+        if (strlen(o->vals[i].name) == n && strncmp(o->vals[i].name, name, n) == 0)
+            return &o->vals[i];
+    return NULL;
+}
+
+static double eval_sum(Eval *e);
+
+static void eval_space(Eval *e)
+{
+    while (isspace((unsigned char)*e->s))
+        e->s++;
+}
+
+static double eval_atom(Eval *e)
+{
+    eval_space(e);
+    const char *s = e->s;
+    if (*s == '(') {
+        e->s++;
+        double v = eval_sum(e);
+        eval_space(e);
+        if (*e->s++ != ')')
+            e->err = 1;
+        return v;
+    }
+    if (*s == '-') {
+        e->s++;
+        return -eval_atom(e);
+    }
+    if (isdigit((unsigned char)*s) || *s == '.') {
+        char *end;
+        double v = strtod(s, &end);
+        for (const char *c = s; c < end; c++)
+            if (*c == '.' || *c == 'e' || *c == 'E')
+                e->is_float = 1;
+        if (!(s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) && end > s)
+            e->s = end;
+        else
+            v = (double)strtoll(s, (char **)&e->s, 0);
+        return v;
+    }
+    size_t n = 0;
+    while (isalnum((unsigned char)s[n]) || s[n] == '_')
+        n++;
+    Value *ref = n ? value_find(e->o, s, n) : NULL;
+    e->s += n;
+    if (n == 4 && strncmp(s, "true", 4) == 0)
+        return 1;
+    if (n == 5 && strncmp(s, "false", 5) == 0)
+        return 0;
+    if (!ref || !ref->resolved) {
+        e->err = ref ? 2 : 1; /* 2: not resolved yet */
+        return 0;
+    }
+    e->is_float |= ref->is_float;
+    return ref->v;
+}
+
+static double eval_prod(Eval *e)
+{
+    double v = eval_atom(e);
+    for (;;) {
+        eval_space(e);
+        char op = *e->s;
+        if (op != '*' && op != '/' && op != '%')
+            return v;
+        e->s++;
+        double r = eval_atom(e);
+        if (op == '*')
+            v *= r;
+        else if (r == 0)
+            e->err = 1;
+        else if (op == '/')
+            v = e->is_float ? v / r : (double)((int64_t)v / (int64_t)r);
+        else
+            v = e->is_float ? fmod(v, r) : (double)((int64_t)v % (int64_t)r);
+    }
+}
+
+static double eval_sum(Eval *e)
+{
+    double v = eval_prod(e);
+    for (;;) {
+        eval_space(e);
+        char op = *e->s;
+        if (op != '+' && op != '-')
+            return v;
+        e->s++;
+        double r = eval_prod(e);
+        v = op == '+' ? v + r : v - r;
+    }
+}
+
+/* Resolves every value; values may refer to each other in any order. */
+static void values_resolve(RunOpts *o)
+{
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (int i = 0; i < o->nvals; i++) {
+            Value *v = &o->vals[i];
+            if (v->resolved)
+                continue;
+            Eval e = {.s = v->expr, .o = o};
+            double x = eval_sum(&e);
+            eval_space(&e);
+            if (e.err == 2)
+                continue;
+            if (e.err || *e.s)
+                tilec_usage_error("cannot evaluate '%s=%s'", v->name, v->expr);
+            v->v = x, v->is_float = e.is_float, v->resolved = progress = 1;
+        }
+    }
+    for (int i = 0; i < o->nvals; i++)
+        if (!o->vals[i].resolved)
+            tilec_usage_error("cannot evaluate '%s=%s' (unknown or circular names)",
+                              o->vals[i].name, o->vals[i].expr);
+}
+
+static void value_add(RunOpts *o, const char *text, Arena *a)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text)
+        tilec_usage_error("expected NAME=VALUE, got '%s'", text);
+    if (o->nvals == MAX_VALUES)
+        tilec_usage_error("too many NAME=VALUE arguments");
+    Value *v = &o->vals[o->nvals++];
+    memset(v, 0, sizeof *v);
+    v->name = arena_strndup(a, text, (size_t)(eq - text));
+    v->expr = arena_strdup(a, eq + 1);
+}
+
+/* `// run: A=1 B=2` lines (for every kernel) and `// run KERNEL: ...` (for one). */
+static void values_from_hints(RunOpts *o, const char *text, const char *kernel, Arena *a)
+{
+    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
+        const char *s = line;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (strncmp(s, "// run", 6) != 0)
+            continue;
+        s += 6;
+        const char *colon = strchr(s, ':'), *eol = strchr(s, '\n');
+        if (!colon || (eol && colon > eol))
+            continue;
+        char name[128];
+        int n = sscanf(s, " %127[A-Za-z0-9_]", name);
+        if (n == 1 && strncmp(s + strspn(s, " "), name, strlen(name)) == 0 &&
+            strcmp(name, kernel) != 0)
+            continue;
+        char *rest = arena_strndup(a, colon + 1, eol ? (size_t)(eol - colon - 1) : strlen(colon));
+        for (char *tok = strtok(rest, " \t\r"); tok; tok = strtok(NULL, " \t\r"))
+            value_add(o, tok, a);
+    }
+}
+
+/* ---- options ---- */
+
+static long parse_long(const char *s, const char *what)
+{
+    char *end;
+    long v = strtol(s, &end, 0);
+    if (*s == '\0' || *end != '\0' || v < 0)
+        tilec_usage_error("bad %s '%s' (expected a non-negative integer)", what, s);
+    return v;
+}
+
+static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
+{
+    memset(o, 0, sizeof *o);
+    o->reps = 10, o->seed = 1, o->elems = -1, o->backend = "auto";
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i], *v;
+        if (strncmp(s, "-D", 2) == 0) {
+            const char *def = s[2] ? s + 2 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!def || o->ndefs == TILEC_MAX_DEFS ||
+                tilec_parse_define(def, a, &o->defs[o->ndefs++]) != 0)
+                tilec_usage_error("bad -D '%s': expected NAME=VALUE", def ? def : "");
+        } else if ((v = tilec_opt_value(argc, argv, &i, "--backend")))
+            o->backend = v;
+        else if ((v = tilec_opt_value(argc, argv, &i, "--reps")))
+            o->reps = parse_long(v, "--reps");
+        else if ((v = tilec_opt_value(argc, argv, &i, "--elems")))
+            o->elems = parse_long(v, "--elems");
+        else if ((v = tilec_opt_value(argc, argv, &i, "--seed")))
+            o->seed = (unsigned long)parse_long(v, "--seed");
+        else if (strcmp(s, "--check") == 0)
+            o->check = 1;
+        else if (s[0] == '-' && s[1] != '\0' && !isdigit((unsigned char)s[1]))
+            tilec_usage_error("unknown option '%s'", s);
+        else if (strchr(s, '=') && o->file)
+            value_add(o, s, a);
+        else if (o->file)
+            tilec_usage_error("unexpected argument '%s'", s);
+        else
+            o->file = s;
+    }
+    if (!o->file)
+        tilec_usage_error("no kernel given (expected FILE:KERNEL)");
+    char *colon = strrchr(o->file, ':');
+    if (colon && colon[1] && !strchr(colon, '/')) {
+        o->kernel = arena_strdup(a, colon + 1);
+        o->file = arena_strndup(a, o->file, (size_t)(colon - o->file));
+    }
+}
+
+static tile_Backend backend_from_name(const char *name)
+{
+    if (strcmp(name, "auto") == 0)
+        return TILE_BACKEND_AUTO;
+    if (strcmp(name, "cpu") == 0)
+        return TILE_BACKEND_CPU;
+    if (strcmp(name, "cuda") == 0)
+        return TILE_BACKEND_CUDA;
+    if (strcmp(name, "hip") == 0)
+        return TILE_BACKEND_HIP;
+    tilec_usage_error("unknown --backend=%s (expected auto, cpu, cuda or hip)", name);
+}
+
+/* ---- element values ---- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint16_t f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7fffff;
+    int exp = (int)((x >> 23) & 0xff) - 127 + 15;
+    if (exp >= 31)
+        return (uint16_t)(sign | 0x7c00 | (((x >> 23) & 0xff) == 0xff && mant ? 0x200 : 0));
+    if (exp <= 0) {
+        if (exp < -10)
+            return (uint16_t)sign;
+        mant |= 0x800000;
+        int shift = 14 - exp;
+        uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+        h += rem > half || (rem == half && (h & 1));
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)exp << 10) | (mant >> 13), rem = mant & 0x1fff;
+    h += rem > 0x1000 || (rem == 0x1000 && (h & 1));
+    return (uint16_t)(sign | h);
+}
+
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, x;
+    if (exp == 0x1f)
+        x = sign | 0x7f800000 | (mant << 13);
+    else if (exp == 0) {
+        float f = ldexpf((float)mant, -24);
+        return sign ? -f : f;
+    } else
+        x = sign | ((exp + 112) << 23) | (mant << 13);
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+/* Stores v (already in range) as element kind k at p. */
+static void elem_store(ElemKind k, void *p, double v)
+{
+    float f = (float)v;
+    uint32_t b;
+    switch (k) {
+    case ET_BOOL: *(uint8_t *)p = v != 0; break;
+    case ET_I8: *(int8_t *)p = (int8_t)v; break;
+    case ET_I16: *(int16_t *)p = (int16_t)v; break;
+    case ET_I32: *(int32_t *)p = (int32_t)v; break;
+    case ET_I64: *(int64_t *)p = (int64_t)v; break;
+    case ET_U8: *(uint8_t *)p = (uint8_t)v; break;
+    case ET_U16: *(uint16_t *)p = (uint16_t)v; break;
+    case ET_U32: *(uint32_t *)p = (uint32_t)v; break;
+    case ET_U64: *(uint64_t *)p = (uint64_t)v; break;
+    case ET_F16: *(uint16_t *)p = f32_to_f16(f); break;
+    case ET_BF16:
+        memcpy(&b, &f, 4);
+        *(uint16_t *)p = (uint16_t)((b + 0x7fff + ((b >> 16) & 1)) >> 16);
+        break;
+    case ET_F32: *(float *)p = f; break;
+    case ET_F64: *(double *)p = v; break;
+    default: break;
+    }
+}
+
+static double elem_load(ElemKind k, const void *p)
+{
+    uint32_t b;
+    float f;
+    switch (k) {
+    case ET_BOOL: return *(const uint8_t *)p;
+    case ET_I8: return *(const int8_t *)p;
+    case ET_I16: return *(const int16_t *)p;
+    case ET_I32: return *(const int32_t *)p;
+    case ET_I64: return (double)*(const int64_t *)p;
+    case ET_U8: return *(const uint8_t *)p;
+    case ET_U16: return *(const uint16_t *)p;
+    case ET_U32: return *(const uint32_t *)p;
+    case ET_U64: return (double)*(const uint64_t *)p;
+    case ET_F16: return f16_to_f32(*(const uint16_t *)p);
+    case ET_BF16:
+        b = (uint32_t) * (const uint16_t *)p << 16;
+        memcpy(&f, &b, 4);
+        return f;
+    case ET_F32: return *(const float *)p;
+    case ET_F64: return *(const double *)p;
+    default: return 0;
+    }
+}
+
+/* Floats in [-1, 1); integers in [0, min(count, 100)) so that they work as indices. */
+static void fill_random(RunParam *rp, uint64_t *seed)
+{
+    int esz = et_bytes(rp->elem);
+    uint64_t imax = rp->count < 100 ? (rp->count ? rp->count : 1) : 100;
+    for (size_t i = 0; i < rp->count; i++) {
+        uint64_t r = rng_next(seed);
+        double v = et_is_float(rp->elem) ? (double)(r >> 11) * 0x1p-52 - 1.0
+                   : rp->elem == ET_BOOL ? (double)(r & 1)
+                                         : (double)(r % imax);
+        elem_store(rp->elem, rp->init + i * (size_t)esz, v);
+    }
+}
+
+/* ---- setting up parameters ---- */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static Value *value_get(RunOpts *o, const char *name)
+{
+    return value_find(o, name, strlen(name));
+}
+
+/* Default buffer length: the largest integer scalar argument, or 2^20. */
+static long default_elems(RunOpts *o, const Func *f)
+{
+    double best = 0;
+    for (int i = 0; i < f->nparams; i++) {
+        const Param *p = &f->params[i];
+        Value *v = value_get(o, p->name);
+        if (!p->is_const && p->type && !p->type->ptr_depth && v && !v->is_float && v->v > best)
+            best = v->v;
+    }
+    return best > 0 ? (long)best : 1L << 20;
+}
+
+static int params_setup(RunOpts *o, const Func *f, RunParam *rps, int *n)
+{
+    long elems = o->elems >= 0 ? o->elems : default_elems(o, f);
+    *n = 0;
+    for (int i = 0; i < f->nparams; i++) {
+        const Param *p = &f->params[i];
+        if (p->is_const)
+            continue;
+        RunParam *rp = &rps[(*n)++];
+        memset(rp, 0, sizeof *rp);
+        rp->p = p;
+        rp->is_ptr = p->type->ptr_depth > 0;
+        rp->elem = et_from_name(p->type->name);
+        Value *v = value_get(o, p->name);
+        if (rp->is_ptr) {
+            rp->count = v ? (size_t)v->v : (size_t)elems;
+            rp->bytes = rp->count * (size_t)et_bytes(rp->elem);
+        } else if (!v) {
+            tilec_usage_error("no value for scalar parameter '%s' of '%s' (add %s=VALUE)",
+                              p->name, f->name, p->name);
+        } else if (et_is_float(rp->elem)) {
+            rp->arg = tile_float(v->v);
+        } else {
+            rp->arg = tile_int((int64_t)v->v);
+        }
+    }
+    return 0;
+}
+
+/* const params given as NAME=VALUE instead of -D are accepted too */
+static void consts_collect(RunOpts *o, const Func *f, tile_Const *cs, int *n)
+{
+    *n = 0;
+    for (int i = 0; i < o->ndefs; i++)
+        cs[(*n)++] = (tile_Const){o->defs[i].name, o->defs[i].value};
+    for (int i = 0; i < f->nparams; i++) {
+        Value *v = value_get(o, f->params[i].name);
+        if (f->params[i].is_const && v && *n < TILEC_MAX_DEFS * 2)
+            cs[(*n)++] = (tile_Const){f->params[i].name, (int64_t)v->v};
+    }
+}
+
+/* ---- running ---- */
+
+typedef struct Runner {
+    tile_Context *ctx;
+    tile_Kernel *k;
+    tile_Module *mod;
+    RunParam *rps;
+    int n;
+    tile_Arg args[MAX_PARAMS];
+    tile_Const consts[TILEC_MAX_DEFS * 2];
+    int nconsts;
+} Runner;
+
+static const char *status_name(tile_Status s)
+{
+    static const char *const names[] = {"ok", "invalid argument", "compile error", "not found",
+                                        "no device", "device error", "out of memory",
+                                        "I/O error", "unsupported"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown status";
+}
+
+static int fail(Runner *r, tile_Status s, const char *what)
+{
+    const char *msg = r->ctx ? tile_error(r->ctx) : "";
+    tilec_error("%s: %s%s%s", what, status_name(s), msg && *msg ? ": " : "", msg ? msg : "");
+    return -1;
+}
+
+static int runner_open(Runner *r, tile_Backend b, const char *file, const char *kernel)
+{
+    tile_Status s = tile_context_open(b, &r->ctx);
+    if (s != TILE_OK) {
+        tilec_error("cannot open the %s backend: %s%s%s", tile_backend_name(b), status_name(s),
+                    r->ctx ? ": " : "", r->ctx ? tile_error(r->ctx) : "");
+        return -1;
+    }
+    if ((s = tile_module_load_file(r->ctx, file, &r->mod)) != TILE_OK)
+        return fail(r, s, "loading the module failed");
+    if ((s = tile_kernel_get(r->mod, kernel, &r->k)) != TILE_OK)
+        return fail(r, s, "no such kernel");
+    return 0;
+}
+
+/* Allocates device buffers and uploads the initial contents. */
+static int runner_upload(Runner *r, int alloc)
+{
+    for (int i = 0; i < r->n; i++) {
+        RunParam *rp = &r->rps[i];
+        tile_Status s = TILE_OK;
+        if (!rp->is_ptr) {
+            r->args[i] = rp->arg;
+            continue;
+        }
+        size_t bytes = rp->bytes ? rp->bytes : 1;
+        if (alloc && (s = tile_malloc(r->ctx, bytes, &rp->dev)) != TILE_OK)
+            return fail(r, s, "allocating a buffer failed");
+        if (rp->bytes && (s = tile_copy_to_device(r->ctx, rp->dev, rp->init, rp->bytes)) != TILE_OK)
+            return fail(r, s, "copying to the device failed");
+        r->args[i] = tile_ptr(rp->dev);
+    }
+    return 0;
+}
+
+static int runner_launch(Runner *r)
+{
+    tile_Status s = tile_launch(r->k, r->args, r->n, r->consts, r->nconsts);
+    if (s == TILE_OK)
+        s = tile_synchronize(r->ctx);
+    return s == TILE_OK ? 0 : fail(r, s, "launch failed");
+}
+
+static int runner_download(Runner *r, unsigned char **dst)
+{
+    for (int i = 0; i < r->n; i++) {
+        RunParam *rp = &r->rps[i];
+        if (!rp->is_ptr || !rp->bytes)
+            continue;
+        tile_Status s = tile_copy_to_host(r->ctx, dst[i], rp->dev, rp->bytes);
+        if (s != TILE_OK)
+            return fail(r, s, "copying back failed");
+    }
+    return 0;
+}
+
+static void runner_close(Runner *r)
+{
+    if (r->ctx)
+        tile_context_close(r->ctx);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void print_size(double bytes)
+{
+    if (bytes >= 1e9)
+        printf("%.2f GB", bytes / 1e9);
+    else if (bytes >= 1e6)
+        printf("%.2f MB", bytes / 1e6);
+    else
+        printf("%.1f KB", bytes / 1e3);
+}
+
+/* The first values of every buffer the first launch changed. */
+static void print_outputs(Runner *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        RunParam *rp = &r->rps[i];
+        if (!rp->is_ptr || !rp->bytes || memcmp(rp->init, rp->result, rp->bytes) == 0)
+            continue;
+        int esz = et_bytes(rp->elem);
+        size_t show = rp->count < 6 ? rp->count : 6, nonfinite = 0;
+        printf("  %s = [", rp->p->name);
+        for (size_t j = 0; j < show; j++)
+            printf("%s%.6g", j ? ", " : "", elem_load(rp->elem, rp->result + j * (size_t)esz));
+        for (size_t j = 0; j < rp->count; j++)
+            nonfinite += !isfinite(elem_load(rp->elem, rp->result + j * (size_t)esz));
+        printf("%s] (%zu x %s written", rp->count > show ? ", ..." : "", rp->count,
+               et_name(rp->elem));
+        if (nonfinite)
+            printf(", %zu not finite", nonfinite);
+        printf(")\n");
+    }
+}
+
+/* Runs the kernel on the CPU backend on the same inputs and compares every buffer. */
+static int check_against_cpu(Runner *main, RunOpts *o)
+{
+    Runner ref = *main;
+    ref.ctx = NULL, ref.mod = NULL, ref.k = NULL;
+    unsigned char *outs[MAX_PARAMS] = {0};
+    int rc = -1;
+    if (runner_open(&ref, TILE_BACKEND_CPU, o->file, o->kernel) != 0 || runner_upload(&ref, 1) != 0)
+        goto out;
+    for (int i = 0; i < ref.n; i++)
+        if (ref.rps[i].is_ptr && !(outs[i] = malloc(ref.rps[i].bytes + 1)))
+            goto out;
+    if (runner_launch(&ref) != 0 || runner_download(&ref, outs) != 0)
+        goto out;
+    rc = 0;
+    for (int i = 0; i < ref.n; i++) {
+        RunParam *rp = &ref.rps[i];
+        if (!rp->is_ptr)
+            continue;
+        double num = 0, den = 0, maxerr = 0;
+        int esz = et_bytes(rp->elem);
+        for (size_t j = 0; j < rp->count; j++) {
+            double a = elem_load(rp->elem, rp->result + j * (size_t)esz);
+            double b = elem_load(rp->elem, outs[i] + j * (size_t)esz);
+            double d = (isnan(a) && isnan(b)) ? 0 : fabs(a - b);
+            num += d * d, den += b * b;
+            maxerr = d > maxerr || isnan(d) ? d : maxerr;
+        }
+        double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+        double tol = rp->elem == ET_F16 || rp->elem == ET_BF16 ? 1e-2 : et_is_float(rp->elem) ? 1e-4 : 0;
+        int ok = !(rel > tol) && !isnan(rel);
+        printf("  check %s against cpu: relative error %.3g, max abs error %.3g: %s\n",
+               rp->p->name, rel, maxerr, ok ? "ok" : "MISMATCH");
+        rc |= ok ? 0 : -1;
+    }
+out:
+    for (int i = 0; i < ref.n; i++)
+        free(outs[i]);
+    runner_close(&ref);
+    return rc;
+}
+
+static int time_launches(Runner *r, long reps)
+{
+    if (reps <= 0)
+        return 0;
+    double *t = malloc(sizeof(double) * (size_t)reps);
+    if (!t)
+        return -1;
+    for (long i = 0; i < reps; i++) {
+        double t0 = now_ms();
+        if (runner_launch(r) != 0) {
+            free(t);
+            return -1;
+        }
+        t[i] = now_ms() - t0;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]), bytes = 0;
+    for (int i = 0; i < r->n; i++)
+        bytes += (double)r->rps[i].bytes;
+    printf("  %ld launches: median %.4f ms, min %.4f ms; ", reps, med, t[0]);
+    print_size(bytes);
+    printf(" of buffers -> %.2f GB/s effective\n", med > 0 ? bytes / (med * 1e6) : 0.0);
+    free(t);
+    return 0;
+}
+
+static int run_kernel(RunOpts *o, const Func *f)
+{
+    RunParam rps[MAX_PARAMS];
+    int n = 0;
+    if (f->nparams > MAX_PARAMS)
+        tilec_usage_error("kernel '%s' has too many parameters", f->name);
+    params_setup(o, f, rps, &n);
+    Runner r = {.rps = rps, .n = n};
+    consts_collect(o, f, r.consts, &r.nconsts);
+    uint64_t seed = o->seed;
+    int rc = -1;
+    for (int i = 0; i < n; i++)
+        if (rps[i].is_ptr) {
+            rps[i].init = malloc(rps[i].bytes + 1);
+            rps[i].result = malloc(rps[i].bytes + 1);
+            if (!rps[i].init || !rps[i].result) {
+                tilec_error("out of memory for buffer '%s'", rps[i].p->name);
+                goto out;
+            }
+            fill_random(&rps[i], &seed);
+        }
+    if (runner_open(&r, backend_from_name(o->backend), o->file, o->kernel) != 0 ||
+        runner_upload(&r, 1) != 0)
+        goto out;
+    printf("%s:%s on %s (%s)\n", o->file, o->kernel, tile_backend_name(tile_backend(r.ctx)),
+           tile_device_name(r.ctx));
+    double t0 = now_ms();
+    if (runner_launch(&r) != 0)
+        goto out;
+    printf("  compile + first launch: %.1f ms\n", now_ms() - t0);
+    unsigned char *res[MAX_PARAMS];
+    for (int i = 0; i < n; i++)
+        res[i] = rps[i].result;
+    if (runner_download(&r, res) != 0)
+        goto out;
+    print_outputs(&r);
+    if (o->check && check_against_cpu(&r, o) != 0)
+        goto out;
+    rc = time_launches(&r, o->reps);
+out:
+    runner_close(&r);
+    for (int i = 0; i < n; i++)
+        free(rps[i].init), free(rps[i].result);
+    return rc;
+}
+
+static const Func *find_kernel(RunOpts *o, const Module *m, Arena *a)
+{
+    const Func *only = NULL;
+    int nk = 0;
+    for (int i = 0; i < m->nfuncs; i++)
+        if (m->funcs[i]->is_kernel)
+            only = m->funcs[i], nk++;
+    if (!o->kernel) {
+        if (nk != 1)
+            tilec_usage_error("%s has %d kernels: name one as %s:KERNEL", o->file, nk, o->file);
+        o->kernel = arena_strdup(a, only->name);
+    }
+    const Func *f = module_find_func(m, o->kernel);
+    if (!f || !f->is_kernel) {
+        tilec_error("%s: no kernel named '%s'", o->file, o->kernel);
+        return NULL;
+    }
+    return f;
+}
+
+int tilec_cmd_run(int argc, char **argv)
+{
+    Arena *a = arena_new();
+    RunOpts *o = calloc(1, sizeof *o);
+    if (!a || !o) {
+        tilec_error("out of memory");
+        return EXIT_ERROR;
+    }
+    run_opts_parse(o, argc, argv, a);
+    int rc = EXIT_ERROR;
+    Source src;
+    if (tilec_source_load(&src, o->file) != 0)
+        goto out;
+    const Func *f = src.module ? find_kernel(o, src.module, a) : NULL;
+    if (f) {
+        /* hints first, so that the command line (added later) wins in value_find */
+        RunOpts *cl = o;
+        int ncl = cl->nvals;
+        Value saved[MAX_VALUES];
+        memcpy(saved, cl->vals, sizeof(Value) * (size_t)ncl);
+        cl->nvals = 0;
+        values_from_hints(cl, src.text, f->name, a);
+        for (int i = 0; i < ncl && cl->nvals < MAX_VALUES; i++)
+            cl->vals[cl->nvals++] = saved[i];
+        values_resolve(cl);
+        rc = run_kernel(cl, f) == 0 ? EXIT_OK : EXIT_ERROR;
+    }
+    tilec_source_free(&src);
+out:
+    free(o);
+    arena_free(a);
+    return rc;
+}
