@@ -1,0 +1,106 @@
+/* spec.h: internals of specialization, the stage that turns a kernel's AST plus its const
+ * values into tile IR. It is also where types and shapes are checked: every value's shape
+ * is known here. Files: specialize.c (kernels, statements, control flow, helpers),
+ * spec_expr.c (operators, promotion, broadcasting), spec_builtins.c (built-in functions). */
+#ifndef TILE_SPEC_H
+#define TILE_SPEC_H
+#include "ast.h"
+#include "driver.h"
+#include "tir.h"
+
+typedef enum {
+    V_ERROR,  /* an error was reported already: stay silent */
+    V_VOID,   /* no value (a store, a helper without return) */
+    V_CONST,  /* compile-time scalar: ct, i or f, weak for literals */
+    V_TILE,   /* run-time value (scalar or tile) */
+    V_TYPE,   /* a type name used as a value: ct */
+    V_LIST,   /* [a, b, ...] */
+    V_TUPLE,  /* several results of a helper */
+    V_NONE,   /* None in an index */
+    V_SLICE,  /* : in an index */
+} ValKind;
+
+typedef struct Val {
+    ValKind kind;
+    TirValue *v;
+    ElemKind ct;
+    int weak;
+    int64_t i;
+    double f;
+    struct Val *items;
+    int nitems;
+} Val;
+
+typedef struct Binding {
+    const char *name;
+    Val val;
+    struct Binding *next;
+} Binding;
+
+typedef struct Scope {
+    Binding *vars;
+    struct Scope *parent;
+} Scope;
+
+typedef struct LoopCtx {
+    Scope *scope;          /* holds the carried variables (bound to block args) */
+    const char **carried;
+    int ncarried;
+    TirType *types;
+} LoopCtx;
+
+typedef struct Spec {
+    Arena *arena;
+    Diags *diags;
+    const Module *module;
+    const Func *kernel;
+    TirKernel *k;
+    TirBlock *block;   /* where ops are appended */
+    int terminated;    /* the current block ended (return, break, continue) */
+    Scope *scope;
+    LoopCtx *loop;
+    int inline_depth;
+    Val *ret;          /* the running helper's return value slot */
+} Spec;
+
+/* specialize.c */
+Binding *spec_lookup(Spec *s, const char *name);
+void spec_bind(Spec *s, const char *name, Val v);
+
+/* spec_expr.c */
+Val spec_expr(Spec *s, const Expr *e);
+Val val_error(void);
+Val val_const_int(ElemKind ct, int64_t i, int weak);
+Val val_const_float(ElemKind ct, double f, int weak);
+Val val_tile(TirValue *v);
+int val_is_value(const Val *v); /* V_CONST or V_TILE */
+int val_rank(const Val *v);
+const int *val_shape(const Val *v);
+ElemKind val_elem(const Val *v);
+char *val_type_str(Spec *s, const Val *v);
+/* Materializes a value with the given element type and shape (casting, expanding,
+ * broadcasting as needed); reports and returns NULL when the shape cannot broadcast. */
+TirValue *spec_materialize(Spec *s, Val v, ElemKind et, int rank, const int *shape, SrcLoc loc);
+TirValue *spec_as_tile(Spec *s, Val v, SrcLoc loc); /* consts become scalars of their type */
+TirValue *spec_cast(Spec *s, TirValue *v, ElemKind et, SrcLoc loc);
+/* Common shape of several values under NumPy broadcasting; 0 and a diagnostic if none. */
+int spec_broadcast_shape(Spec *s, const Val *vals, int n, int *rank, int *shape, SrcLoc loc);
+ElemKind spec_promote(const Val *a, const Val *b);
+TirValue *spec_emit(Spec *s, TirOpcode code, SrcLoc loc, TirValue **ops, int nops, TirType t);
+TirValue *spec_const_scalar(Spec *s, ElemKind et, int64_t i, double f, SrcLoc loc);
+Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc);
+int spec_const_int(Spec *s, const Expr *e, int64_t *out); /* compile-time integer */
+TirType tir_type_make(ElemKind et, int rank, const int *shape);
+
+/* spec_builtins.c */
+int spec_is_builtin(const char *name);
+Val spec_builtin(Spec *s, const Expr *call);
+
+/* specialize.c: helper calls */
+Val spec_call_helper(Spec *s, const Func *f, const Expr *call);
+
+/* The entry point: builds the kernel for the given const values (all resolved). */
+TirKernel *spec_kernel(Arena *a, const Module *m, const Func *f, const ConstBinding *consts,
+                       int nconsts, int threads_per_warp, Diags *diags);
+
+#endif

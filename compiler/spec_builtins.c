@@ -1,0 +1,482 @@
+/* spec_builtins.c: the built-in functions of the language (docs/language.md) during
+ * specialization: argument checking by name and position, shapes of results, and the
+ * tile-IR ops each one becomes. */
+#include <math.h>
+#include <string.h>
+#include "spec.h"
+
+typedef struct Args {
+    const Expr *call;
+    Val v[6];
+    const Expr *e[6];
+    int n; /* number of filled slots */
+} Args;
+
+typedef Val (*BuiltinFn)(Spec *s, Args *a);
+
+/* Binds positional and keyword arguments to named slots; missing optional slots stay
+ * V_VOID. Returns 0 after a diagnostic. */
+static int bind_args(Spec *s, const Expr *call, const char *const *slots, int nslots, int nreq, Args *a) {
+    memset(a, 0, sizeof *a);
+    a->call = call;
+    a->n = nslots;
+    for (int i = 0; i < call->nargs; i++) {
+        const char *kw = call->arg_names ? call->arg_names[i] : NULL;
+        int slot = i;
+        if (kw) {
+            for (slot = 0; slot < nslots && strcmp(slots[slot], kw) != 0; slot++) {}
+            if (slot == nslots) {
+                diag_error(s->diags, call->args[i]->loc, "%s() has no argument named '%s'", call->name, kw);
+                return 0;
+            }
+        } else if (i >= nslots) {
+            diag_error(s->diags, call->args[i]->loc, "too many arguments to %s(): it takes at most %d",
+                       call->name, nslots);
+            return 0;
+        }
+        if (a->e[slot]) {
+            diag_error(s->diags, call->args[i]->loc, "argument '%s' of %s() given twice", slots[slot], call->name);
+            return 0;
+        }
+        a->e[slot] = call->args[i];
+        a->v[slot] = spec_expr(s, call->args[i]);
+        if (a->v[slot].kind == V_ERROR) return 0;
+    }
+    for (int i = 0; i < nreq; i++)
+        if (!a->e[i]) {
+            diag_error(s->diags, call->loc, "%s() needs its argument '%s'", call->name, slots[i]);
+            return 0;
+        }
+    return 1;
+}
+
+static int need_value(Spec *s, Args *a, int i) {
+    if (val_is_value(&a->v[i])) return 1;
+    diag_error(s->diags, a->e[i]->loc, "argument of %s() must be a value, got %s", a->call->name,
+               val_type_str(s, &a->v[i]));
+    return 0;
+}
+
+static int const_arg(Spec *s, Args *a, int i, int64_t *out) {
+    Val v = a->v[i];
+    if (v.kind == V_CONST && !et_is_float(v.ct)) {
+        *out = v.i;
+        return 1;
+    }
+    diag_error(s->diags, a->e[i]->loc, "argument of %s() must be a compile-time integer, got %s",
+               a->call->name, val_type_str(s, &v));
+    return 0;
+}
+
+static int is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+/* A shape argument: [d0, d1, ...] of compile-time powers of two (or one integer). */
+static int shape_arg(Spec *s, Args *a, int i, int *rank, int *shape) {
+    Val v = a->v[i];
+    int n = v.kind == V_LIST ? v.nitems : 1;
+    if (n > TIR_MAX_RANK) {
+        diag_error(s->diags, a->e[i]->loc, "tiles have at most %d dimensions", TIR_MAX_RANK);
+        return 0;
+    }
+    for (int d = 0; d < n; d++) {
+        Val it = v.kind == V_LIST ? v.items[d] : v;
+        if (it.kind != V_CONST || et_is_float(it.ct) || !is_pow2(it.i) || it.i > (1 << 20)) {
+            diag_error(s->diags, a->e[i]->loc, "shape dimensions must be compile-time powers of two, got %s",
+                       val_type_str(s, &it));
+            return 0;
+        }
+        shape[d] = (int)it.i;
+    }
+    *rank = n;
+    return 1;
+}
+
+static int axis_arg(Spec *s, Args *a, int i, int rank, int *axis) {
+    int64_t ax;
+    if (!const_arg(s, a, i, &ax)) return 0;
+    if (ax < 0) ax += rank;
+    if (ax < 0 || ax >= rank) {
+        diag_error(s->diags, a->e[i]->loc, "axis %lld is out of range for a tile of rank %d",
+                   (long long)(ax < 0 ? ax - rank : ax), rank);
+        return 0;
+    }
+    *axis = (int)ax;
+    return 1;
+}
+
+static ElemKind type_arg(Spec *s, Args *a, int i, ElemKind dflt) {
+    if (!a->e[i]) return dflt;
+    if (a->v[i].kind == V_TYPE) return a->v[i].ct;
+    diag_error(s->diags, a->e[i]->loc, "expected a type name such as f32, got %s", val_type_str(s, &a->v[i]));
+    return ET_VOID;
+}
+
+static TirValue *as_float(Spec *s, Val v, SrcLoc loc) {
+    TirValue *t = spec_as_tile(s, v, loc);
+    return t && !et_is_float(t->type.elem) ? spec_cast(s, t, ET_F32, loc) : t;
+}
+
+/* ---- program ids, ranges, fills ---- */
+static Val b_program_id(Spec *s, Args *a) {
+    int64_t ax;
+    if (!const_arg(s, a, 0, &ax)) return val_error();
+    if (ax < 0 || ax > 2) {
+        diag_error(s->diags, a->e[0]->loc, "grid axis must be 0, 1 or 2, got %lld", (long long)ax);
+        return val_error();
+    }
+    int pid = strcmp(a->call->name, "program_id") == 0;
+    TirValue *r = spec_emit(s, pid ? TIR_PROGRAM_ID : TIR_NUM_PROGRAMS, a->call->loc, NULL, 0,
+                            tir_type_make(ET_I32, 0, NULL));
+    r->def->attr.i = ax;
+    return val_tile(r);
+}
+
+static Val b_arange(Spec *s, Args *a) {
+    int64_t lo, hi;
+    if (!const_arg(s, a, 0, &lo) || !const_arg(s, a, 1, &hi)) return val_error();
+    if (!is_pow2(hi - lo) || hi - lo > (1 << 20) || lo < INT32_MIN || hi > INT32_MAX) {
+        diag_error(s->diags, a->call->loc, "arange(%lld, %lld) must have a power-of-two length, got %lld",
+                   (long long)lo, (long long)hi, (long long)(hi - lo));
+        return val_error();
+    }
+    int n = (int)(hi - lo);
+    TirValue *r = spec_emit(s, TIR_ARANGE, a->call->loc, NULL, 0, tir_type_make(ET_I32, 1, &n));
+    r->def->attr.i = lo;
+    r->def->attr.i2 = hi;
+    return val_tile(r);
+}
+
+static Val fill(Spec *s, Args *a, int shape_slot, Val value, ElemKind et) {
+    int rank, shape[TIR_MAX_RANK];
+    if (et == ET_VOID || !shape_arg(s, a, shape_slot, &rank, shape)) return val_error();
+    if (val_rank(&value) != 0) {
+        diag_error(s->diags, a->call->loc, "fill value must be a scalar, got %s", val_type_str(s, &value));
+        return val_error();
+    }
+    return val_tile(spec_materialize(s, value, et, rank, shape, a->call->loc));
+}
+
+static Val b_zeros(Spec *s, Args *a) {
+    return fill(s, a, 0, val_const_int(ET_I32, 0, 1), type_arg(s, a, 1, ET_F32));
+}
+
+static Val b_full(Spec *s, Args *a) {
+    if (!need_value(s, a, 1)) return val_error();
+    return fill(s, a, 0, a->v[1], type_arg(s, a, 2, ET_F32));
+}
+
+/* ---- memory ---- */
+static int pointer_shape(Spec *s, Args *a, int *rank, int *shape) {
+    Val p = a->v[0];
+    if (!val_is_value(&p) || val_elem(&p) != ET_PTR) {
+        diag_error(s->diags, a->e[0]->loc, "%s() needs a pointer or a tile of pointers, got %s",
+                   a->call->name, val_type_str(s, &p));
+        return 0;
+    }
+    *rank = val_rank(&p);
+    for (int d = 0; d < *rank; d++) shape[d] = val_shape(&p)[d];
+    return 1;
+}
+
+static TirValue *mask_operand(Spec *s, Args *a, int slot, int rank, const int *shape) {
+    Val m = a->v[slot];
+    if (!need_value(s, a, slot)) return NULL;
+    if (val_elem(&m) != ET_BOOL) m = spec_binary(s, OP_NE, m, val_const_int(ET_I32, 0, 1), a->e[slot]->loc);
+    Val both[2] = {a->v[0], m};
+    int r, sh[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, both, 2, &r, sh, a->e[slot]->loc)) return NULL;
+    if (r != rank || memcmp(sh, shape, sizeof(int) * (size_t)rank) != 0) {
+        diag_error(s->diags, a->e[slot]->loc, "mask %s does not fit the pointer shape %s",
+                   val_type_str(s, &m), val_type_str(s, &a->v[0]));
+        return NULL;
+    }
+    return spec_materialize(s, m, ET_BOOL, rank, shape, a->e[slot]->loc);
+}
+
+static Val b_load(Spec *s, Args *a) {
+    int rank, shape[TIR_MAX_RANK];
+    if (!pointer_shape(s, a, &rank, shape)) return val_error();
+    TirValue *ops[3] = {a->v[0].v};
+    int nops = 1;
+    ElemKind et = a->v[0].v->type.pointee;
+    if (a->e[1] && !(ops[nops++] = mask_operand(s, a, 1, rank, shape))) return val_error();
+    if (a->e[2]) {
+        if (!a->e[1]) {
+            diag_error(s->diags, a->e[2]->loc, "load() takes 'other' only together with 'mask'");
+            return val_error();
+        }
+        if (!need_value(s, a, 2)) return val_error();
+        Val both[2] = {a->v[0], a->v[2]};
+        int r, sh[TIR_MAX_RANK];
+        if (!spec_broadcast_shape(s, both, 2, &r, sh, a->e[2]->loc) || r != rank) return val_error();
+        if (!(ops[nops++] = spec_materialize(s, a->v[2], et, rank, shape, a->e[2]->loc))) return val_error();
+    }
+    return val_tile(spec_emit(s, TIR_LOAD, a->call->loc, ops, nops, tir_type_make(et, rank, shape)));
+}
+
+static Val b_store(Spec *s, Args *a) {
+    int rank, shape[TIR_MAX_RANK];
+    if (!pointer_shape(s, a, &rank, shape) || !need_value(s, a, 1)) return val_error();
+    ElemKind et = a->v[0].v->type.pointee;
+    Val both[2] = {a->v[0], a->v[1]};
+    int r, sh[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, both, 2, &r, sh, a->e[1]->loc)) return val_error();
+    if (r != rank || memcmp(sh, shape, sizeof(int) * (size_t)rank) != 0) {
+        diag_error(s->diags, a->e[1]->loc, "stored value %s does not fit the pointer shape %s",
+                   val_type_str(s, &a->v[1]), val_type_str(s, &a->v[0]));
+        return val_error();
+    }
+    TirValue *ops[3] = {a->v[0].v, spec_materialize(s, a->v[1], et, rank, shape, a->e[1]->loc)};
+    int nops = 2;
+    if (a->e[2] && !(ops[nops++] = mask_operand(s, a, 2, rank, shape))) return val_error();
+    if (!ops[1]) return val_error();
+    tir_op_append(s->k, s->block, TIR_STORE, a->call->loc, ops, nops, NULL, 0);
+    return (Val){.kind = V_VOID};
+}
+
+/* ---- elementwise math ---- */
+static const struct { const char *name; TirUnOp op; double (*fold)(double); } unary_fns[] = {
+    {"exp", UN_EXP, exp},     {"exp2", UN_EXP2, exp2}, {"log", UN_LOG, log},
+    {"log2", UN_LOG2, log2},  {"sqrt", UN_SQRT, sqrt}, {"rsqrt", UN_RSQRT, NULL},
+    {"sin", UN_SIN, sin},     {"cos", UN_COS, cos},    {"abs", UN_ABS, fabs},
+};
+
+static Val b_unary_math(Spec *s, Args *a) {
+    if (!need_value(s, a, 0)) return val_error();
+    int i = 0;
+    while (strcmp(unary_fns[i].name, a->call->name) != 0) i++;
+    Val x = a->v[0];
+    if (val_elem(&x) == ET_PTR || val_elem(&x) == ET_BOOL) {
+        diag_error(s->diags, a->e[0]->loc, "%s() needs numbers, got %s", a->call->name, val_type_str(s, &x));
+        return val_error();
+    }
+    if (x.kind == V_CONST && unary_fns[i].op == UN_ABS && !et_is_float(x.ct))
+        return val_const_int(x.ct, x.i < 0 ? -x.i : x.i, x.weak);
+    if (x.kind == V_CONST) {
+        double f = et_is_float(x.ct) ? x.f : (double)x.i;
+        double r = unary_fns[i].fold ? unary_fns[i].fold(f) : 1.0 / sqrt(f);
+        return val_const_float(et_is_float(x.ct) ? x.ct : ET_F32, r, 0);
+    }
+    TirValue *v = unary_fns[i].op == UN_ABS ? x.v : as_float(s, x, a->e[0]->loc);
+    TirValue *r = spec_emit(s, TIR_UNARY, a->call->loc, &v, 1, v->type);
+    r->def->attr.i = unary_fns[i].op;
+    return val_tile(r);
+}
+
+static Val b_minmax(Spec *s, Args *a) {
+    if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
+    int is_max = strcmp(a->call->name, "maximum") == 0;
+    Val x = a->v[0], y = a->v[1];
+    if (x.kind == V_CONST && y.kind == V_CONST) {
+        Val gt = spec_binary(s, OP_GT, x, y, a->call->loc);
+        return (gt.i != 0) == is_max ? x : y;
+    }
+    ElemKind et = spec_promote(&x, &y);
+    int rank, shape[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, a->v, 2, &rank, shape, a->call->loc)) return val_error();
+    TirValue *ops[2] = {spec_materialize(s, x, et, rank, shape, a->call->loc),
+                        spec_materialize(s, y, et, rank, shape, a->call->loc)};
+    TirValue *r = spec_emit(s, TIR_BINARY, a->call->loc, ops, 2, tir_type_make(et, rank, shape));
+    r->def->attr.i = is_max ? BIN_MAX : BIN_MIN;
+    return val_tile(r);
+}
+
+static Val b_fma(Spec *s, Args *a) {
+    for (int i = 0; i < 3; i++)
+        if (!need_value(s, a, i)) return val_error();
+    Val ab = {.kind = V_CONST, .ct = spec_promote(&a->v[0], &a->v[1]),
+              .weak = a->v[0].weak && a->v[1].weak && a->v[0].kind == V_CONST && a->v[1].kind == V_CONST};
+    ElemKind et = spec_promote(&ab, &a->v[2]);
+    int all_const = a->v[0].kind == V_CONST && a->v[1].kind == V_CONST && a->v[2].kind == V_CONST;
+    if (!et_is_float(et) || all_const)
+        return spec_binary(s, OP_ADD, spec_binary(s, OP_MUL, a->v[0], a->v[1], a->call->loc), a->v[2], a->call->loc);
+    int rank, shape[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, a->v, 3, &rank, shape, a->call->loc)) return val_error();
+    TirValue *ops[3];
+    for (int i = 0; i < 3; i++) ops[i] = spec_materialize(s, a->v[i], et, rank, shape, a->call->loc);
+    return val_tile(spec_emit(s, TIR_FMA, a->call->loc, ops, 3, tir_type_make(et, rank, shape)));
+}
+
+static Val b_where(Spec *s, Args *a) {
+    for (int i = 0; i < 3; i++)
+        if (!need_value(s, a, i)) return val_error();
+    Val c = a->v[0];
+    if (c.kind == V_CONST) return c.i ? a->v[1] : a->v[2];
+    if (val_elem(&c) != ET_BOOL) c = spec_binary(s, OP_NE, c, val_const_int(ET_I32, 0, 1), a->call->loc);
+    ElemKind et = val_elem(&a->v[1]) == ET_PTR ? ET_PTR : spec_promote(&a->v[1], &a->v[2]);
+    Val all[3] = {c, a->v[1], a->v[2]};
+    int rank, shape[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, all, 3, &rank, shape, a->call->loc)) return val_error();
+    TirValue *ops[3] = {spec_materialize(s, c, ET_BOOL, rank, shape, a->call->loc),
+                        spec_materialize(s, a->v[1], et, rank, shape, a->call->loc),
+                        spec_materialize(s, a->v[2], et, rank, shape, a->call->loc)};
+    if (!ops[0] || !ops[1] || !ops[2]) return val_error();
+    TirType t = ops[1]->type;
+    return val_tile(spec_emit(s, TIR_SELECT, a->call->loc, ops, 3, t));
+}
+
+static Val b_cdiv(Spec *s, Args *a) {
+    if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
+    if (et_is_float(val_elem(&a->v[0])) || et_is_float(val_elem(&a->v[1]))) {
+        diag_error(s->diags, a->call->loc, "cdiv() needs integers");
+        return val_error();
+    }
+    SrcLoc l = a->call->loc;
+    Val num = spec_binary(s, OP_SUB, spec_binary(s, OP_ADD, a->v[0], a->v[1], l), val_const_int(ET_I32, 1, 1), l);
+    return spec_binary(s, OP_DIV, num, a->v[1], l);
+}
+
+static Val b_broadcast_to(Spec *s, Args *a) {
+    int rank, shape[TIR_MAX_RANK];
+    if (!need_value(s, a, 0) || !shape_arg(s, a, 1, &rank, shape)) return val_error();
+    Val both[2] = {a->v[0], {.kind = V_TILE}};
+    TirValue probe = {.type = tir_type_make(ET_I32, rank, shape)};
+    both[1].v = &probe;
+    int r, sh[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, both, 2, &r, sh, a->call->loc)) return val_error();
+    if (r != rank || memcmp(sh, shape, sizeof(int) * (size_t)rank) != 0) {
+        diag_error(s->diags, a->call->loc, "cannot broadcast %s to the requested shape", val_type_str(s, &a->v[0]));
+        return val_error();
+    }
+    return val_tile(spec_materialize(s, a->v[0], val_elem(&a->v[0]), rank, shape, a->call->loc));
+}
+
+/* ---- reductions, dot, trans ---- */
+static Val b_reduce(Spec *s, Args *a) {
+    static const struct { const char *name; TirReduce kind; } kinds[] = {
+        {"sum", RED_SUM}, {"max", RED_MAX}, {"min", RED_MIN}, {"argmax", RED_ARGMAX}, {"argmin", RED_ARGMIN}};
+    int k = 0;
+    while (strcmp(kinds[k].name, a->call->name) != 0) k++;
+    if (!need_value(s, a, 0)) return val_error();
+    if (a->v[0].kind != V_TILE || a->v[0].v->type.rank == 0) {
+        diag_error(s->diags, a->e[0]->loc, "%s() reduces a tile, got %s", a->call->name, val_type_str(s, &a->v[0]));
+        return val_error();
+    }
+    TirValue *x = a->v[0].v;
+    int axis;
+    if (!axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
+    ElemKind et = x->type.elem;
+    if (et == ET_PTR) {
+        diag_error(s->diags, a->e[0]->loc, "%s() cannot reduce pointers", a->call->name);
+        return val_error();
+    }
+    if (kinds[k].kind == RED_SUM && (et == ET_F16 || et == ET_BF16)) x = spec_cast(s, x, ET_F32, a->call->loc);
+    if (kinds[k].kind == RED_SUM && (et == ET_BOOL || (et_is_int(et) && et_bits(et) < 32)))
+        x = spec_cast(s, x, et_is_signed(et) || et == ET_BOOL ? ET_I32 : ET_U32, a->call->loc);
+    TirType t = x->type;
+    memmove(t.shape + axis, t.shape + axis + 1, sizeof(int) * (size_t)(t.rank - axis - 1));
+    t.rank--;
+    if (kinds[k].kind == RED_ARGMAX || kinds[k].kind == RED_ARGMIN) t.elem = ET_I32;
+    TirValue *r = spec_emit(s, TIR_REDUCE, a->call->loc, &x, 1, t);
+    r->def->attr.i = kinds[k].kind;
+    r->def->attr.i2 = axis;
+    return val_tile(r);
+}
+
+static ElemKind dot_acc_type(ElemKind in) {
+    if (in == ET_F16 || in == ET_BF16 || in == ET_F32) return ET_F32;
+    if (et_is_int(in)) return et_bits(in) == 64 ? in : ET_I32;
+    return in;
+}
+
+static int dot_operand(Spec *s, Args *a, int i) {
+    if (!need_value(s, a, i)) return 0;
+    if (a->v[i].kind != V_TILE || a->v[i].v->type.rank != 2 || val_elem(&a->v[i]) == ET_PTR ||
+        val_elem(&a->v[i]) == ET_BOOL) {
+        diag_error(s->diags, a->e[i]->loc, "dot() operands must be rank-2 tiles of numbers, got %s",
+                   val_type_str(s, &a->v[i]));
+        return 0;
+    }
+    return 1;
+}
+
+static Val b_dot(Spec *s, Args *a) {
+    if (!dot_operand(s, a, 0) || !dot_operand(s, a, 1)) return val_error();
+    TirValue *x = a->v[0].v, *y = a->v[1].v;
+    int m = x->type.shape[0], kx = x->type.shape[1], ky = y->type.shape[0], n = y->type.shape[1];
+    if (kx != ky) {
+        diag_error(s->diags, a->call->loc, "dot() inner dimensions differ: %s and %s",
+                   val_type_str(s, &a->v[0]), val_type_str(s, &a->v[1]));
+        return val_error();
+    }
+    ElemKind in = spec_promote(&a->v[0], &a->v[1]);
+    x = spec_cast(s, x, in, a->call->loc);
+    y = spec_cast(s, y, in, a->call->loc);
+    int shape[2] = {m, n};
+    TirValue *acc;
+    if (a->e[2]) {
+        if (!need_value(s, a, 2)) return val_error();
+        Val c = a->v[2];
+        ElemKind cet = c.kind == V_CONST ? dot_acc_type(in) : val_elem(&c);
+        if (c.kind == V_TILE && (c.v->type.rank != 2 || c.v->type.shape[0] != m || c.v->type.shape[1] != n)) {
+            diag_error(s->diags, a->e[2]->loc, "dot() accumulator must be [%d, %d], got %s", m, n,
+                       val_type_str(s, &c));
+            return val_error();
+        }
+        acc = spec_materialize(s, c, cet, 2, shape, a->e[2]->loc);
+    } else {
+        acc = spec_materialize(s, val_const_int(ET_I32, 0, 1), dot_acc_type(in), 2, shape, a->call->loc);
+    }
+    TirValue *ops[3] = {x, y, acc};
+    return val_tile(spec_emit(s, TIR_DOT, a->call->loc, ops, 3, acc->type));
+}
+
+static Val b_trans(Spec *s, Args *a) {
+    if (!need_value(s, a, 0)) return val_error();
+    if (a->v[0].kind != V_TILE || a->v[0].v->type.rank != 2) {
+        diag_error(s->diags, a->e[0]->loc, "trans() needs a rank-2 tile, got %s", val_type_str(s, &a->v[0]));
+        return val_error();
+    }
+    TirType t = a->v[0].v->type;
+    int tmp = t.shape[0];
+    t.shape[0] = t.shape[1];
+    t.shape[1] = tmp;
+    return val_tile(spec_emit(s, TIR_TRANS, a->call->loc, &a->v[0].v, 1, t));
+}
+
+static const struct {
+    const char *name;
+    BuiltinFn fn;
+    int nreq;
+    const char *slots[3];
+} builtins[] = {
+    {"program_id", b_program_id, 1, {"axis"}},
+    {"num_programs", b_program_id, 1, {"axis"}},
+    {"arange", b_arange, 2, {"start", "end"}},
+    {"zeros", b_zeros, 1, {"shape", "dtype"}},
+    {"full", b_full, 2, {"shape", "value", "dtype"}},
+    {"load", b_load, 1, {"ptr", "mask", "other"}},
+    {"store", b_store, 2, {"ptr", "value", "mask"}},
+    {"exp", b_unary_math, 1, {"x"}},   {"exp2", b_unary_math, 1, {"x"}},
+    {"log", b_unary_math, 1, {"x"}},   {"log2", b_unary_math, 1, {"x"}},
+    {"sqrt", b_unary_math, 1, {"x"}},  {"rsqrt", b_unary_math, 1, {"x"}},
+    {"sin", b_unary_math, 1, {"x"}},   {"cos", b_unary_math, 1, {"x"}},
+    {"abs", b_unary_math, 1, {"x"}},
+    {"minimum", b_minmax, 2, {"a", "b"}}, {"maximum", b_minmax, 2, {"a", "b"}},
+    {"fma", b_fma, 3, {"a", "b", "c"}},
+    {"where", b_where, 3, {"cond", "a", "b"}},
+    {"cdiv", b_cdiv, 2, {"a", "b"}},
+    {"broadcast_to", b_broadcast_to, 2, {"x", "shape"}},
+    {"sum", b_reduce, 2, {"x", "axis"}},  {"max", b_reduce, 2, {"x", "axis"}},
+    {"min", b_reduce, 2, {"x", "axis"}},  {"argmax", b_reduce, 2, {"x", "axis"}},
+    {"argmin", b_reduce, 2, {"x", "axis"}},
+    {"dot", b_dot, 2, {"a", "b", "acc"}},
+    {"trans", b_trans, 1, {"x"}},
+};
+
+static int find_builtin(const char *name) {
+    for (int i = 0; i < (int)(sizeof builtins / sizeof builtins[0]); i++)
+        if (strcmp(builtins[i].name, name) == 0) return i;
+    return -1;
+}
+
+int spec_is_builtin(const char *name) { return find_builtin(name) >= 0; }
+
+Val spec_builtin(Spec *s, const Expr *call) {
+    int i = find_builtin(call->name);
+    int nslots = 0;
+    while (nslots < 3 && builtins[i].slots[nslots]) nslots++;
+    Args a;
+    if (!bind_args(s, call, builtins[i].slots, nslots, builtins[i].nreq, &a)) return val_error();
+    return builtins[i].fn(s, &a);
+}

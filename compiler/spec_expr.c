@@ -1,0 +1,456 @@
+/* spec_expr.c: expressions during specialization: literals, names, operators with type
+ * promotion and NumPy broadcasting, indexing with None, casts. Compile-time scalars are
+ * folded here, so const parameters can size tiles. */
+#include <math.h>
+#include <string.h>
+#include "spec.h"
+
+Val val_error(void) { return (Val){.kind = V_ERROR}; }
+
+Val val_const_int(ElemKind ct, int64_t i, int weak) {
+    return (Val){.kind = V_CONST, .ct = ct, .i = i, .f = (double)i, .weak = weak};
+}
+
+Val val_const_float(ElemKind ct, double f, int weak) {
+    return (Val){.kind = V_CONST, .ct = ct, .f = f, .i = (int64_t)f, .weak = weak};
+}
+
+Val val_tile(TirValue *v) { return v ? (Val){.kind = V_TILE, .v = v} : val_error(); }
+
+int val_is_value(const Val *v) { return v->kind == V_CONST || v->kind == V_TILE; }
+int val_rank(const Val *v) { return v->kind == V_TILE ? v->v->type.rank : 0; }
+const int *val_shape(const Val *v) { return v->kind == V_TILE ? v->v->type.shape : NULL; }
+ElemKind val_elem(const Val *v) { return v->kind == V_TILE ? v->v->type.elem : v->ct; }
+
+char *val_type_str(Spec *s, const Val *v) {
+    if (v->kind == V_TILE) return tir_type_str(s->arena, &v->v->type);
+    if (v->kind == V_CONST) return arena_printf(s->arena, "%s%s", et_name(v->ct), v->weak ? " literal" : "");
+    static const char *const names[] = {"error", "nothing", "", "", "a type", "a list",
+                                        "several values", "None", "':'"};
+    return arena_strdup(s->arena, names[v->kind]);
+}
+
+TirType tir_type_make(ElemKind et, int rank, const int *shape) {
+    TirType t = {.elem = et, .rank = rank};
+    for (int d = 0; d < rank; d++) t.shape[d] = shape[d];
+    return t;
+}
+
+TirValue *spec_emit(Spec *s, TirOpcode code, SrcLoc loc, TirValue **ops, int nops, TirType t) {
+    TirOp *op = tir_op_append(s->k, s->block, code, loc, ops, nops, &t, 1);
+    return op->results[0];
+}
+
+TirValue *spec_const_scalar(Spec *s, ElemKind et, int64_t i, double f, SrcLoc loc) {
+    TirType t = {.elem = et};
+    TirOp *op = tir_op_append(s->k, s->block, TIR_CONST, loc, NULL, 0, &t, 1);
+    op->attr.i = et_is_float(et) ? (int64_t)f : et == ET_BOOL ? i != 0 : i;
+    op->attr.f = et_is_float(et) ? f : (double)i;
+    return op->results[0];
+}
+
+/* ---- casts and broadcasting ---- */
+TirValue *spec_cast(Spec *s, TirValue *v, ElemKind et, SrcLoc loc) {
+    if (v->type.elem == et) return v;
+    TirType t = v->type;
+    t.elem = et;
+    return spec_emit(s, TIR_CAST, loc, &v, 1, t);
+}
+
+TirValue *spec_as_tile(Spec *s, Val v, SrcLoc loc) {
+    if (v.kind == V_TILE) return v.v;
+    if (v.kind != V_CONST) return NULL;
+    return spec_const_scalar(s, v.ct, v.i, v.f, loc);
+}
+
+int spec_broadcast_shape(Spec *s, const Val *vals, int n, int *rank, int *shape, SrcLoc loc) {
+    *rank = 0;
+    for (int i = 0; i < n; i++)
+        if (val_rank(&vals[i]) > *rank) *rank = val_rank(&vals[i]);
+    for (int d = 0; d < *rank; d++) shape[d] = 1;
+    for (int i = 0; i < n; i++) {
+        int r = val_rank(&vals[i]);
+        const int *sh = val_shape(&vals[i]);
+        for (int d = 0; d < r; d++) {
+            int td = *rank - r + d;
+            if (sh[d] == shape[td] || sh[d] == 1) continue;
+            if (shape[td] != 1) {
+                diag_error(s->diags, loc, "shapes do not broadcast: %s and %s",
+                           val_type_str(s, &vals[0]), val_type_str(s, &vals[i]));
+                return 0;
+            }
+            shape[td] = sh[d];
+        }
+    }
+    return 1;
+}
+
+static TirValue *broadcast_to(Spec *s, TirValue *v, int rank, const int *shape, SrcLoc loc) {
+    if (v->type.rank == 0 && rank > 0) {
+        TirType t = tir_type_make(v->type.elem, rank, shape);
+        t.pointee = v->type.pointee;
+        return spec_emit(s, TIR_SPLAT, loc, &v, 1, t);
+    }
+    while (v->type.rank < rank) { /* add leading dims of size 1 */
+        TirType t = v->type;
+        memmove(t.shape + 1, t.shape, sizeof(int) * (size_t)t.rank);
+        t.shape[0] = 1;
+        t.rank++;
+        TirValue *e = spec_emit(s, TIR_EXPAND_DIMS, loc, &v, 1, t);
+        e->def->attr.i = 0;
+        v = e;
+    }
+    for (int d = 0; d < rank; d++)
+        if (v->type.shape[d] != shape[d]) {
+            if (v->type.shape[d] != 1) {
+                diag_error(s->diags, loc, "cannot broadcast %s to shape of rank %d",
+                           tir_type_str(s->arena, &v->type), rank);
+                return NULL;
+            }
+            TirType t = tir_type_make(v->type.elem, rank, shape);
+            t.pointee = v->type.pointee;
+            return spec_emit(s, TIR_BROADCAST, loc, &v, 1, t);
+        }
+    return v;
+}
+
+TirValue *spec_materialize(Spec *s, Val v, ElemKind et, int rank, const int *shape, SrcLoc loc) {
+    TirValue *t;
+    if (v.kind == V_CONST) t = spec_const_scalar(s, et, v.i, v.f, loc);
+    else if (v.kind == V_TILE) t = et == ET_PTR ? v.v : spec_cast(s, v.v, et, loc);
+    else return NULL;
+    return broadcast_to(s, t, rank, shape, loc);
+}
+
+/* ---- promotion ---- */
+static ElemKind wider_float(ElemKind a, ElemKind b) {
+    if (a == b) return a;
+    if ((a == ET_F16 && b == ET_BF16) || (a == ET_BF16 && b == ET_F16)) return ET_F32;
+    return et_bits(a) >= et_bits(b) ? a : b;
+}
+
+static ElemKind wider_int(ElemKind a, ElemKind b) {
+    if (a == b) return a;
+    if (et_bits(a) != et_bits(b)) return et_bits(a) > et_bits(b) ? a : b;
+    return et_is_signed(a) ? b : a; /* unsigned wins at equal width */
+}
+
+static ElemKind strong_promote(ElemKind a, ElemKind b) {
+    if (a == ET_BOOL && b == ET_BOOL) return ET_BOOL;
+    if (et_is_float(a) && et_is_float(b)) return wider_float(a, b);
+    if (et_is_float(a)) return a;
+    if (et_is_float(b)) return b;
+    if (a == ET_BOOL) return b;
+    if (b == ET_BOOL) return a;
+    return wider_int(a, b);
+}
+
+ElemKind spec_promote(const Val *a, const Val *b) {
+    int wa = a->kind == V_CONST && a->weak, wb = b->kind == V_CONST && b->weak;
+    ElemKind ea = val_elem(a), eb = val_elem(b);
+    if (wa && !wb) return et_is_float(ea) && !et_is_float(eb) ? ET_F32 : eb;
+    if (wb && !wa) return et_is_float(eb) && !et_is_float(ea) ? ET_F32 : ea;
+    return strong_promote(ea, eb);
+}
+
+/* ---- constant folding ---- */
+static int fold_int(Spec *s, OpKind op, int64_t a, int64_t b, int64_t *out, SrcLoc loc) {
+    switch (op) {
+    case OP_ADD: *out = (int64_t)((uint64_t)a + (uint64_t)b); return 1;
+    case OP_SUB: *out = (int64_t)((uint64_t)a - (uint64_t)b); return 1;
+    case OP_MUL: *out = (int64_t)((uint64_t)a * (uint64_t)b); return 1;
+    case OP_DIV: case OP_REM:
+        if (b == 0 || (a == INT64_MIN && b == -1)) {
+            diag_error(s->diags, loc, "division by zero in a constant expression");
+            return 0;
+        }
+        *out = op == OP_DIV ? a / b : a % b;
+        return 1;
+    case OP_SHL: *out = b < 0 || b > 63 ? 0 : (int64_t)((uint64_t)a << b); return 1;
+    case OP_SHR: *out = b < 0 || b > 63 ? (a < 0 ? -1 : 0) : a >> b; return 1;
+    case OP_BITAND: *out = a & b; return 1;
+    case OP_BITOR: *out = a | b; return 1;
+    case OP_BITXOR: *out = a ^ b; return 1;
+    case OP_LT: *out = a < b; return 1;
+    case OP_LE: *out = a <= b; return 1;
+    case OP_GT: *out = a > b; return 1;
+    case OP_GE: *out = a >= b; return 1;
+    case OP_EQ: *out = a == b; return 1;
+    case OP_NE: *out = a != b; return 1;
+    case OP_LOGAND: *out = a && b; return 1;
+    case OP_LOGOR: *out = a || b; return 1;
+    default: return 0;
+    }
+}
+
+static int is_cmp(OpKind op) { return op >= OP_LT && op <= OP_NE; }
+
+static Val fold_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
+    ElemKind et = spec_promote(&a, &b);
+    int weak = a.weak && b.weak;
+    if (op == OP_LOGAND || op == OP_LOGOR) return val_const_int(ET_BOOL, op == OP_LOGAND ? (a.i && b.i) : (a.i || b.i), 0);
+    if (et_is_float(et)) {
+        double x = a.ct == et || et_is_float(a.ct) ? a.f : (double)a.i;
+        double y = et_is_float(b.ct) ? b.f : (double)b.i;
+        double r;
+        switch (op) {
+        case OP_ADD: r = x + y; break;
+        case OP_SUB: r = x - y; break;
+        case OP_MUL: r = x * y; break;
+        case OP_DIV: r = x / y; break;
+        case OP_REM: r = fmod(x, y); break;
+        case OP_LT: return val_const_int(ET_BOOL, x < y, 0);
+        case OP_LE: return val_const_int(ET_BOOL, x <= y, 0);
+        case OP_GT: return val_const_int(ET_BOOL, x > y, 0);
+        case OP_GE: return val_const_int(ET_BOOL, x >= y, 0);
+        case OP_EQ: return val_const_int(ET_BOOL, x == y, 0);
+        case OP_NE: return val_const_int(ET_BOOL, x != y, 0);
+        default:
+            diag_error(s->diags, loc, "operator needs integer operands, got %s", et_name(et));
+            return val_error();
+        }
+        if (et == ET_F32) r = (float)r;
+        return val_const_float(et, r, weak);
+    }
+    int64_t r;
+    if (!fold_int(s, op, a.i, b.i, &r, loc)) return val_error();
+    if (is_cmp(op)) return val_const_int(ET_BOOL, r, 0);
+    if (et_bits(et) < 64 && et != ET_BOOL) { /* wrap to the type's width */
+        int bits = et_bits(et);
+        uint64_t m = (1ull << bits) - 1, u = (uint64_t)r & m;
+        r = et_is_signed(et) && (u >> (bits - 1)) ? (int64_t)(u | ~m) : (int64_t)u;
+    }
+    return val_const_int(et, r, weak);
+}
+
+/* ---- binary operators on run-time values ---- */
+static const int bin_of_op[] = {
+    [OP_ADD] = BIN_ADD, [OP_SUB] = BIN_SUB, [OP_MUL] = BIN_MUL, [OP_DIV] = BIN_DIV,
+    [OP_REM] = BIN_REM, [OP_SHL] = BIN_SHL, [OP_SHR] = BIN_SHR, [OP_BITAND] = BIN_AND,
+    [OP_BITOR] = BIN_OR, [OP_BITXOR] = BIN_XOR, [OP_LOGAND] = BIN_AND, [OP_LOGOR] = BIN_OR,
+};
+static const int cmp_of_op[] = {[OP_LT] = CMP_LT, [OP_LE] = CMP_LE, [OP_GT] = CMP_GT,
+                                [OP_GE] = CMP_GE, [OP_EQ] = CMP_EQ, [OP_NE] = CMP_NE};
+static const char *const op_spelling[] = {
+    [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/", [OP_REM] = "%",
+    [OP_SHL] = "<<", [OP_SHR] = ">>", [OP_BITAND] = "&", [OP_BITOR] = "|", [OP_BITXOR] = "^",
+    [OP_LT] = "<", [OP_LE] = "<=", [OP_GT] = ">", [OP_GE] = ">=", [OP_EQ] = "==",
+    [OP_NE] = "!=", [OP_LOGAND] = "&&", [OP_LOGOR] = "||",
+};
+
+static Val pointer_arith(Spec *s, OpKind op, Val p, Val off, SrcLoc loc) {
+    if (op != OP_ADD && op != OP_SUB) {
+        diag_error(s->diags, loc, "operator '%s' is not defined on pointers", op_spelling[op]);
+        return val_error();
+    }
+    if (!et_is_int(val_elem(&off)) && !(off.kind == V_CONST && off.ct == ET_BOOL)) {
+        diag_error(s->diags, loc, "pointer offset must be an integer, got %s", val_type_str(s, &off));
+        return val_error();
+    }
+    if (op == OP_SUB) off = spec_binary(s, OP_SUB, val_const_int(ET_I32, 0, 1), off, loc);
+    Val both[2] = {p, off};
+    int rank, shape[TIR_MAX_RANK];
+    if (off.kind == V_ERROR || !spec_broadcast_shape(s, both, 2, &rank, shape, loc)) return val_error();
+    ElemKind oet = off.kind == V_CONST ? (off.weak ? ET_I32 : off.ct) : val_elem(&off);
+    TirValue *pv = spec_materialize(s, p, ET_PTR, rank, shape, loc);
+    TirValue *ov = spec_materialize(s, off, oet, rank, shape, loc);
+    if (!pv || !ov) return val_error();
+    TirValue *ops[2] = {pv, ov};
+    TirType t = pv->type;
+    return val_tile(spec_emit(s, TIR_ADDPTR, loc, ops, 2, t));
+}
+
+static int check_operand_kinds(Spec *s, OpKind op, ElemKind et, SrcLoc loc) {
+    int bitwise = op == OP_SHL || op == OP_SHR || op == OP_BITAND || op == OP_BITOR || op == OP_BITXOR;
+    if (bitwise && et_is_float(et)) {
+        diag_error(s->diags, loc, "operator '%s' needs integer or bool operands, got %s",
+                   op_spelling[op], et_name(et));
+        return 0;
+    }
+    if (et == ET_BOOL && (op <= OP_REM || op == OP_SHL || op == OP_SHR)) {
+        diag_error(s->diags, loc, "operator '%s' is not defined on bool", op_spelling[op]);
+        return 0;
+    }
+    return 1;
+}
+
+Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
+    if (a.kind == V_ERROR || b.kind == V_ERROR) return val_error();
+    if (!val_is_value(&a) || !val_is_value(&b)) {
+        diag_error(s->diags, loc, "operator '%s' needs values, got %s and %s", op_spelling[op],
+                   val_type_str(s, &a), val_type_str(s, &b));
+        return val_error();
+    }
+    if (val_elem(&a) == ET_PTR) return pointer_arith(s, op, a, b, loc);
+    if (val_elem(&b) == ET_PTR) {
+        if (op == OP_ADD) return pointer_arith(s, op, b, a, loc);
+        diag_error(s->diags, loc, "operator '%s' is not defined on pointers", op_spelling[op]);
+        return val_error();
+    }
+    int logical = op == OP_LOGAND || op == OP_LOGOR;
+    ElemKind et = logical ? ET_BOOL : spec_promote(&a, &b);
+    if (!logical && !check_operand_kinds(s, op, et, loc)) return val_error();
+    if (a.kind == V_CONST && b.kind == V_CONST) return fold_binary(s, op, a, b, loc);
+    Val both[2] = {a, b};
+    int rank, shape[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, both, 2, &rank, shape, loc)) return val_error();
+    TirValue *ops[2];
+    for (int i = 0; i < 2; i++) {
+        Val v = both[i];
+        if (logical && val_elem(&v) != ET_BOOL) v = spec_binary(s, OP_NE, v, val_const_int(ET_I32, 0, 1), loc);
+        if (!(ops[i] = spec_materialize(s, v, et, rank, shape, loc))) return val_error();
+    }
+    if (is_cmp(op)) {
+        TirValue *r = spec_emit(s, TIR_CMP, loc, ops, 2, tir_type_make(ET_BOOL, rank, shape));
+        r->def->attr.i = cmp_of_op[op];
+        return val_tile(r);
+    }
+    TirValue *r = spec_emit(s, TIR_BINARY, loc, ops, 2, tir_type_make(et, rank, shape));
+    r->def->attr.i = bin_of_op[op];
+    return val_tile(r);
+}
+
+/* ---- unary operators ---- */
+static Val spec_unary(Spec *s, OpKind op, Val a, SrcLoc loc) {
+    if (a.kind == V_ERROR) return a;
+    if (!val_is_value(&a) || val_elem(&a) == ET_PTR) {
+        diag_error(s->diags, loc, "unary operator needs a number, got %s", val_type_str(s, &a));
+        return val_error();
+    }
+    ElemKind et = val_elem(&a);
+    if (op == OP_NOT && et != ET_BOOL) return spec_binary(s, OP_EQ, a, val_const_int(ET_I32, 0, 1), loc);
+    if (op == OP_BITNOT && et_is_float(et)) {
+        diag_error(s->diags, loc, "operator '~' needs an integer, got %s", et_name(et));
+        return val_error();
+    }
+    if (a.kind == V_CONST) {
+        if (op == OP_NEG) return et_is_float(et) ? val_const_float(et, -a.f, a.weak)
+                                                 : fold_binary(s, OP_SUB, val_const_int(et, 0, a.weak), a, loc);
+        if (op == OP_NOT) return val_const_int(ET_BOOL, !a.i, 0);
+        return fold_binary(s, OP_BITXOR, a, val_const_int(et, -1, a.weak), loc);
+    }
+    TirValue *r = spec_emit(s, TIR_UNARY, loc, &a.v, 1, a.v->type);
+    r->def->attr.i = op == OP_NEG ? UN_NEG : UN_NOT;
+    return val_tile(r);
+}
+
+/* ---- indexing: x[:, None] ---- */
+static Val spec_index(Spec *s, const Expr *e) {
+    Val base = spec_expr(s, e->a);
+    if (base.kind == V_ERROR) return base;
+    if (!val_is_value(&base)) {
+        diag_error(s->diags, e->loc, "cannot index %s", val_type_str(s, &base));
+        return val_error();
+    }
+    int kept = 0;
+    for (int i = 0; i < e->nargs; i++) {
+        if (e->args[i]->kind == EX_SLICE) kept++;
+        else if (e->args[i]->kind != EX_NONE) {
+            diag_error(s->diags, e->args[i]->loc, "index items must be ':' or None (tiles are indexed through pointers)");
+            return val_error();
+        }
+    }
+    if (kept != val_rank(&base)) {
+        diag_error(s->diags, e->loc, "index has %d ':' but the value %s has rank %d", kept,
+                   val_type_str(s, &base), val_rank(&base));
+        return val_error();
+    }
+    TirValue *v = spec_as_tile(s, base, e->loc);
+    for (int i = 0; i < e->nargs; i++) {
+        if (e->args[i]->kind != EX_NONE) continue;
+        if (v->type.rank >= TIR_MAX_RANK) {
+            diag_error(s->diags, e->loc, "tiles have at most %d dimensions", TIR_MAX_RANK);
+            return val_error();
+        }
+        TirType t = v->type;
+        memmove(t.shape + i + 1, t.shape + i, sizeof(int) * (size_t)(t.rank - i));
+        t.shape[i] = 1;
+        t.rank++;
+        TirValue *r = spec_emit(s, TIR_EXPAND_DIMS, e->loc, &v, 1, t);
+        r->def->attr.i = i;
+        v = r;
+    }
+    return val_tile(v);
+}
+
+static Val spec_cast_expr(Spec *s, const Expr *e) {
+    Val a = spec_expr(s, e->a);
+    if (a.kind == V_ERROR) return a;
+    ElemKind et = e->type->ptr_depth ? ET_VOID : et_from_name(e->type->name);
+    if (et == ET_VOID) {
+        diag_error(s->diags, e->type->loc, "cannot cast to '%s%s'", e->type->ptr_depth ? "*" : "", e->type->name);
+        return val_error();
+    }
+    if (!val_is_value(&a) || val_elem(&a) == ET_PTR) {
+        diag_error(s->diags, e->loc, "cannot cast %s to %s", val_type_str(s, &a), et_name(et));
+        return val_error();
+    }
+    if (a.kind == V_CONST) {
+        if (et_is_float(et)) return val_const_float(et, et_is_float(a.ct) ? a.f : (double)a.i, 0);
+        if (et == ET_BOOL) return val_const_int(et, et_is_float(a.ct) ? a.f != 0 : a.i != 0, 0);
+        return fold_binary(s, OP_ADD, val_const_int(et, et_is_float(a.ct) ? (int64_t)a.f : a.i, 0),
+                           val_const_int(et, 0, 1), e->loc);
+    }
+    return val_tile(spec_cast(s, a.v, et, e->loc));
+}
+
+static Val spec_name(Spec *s, const Expr *e) {
+    Binding *b = spec_lookup(s, e->name);
+    if (b) return b->val;
+    ElemKind et = et_from_name(e->name);
+    if (et != ET_VOID) return (Val){.kind = V_TYPE, .ct = et};
+    diag_error(s->diags, e->loc, "use of undeclared name '%s'", e->name);
+    return val_error();
+}
+
+static Val spec_list(Spec *s, const Expr *e) {
+    Val v = {.kind = V_LIST, .nitems = e->nargs};
+    v.items = arena_alloc(s->arena, sizeof(Val) * (size_t)(e->nargs + 1));
+    for (int i = 0; i < e->nargs; i++) {
+        v.items[i] = spec_expr(s, e->args[i]);
+        if (v.items[i].kind == V_ERROR) return val_error();
+    }
+    return v;
+}
+
+static Val spec_call(Spec *s, const Expr *e) {
+    const Func *f = module_find_func(s->module, e->name);
+    if (f && !f->is_kernel) return spec_call_helper(s, f, e);
+    if (spec_is_builtin(e->name)) return spec_builtin(s, e);
+    diag_error(s->diags, e->loc, "call to unknown function '%s'", e->name);
+    return val_error();
+}
+
+Val spec_expr(Spec *s, const Expr *e) {
+    switch (e->kind) {
+    case EX_INT: return val_const_int(e->ival > INT32_MAX || e->ival < INT32_MIN ? ET_I64 : ET_I32, e->ival, 1);
+    case EX_FLOAT: return val_const_float(ET_F32, e->fval, 1);
+    case EX_BOOL: return val_const_int(ET_BOOL, e->ival, 0);
+    case EX_NONE: return (Val){.kind = V_NONE};
+    case EX_SLICE: return (Val){.kind = V_SLICE};
+    case EX_NAME: return spec_name(s, e);
+    case EX_UNARY: return spec_unary(s, e->op, spec_expr(s, e->a), e->loc);
+    case EX_BINARY: {
+        Val a = spec_expr(s, e->a);
+        Val b = spec_expr(s, e->b);
+        return spec_binary(s, e->op, a, b, e->loc);
+    }
+    case EX_CALL: return spec_call(s, e);
+    case EX_INDEX: return spec_index(s, e);
+    case EX_CAST: return spec_cast_expr(s, e);
+    case EX_LIST: return spec_list(s, e);
+    }
+    return val_error();
+}
+
+int spec_const_int(Spec *s, const Expr *e, int64_t *out) {
+    Val v = spec_expr(s, e);
+    if (v.kind == V_ERROR) return 0;
+    if (v.kind != V_CONST || et_is_float(v.ct)) {
+        diag_error(s->diags, e->loc, "expected a compile-time integer (a literal or const parameter), got %s",
+                   val_type_str(s, &v));
+        return 0;
+    }
+    *out = v.i;
+    return 1;
+}

@@ -1,0 +1,538 @@
+/* specialize.c: turns a kernel's AST and its const values into tile IR. Variables live in
+ * scopes; branches and loops become structured regions whose carried values are the
+ * variables they assign; helpers are inlined at each call; `if` on a compile-time
+ * condition keeps only the branch taken. Expressions are in spec_expr.c. */
+#include <string.h>
+#include "spec.h"
+
+/* ---- scopes ---- */
+Binding *spec_lookup(Spec *s, const char *name) {
+    for (Scope *sc = s->scope; sc; sc = sc->parent)
+        for (Binding *b = sc->vars; b; b = b->next)
+            if (strcmp(b->name, name) == 0) return b;
+    return NULL;
+}
+
+static Binding *scope_find(Scope *sc, const char *name) {
+    for (Binding *b = sc->vars; b; b = b->next)
+        if (strcmp(b->name, name) == 0) return b;
+    return NULL;
+}
+
+void spec_bind(Spec *s, const char *name, Val v) {
+    Binding *b = arena_alloc(s->arena, sizeof *b);
+    b->name = name;
+    b->val = v;
+    b->next = s->scope->vars;
+    s->scope->vars = b;
+}
+
+static void scope_push(Spec *s) {
+    Scope *sc = arena_alloc(s->arena, sizeof *sc);
+    sc->parent = s->scope;
+    s->scope = sc;
+}
+
+static void scope_pop(Spec *s) { s->scope = s->scope->parent; }
+
+/* ---- names assigned in a statement tree (the candidates for carried values) ---- */
+static void collect_assigned(const Stmt *st, PtrVec *out, Arena *a) {
+    if (!st) return;
+    if (st->kind == ST_ASSIGN) {
+        for (int i = 0; i < out->len; i++)
+            if (strcmp(out->items[i], st->names[0]) == 0) return;
+        ptrvec_push(a, out, (void *)st->names[0]);
+        return;
+    }
+    for (int i = 0; i < st->nstmts; i++) collect_assigned(st->stmts[i], out, a);
+    collect_assigned(st->body, out, a);
+    collect_assigned(st->else_body, out, a);
+}
+
+/* Outer bindings that the statements may assign. */
+static int assigned_bindings(Spec *s, const Stmt *a, const Stmt *b, Binding ***out) {
+    PtrVec names = {0};
+    collect_assigned(a, &names, s->arena);
+    collect_assigned(b, &names, s->arena);
+    *out = arena_alloc(s->arena, sizeof(Binding *) * (size_t)(names.len + 1));
+    int n = 0;
+    for (int i = 0; i < names.len; i++) {
+        Binding *bd = spec_lookup(s, names.items[i]);
+        if (bd) (*out)[n++] = bd;
+    }
+    return n;
+}
+
+static void spec_stmt(Spec *s, const Stmt *st);
+
+static void spec_stmts_scoped(Spec *s, const Stmt *block) {
+    if (!block) return;
+    scope_push(s);
+    spec_stmt(s, block);
+    scope_pop(s);
+}
+
+/* ---- values that flow out of regions ---- */
+static int same_val(const Val *a, const Val *b) {
+    if (a->kind != b->kind) return 0;
+    if (a->kind == V_TILE) return a->v == b->v;
+    if (a->kind == V_CONST) return a->ct == b->ct && a->i == b->i && a->f == b->f;
+    return a->kind == V_LIST || a->kind == V_TYPE ? a->items == b->items && a->ct == b->ct : 1;
+}
+
+static int carried_type(Spec *s, const char *name, Val v, TirType *t, SrcLoc loc) {
+    if (v.kind == V_TILE) {
+        *t = v.v->type;
+        return 1;
+    }
+    if (v.kind == V_CONST) {
+        *t = (TirType){.elem = v.ct};
+        return 1;
+    }
+    if (v.kind != V_ERROR)
+        diag_error(s->diags, loc, "variable '%s' holds %s, which cannot change inside a loop or branch",
+                   name, val_type_str(s, &v));
+    return 0;
+}
+
+/* Converts a region's final value of a carried variable to the carried type. */
+static TirValue *flow_value(Spec *s, const char *name, Val v, const TirType *t, SrcLoc loc) {
+    if (v.kind == V_ERROR) return NULL;
+    if (v.kind == V_CONST) return spec_materialize(s, v, t->elem, t->rank, t->shape, loc);
+    if (v.kind != V_TILE) {
+        carried_type(s, name, v, &(TirType){0}, loc);
+        return NULL;
+    }
+    if (!tir_type_equal(&v.v->type, t)) {
+        diag_error(s->diags, loc, "variable '%s' changes type from %s to %s inside a loop or branch",
+                   name, tir_type_str(s->arena, t), tir_type_str(s->arena, &v.v->type));
+        return NULL;
+    }
+    return v.v;
+}
+
+static void emit_terminator(Spec *s, TirOpcode code, Binding **bs, const TirType *types, int n, SrcLoc loc) {
+    TirValue **vals = arena_alloc(s->arena, sizeof(TirValue *) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++)
+        if (!(vals[i] = flow_value(s, bs[i]->name, bs[i]->val, &types[i], loc))) return;
+    tir_op_append(s->k, s->block, code, loc, vals, n, NULL, 0);
+}
+
+/* ---- if ---- */
+typedef struct Branch {
+    TirBlock *block;
+    Val *vals;
+    int terminated;
+} Branch;
+
+static void build_branch(Spec *s, const Stmt *body, Binding **bs, const Val *saved, int n, Branch *br) {
+    TirBlock *outer = s->block;
+    br->block = tir_block_new(s->k, 0, NULL);
+    s->block = br->block;
+    s->terminated = 0;
+    spec_stmts_scoped(s, body);
+    br->terminated = s->terminated;
+    br->vals = arena_alloc(s->arena, sizeof(Val) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        br->vals[i] = bs[i]->val;
+        bs[i]->val = saved[i];
+    }
+    s->block = outer;
+    s->terminated = 0;
+}
+
+/* The type of an if-result: the tiles' type; constants alone promote. */
+static int merge_type(Spec *s, const char *name, const Val *a, const Val *b, TirType *t, SrcLoc loc) {
+    const Val *tile = a->kind == V_TILE ? a : b->kind == V_TILE ? b : NULL;
+    if (tile) return carried_type(s, name, *tile, t, loc);
+    if (a->kind != V_CONST || b->kind != V_CONST) return carried_type(s, name, a->kind != V_CONST ? *a : *b, t, loc);
+    *t = (TirType){.elem = spec_promote(a, b)};
+    return 1;
+}
+
+static void spec_if_runtime(Spec *s, const Stmt *st, TirValue *cond) {
+    Binding **bs;
+    int n = assigned_bindings(s, st->body, st->else_body, &bs);
+    Val *saved = arena_alloc(s->arena, sizeof(Val) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) saved[i] = bs[i]->val;
+    Branch br[2];
+    build_branch(s, st->body, bs, saved, n, &br[0]);
+    build_branch(s, st->else_body, bs, saved, n, &br[1]);
+    /* results: variables whose value differs between the paths that fall through */
+    Binding **rb = arena_alloc(s->arena, sizeof(Binding *) * (size_t)(n + 1));
+    TirType *types = arena_alloc(s->arena, sizeof(TirType) * (size_t)(n + 1));
+    int nres = 0;
+    for (int i = 0; i < n; i++) {
+        const Val *a = br[0].terminated ? &br[1].vals[i] : &br[0].vals[i];
+        const Val *b = br[1].terminated ? a : &br[1].vals[i];
+        if (same_val(a, b) && same_val(a, &saved[i])) continue;
+        if (br[0].terminated && br[1].terminated) continue;
+        if (!merge_type(s, bs[i]->name, a, b, &types[nres], st->loc)) return;
+        rb[nres++] = bs[i];
+    }
+    TirBlock *outer = s->block;
+    for (int r = 0; r < 2; r++) {
+        if (br[r].terminated) continue;
+        s->block = br[r].block;
+        for (int i = 0, j = 0; i < n; i++) /* each branch yields its own values */
+            if (j < nres && bs[i] == rb[j]) rb[j++]->val = br[r].vals[i];
+        emit_terminator(s, TIR_YIELD, rb, types, nres, st->loc);
+    }
+    s->block = outer;
+    TirOp *op = tir_op_append(s->k, s->block, TIR_IF, st->loc, &cond, 1, types, nres);
+    tir_op_add_regions(s->k, op, 2);
+    for (int r = 0; r < 2; r++) {
+        op->regions[r] = br[r].block;
+        br[r].block->parent = op;
+    }
+    for (int j = 0; j < nres; j++) rb[j]->val = val_tile(op->results[j]);
+    s->terminated = br[0].terminated && br[1].terminated;
+}
+
+static TirValue *scalar_condition(Spec *s, const Expr *e, Val c) {
+    if (c.kind == V_ERROR) return NULL;
+    if (!val_is_value(&c) || val_rank(&c) != 0 || val_elem(&c) == ET_PTR) {
+        diag_error(s->diags, e->loc, "condition must be a scalar bool or integer, got %s", val_type_str(s, &c));
+        return NULL;
+    }
+    if (val_elem(&c) != ET_BOOL) c = spec_binary(s, OP_NE, c, val_const_int(ET_I32, 0, 1), e->loc);
+    return spec_as_tile(s, c, e->loc);
+}
+
+static void spec_if(Spec *s, const Stmt *st) {
+    Val c = spec_expr(s, st->cond);
+    if (c.kind == V_CONST) { /* a compile-time condition keeps only the branch taken */
+        spec_stmts_scoped(s, c.i ? st->body : st->else_body);
+        return;
+    }
+    TirValue *cond = scalar_condition(s, st->cond, c);
+    if (cond) spec_if_runtime(s, st, cond);
+}
+
+/* ---- loops ---- */
+static int loop_inits(Spec *s, Binding **bs, int n, TirValue **inits, TirType *types, SrcLoc loc) {
+    for (int i = 0; i < n; i++) {
+        if (!carried_type(s, bs[i]->name, bs[i]->val, &types[i], loc)) return 0;
+        if (bs[i]->val.kind == V_CONST && bs[i]->val.weak && et_is_int(types[i].elem)) types[i].elem = ET_I32;
+        if (!(inits[i] = flow_value(s, bs[i]->name, bs[i]->val, &types[i], loc))) return 0;
+    }
+    return 1;
+}
+
+/* Binds the carried variables to a region's arguments in a fresh loop scope. */
+static Binding **bind_region_args(Spec *s, Binding **outer, int n, TirBlock *b, int first) {
+    Binding **inner = arena_alloc(s->arena, sizeof(Binding *) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        b->args[first + i]->name = outer[i]->name;
+        spec_bind(s, outer[i]->name, val_tile(b->args[first + i]));
+        inner[i] = s->scope->vars;
+    }
+    return inner;
+}
+
+static void loop_body(Spec *s, const Stmt *body, TirBlock *blk, Binding **inner, TirType *types, int n, SrcLoc loc) {
+    LoopCtx ctx = {s->scope, NULL, n, types}, *saved = s->loop;
+    ctx.carried = (const char **)inner; /* bindings, see spec_jump */
+    s->loop = &ctx;
+    s->block = blk;
+    s->terminated = 0;
+    spec_stmts_scoped(s, body);
+    if (!s->terminated) emit_terminator(s, TIR_YIELD, inner, types, n, loc);
+    s->loop = saved;
+    s->terminated = 0;
+}
+
+static int for_bounds(Spec *s, const Stmt *st, TirValue **bounds) {
+    Val v[3] = {val_const_int(ET_I32, 0, 1), {0}, val_const_int(ET_I32, 1, 1)};
+    if (st->nvalues == 1) v[1] = spec_expr(s, st->values[0]);
+    else
+        for (int i = 0; i < st->nvalues; i++) v[i] = spec_expr(s, st->values[i]);
+    ElemKind et = ET_I32;
+    for (int i = 0; i < 3; i++) {
+        if (v[i].kind == V_ERROR) return 0;
+        if (!val_is_value(&v[i]) || val_rank(&v[i]) != 0 || !et_is_int(val_elem(&v[i]))) {
+            diag_error(s->diags, st->loc, "range() bounds must be integer scalars, got %s", val_type_str(s, &v[i]));
+            return 0;
+        }
+        if (et_bits(val_elem(&v[i])) == 64 && !(v[i].kind == V_CONST && v[i].weak)) et = ET_I64;
+    }
+    if (v[2].kind == V_CONST && v[2].i == 0) {
+        diag_error(s->diags, st->loc, "range() step must not be zero");
+        return 0;
+    }
+    for (int i = 0; i < 3; i++) bounds[i] = spec_materialize(s, v[i], et, 0, NULL, st->loc);
+    return 1;
+}
+
+static void spec_for(Spec *s, const Stmt *st) {
+    TirValue *ops[64 + 3];
+    if (!for_bounds(s, st, ops)) return;
+    Binding **bs;
+    int n = assigned_bindings(s, st->body, NULL, &bs);
+    if (n > 64) {
+        diag_error(s->diags, st->loc, "too many variables carried by this loop (%d, at most 64)", n);
+        return;
+    }
+    TirType types[65];
+    if (!loop_inits(s, bs, n, ops + 3, types, st->loc)) return;
+    TirType args[66] = {ops[0]->type};
+    memcpy(args + 1, types, sizeof(TirType) * (size_t)n);
+    TirBlock *blk = tir_block_new(s->k, n + 1, args);
+    TirOp *op = tir_op_append(s->k, s->block, TIR_FOR, st->loc, ops, n + 3, types, n);
+    tir_op_add_regions(s->k, op, 1);
+    op->regions[0] = blk;
+    blk->parent = op;
+    TirBlock *outer = s->block;
+    scope_push(s);
+    blk->args[0]->name = st->names[0];
+    spec_bind(s, st->names[0], val_tile(blk->args[0]));
+    Binding **inner = bind_region_args(s, bs, n, blk, 1);
+    loop_body(s, st->body, blk, inner, types, n, st->loc);
+    scope_pop(s);
+    s->block = outer;
+    for (int i = 0; i < n; i++) bs[i]->val = val_tile(op->results[i]);
+}
+
+static void spec_while(Spec *s, const Stmt *st) {
+    Binding **bs;
+    int n = assigned_bindings(s, st->body, NULL, &bs);
+    if (n > 64) {
+        diag_error(s->diags, st->loc, "too many variables carried by this loop (%d, at most 64)", n);
+        return;
+    }
+    TirValue *inits[65];
+    TirType types[65];
+    if (!loop_inits(s, bs, n, inits, types, st->loc)) return;
+    TirBlock *before = tir_block_new(s->k, n, types), *body = tir_block_new(s->k, n, types);
+    TirOp *op = tir_op_append(s->k, s->block, TIR_WHILE, st->loc, inits, n, types, n);
+    tir_op_add_regions(s->k, op, 2);
+    op->regions[0] = before;
+    op->regions[1] = body;
+    before->parent = body->parent = op;
+    TirBlock *outer = s->block;
+    scope_push(s);
+    bind_region_args(s, bs, n, before, 0);
+    s->block = before;
+    TirValue *cond = scalar_condition(s, st->cond, spec_expr(s, st->cond));
+    if (cond) {
+        TirValue *cops[66] = {cond};
+        memcpy(cops + 1, before->args, sizeof(TirValue *) * (size_t)n);
+        tir_op_append(s->k, before, TIR_CONDITION, st->cond->loc, cops, n + 1, NULL, 0);
+    }
+    scope_pop(s);
+    scope_push(s);
+    Binding **inner = bind_region_args(s, bs, n, body, 0);
+    loop_body(s, st->body, body, inner, types, n, st->loc);
+    scope_pop(s);
+    s->block = outer;
+    for (int i = 0; i < n; i++) bs[i]->val = val_tile(op->results[i]);
+}
+
+static void spec_jump(Spec *s, const Stmt *st) {
+    if (!s->loop) {
+        diag_error(s->diags, st->loc, "'%s' outside a loop", st->kind == ST_BREAK ? "break" : "continue");
+        return;
+    }
+    emit_terminator(s, st->kind == ST_BREAK ? TIR_BREAK : TIR_CONTINUE, (Binding **)s->loop->carried,
+                    s->loop->types, s->loop->ncarried, st->loc);
+    s->terminated = 1;
+}
+
+/* ---- simple statements ---- */
+static void spec_let(Spec *s, const Stmt *st) {
+    Val v = spec_expr(s, st->value);
+    if (st->nnames == 1) {
+        if (v.kind == V_VOID || v.kind == V_TUPLE)
+            diag_error(s->diags, st->value->loc, "expression gives %s, expected one value",
+                       v.kind == V_VOID ? "no value" : "several values");
+        spec_bind(s, st->names[0], v.kind == V_VOID || v.kind == V_TUPLE ? val_error() : v);
+        return;
+    }
+    if (v.kind != V_ERROR && (v.kind != V_TUPLE || v.nitems != st->nnames))
+        diag_error(s->diags, st->value->loc, "expected %d values on the right, got %s", st->nnames,
+                   v.kind == V_TUPLE ? arena_printf(s->arena, "%d", v.nitems) : val_type_str(s, &v));
+    for (int i = 0; i < st->nnames; i++)
+        spec_bind(s, st->names[i], v.kind == V_TUPLE && v.nitems == st->nnames ? v.items[i] : val_error());
+}
+
+static void spec_assign(Spec *s, const Stmt *st) {
+    Binding *b = spec_lookup(s, st->names[0]);
+    if (!b) {
+        diag_error(s->diags, st->name_locs ? st->name_locs[0] : st->loc,
+                   "assignment to undeclared variable '%s' (declare it with let)", st->names[0]);
+        return;
+    }
+    Val v = spec_expr(s, st->value);
+    if (st->op >= 0) v = spec_binary(s, (OpKind)st->op, b->val, v, st->loc);
+    if (v.kind == V_VOID || v.kind == V_TUPLE) {
+        diag_error(s->diags, st->value->loc, "expression gives %s, expected one value",
+                   v.kind == V_VOID ? "no value" : "several values");
+        v = val_error();
+    }
+    b->val = v;
+}
+
+static void spec_return(Spec *s, const Stmt *st) {
+    if (!s->ret) { /* kernel: leave */
+        tir_op_append(s->k, s->block, TIR_RETURN, st->loc, NULL, 0, NULL, 0);
+        s->terminated = 1;
+        return;
+    }
+    if (st->nvalues == 1) {
+        *s->ret = spec_expr(s, st->values[0]);
+        return;
+    }
+    Val t = {.kind = st->nvalues ? V_TUPLE : V_VOID, .nitems = st->nvalues};
+    t.items = arena_alloc(s->arena, sizeof(Val) * (size_t)(st->nvalues + 1));
+    for (int i = 0; i < st->nvalues; i++) t.items[i] = spec_expr(s, st->values[i]);
+    *s->ret = t;
+}
+
+static void spec_stmt(Spec *s, const Stmt *st) {
+    if (s->terminated) return; /* unreachable after return/break/continue */
+    switch (st->kind) {
+    case ST_LET: spec_let(s, st); break;
+    case ST_ASSIGN: spec_assign(s, st); break;
+    case ST_EXPR: spec_expr(s, st->value); break;
+    case ST_IF: spec_if(s, st); break;
+    case ST_FOR: spec_for(s, st); break;
+    case ST_WHILE: spec_while(s, st); break;
+    case ST_BREAK: case ST_CONTINUE: spec_jump(s, st); break;
+    case ST_RETURN: spec_return(s, st); break;
+    case ST_BLOCK:
+        scope_push(s);
+        for (int i = 0; i < st->nstmts && !s->terminated; i++) spec_stmt(s, st->stmts[i]);
+        scope_pop(s);
+        break;
+    }
+}
+
+/* ---- helpers (inlined) ---- */
+static int helper_arg(Spec *s, const Param *p, Val v, SrcLoc loc, Val *out) {
+    *out = v;
+    if (v.kind == V_ERROR) return 0;
+    if (p->is_const && v.kind != V_CONST) {
+        diag_error(s->diags, loc, "argument '%s' must be a compile-time constant, got %s", p->name,
+                   val_type_str(s, &v));
+        return 0;
+    }
+    if (!p->type) return 1;
+    ElemKind et = et_from_name(p->type->name);
+    if (!val_is_value(&v) || (p->type->ptr_depth && (val_elem(&v) != ET_PTR || v.v->type.pointee != et)) ||
+        (!p->type->ptr_depth && val_elem(&v) == ET_PTR)) {
+        diag_error(s->diags, loc, "argument '%s' expects %s%s, got %s", p->name,
+                   p->type->ptr_depth ? "*" : "", p->type->name, val_type_str(s, &v));
+        return 0;
+    }
+    if (p->type->ptr_depth) return 1;
+    if (v.kind == V_CONST) *out = spec_binary(s, OP_ADD, val_const_int(et, 0, 0), v, loc);
+    else *out = val_tile(spec_cast(s, v.v, et, loc));
+    return out->kind != V_ERROR;
+}
+
+static int helper_args(Spec *s, const Func *f, const Expr *call, Val *vals) {
+    int given[64] = {0};
+    for (int i = 0; i < call->nargs; i++) {
+        const char *kw = call->arg_names ? call->arg_names[i] : NULL;
+        int p = i;
+        if (kw)
+            for (p = 0; p < f->nparams && strcmp(f->params[p].name, kw) != 0; p++) {}
+        if (p >= f->nparams || given[p]) {
+            diag_error(s->diags, call->args[i]->loc, kw ? "%s() has no parameter '%s' or it is given twice"
+                                                        : "too many arguments to %s()", f->name, kw);
+            return 0;
+        }
+        given[p] = 1;
+        if (!helper_arg(s, &f->params[p], spec_expr(s, call->args[i]), call->args[i]->loc, &vals[p])) return 0;
+    }
+    for (int p = 0; p < f->nparams; p++)
+        if (!given[p]) {
+            if (f->params[p].default_value) vals[p] = spec_expr(s, f->params[p].default_value);
+            else {
+                diag_error(s->diags, call->loc, "%s() needs its argument '%s'", f->name, f->params[p].name);
+                return 0;
+            }
+        }
+    return 1;
+}
+
+Val spec_call_helper(Spec *s, const Func *f, const Expr *call) {
+    if (s->inline_depth >= 32 || f->nparams > 64) {
+        diag_error(s->diags, call->loc, "helper '%s' is recursive or nested too deeply (inlining stops at 32 levels)", f->name);
+        return val_error();
+    }
+    Val vals[65];
+    if (!helper_args(s, f, call, vals)) return val_error();
+    Scope *saved_scope = s->scope;
+    LoopCtx *saved_loop = s->loop;
+    Val *saved_ret = s->ret, ret = {.kind = V_VOID};
+    s->scope = NULL;
+    scope_push(s);
+    for (int p = 0; p < f->nparams; p++) spec_bind(s, f->params[p].name, vals[p]);
+    s->ret = &ret;
+    s->loop = NULL;
+    s->inline_depth++;
+    spec_stmt(s, f->body);
+    s->inline_depth--;
+    s->scope = saved_scope;
+    s->loop = saved_loop;
+    s->ret = saved_ret;
+    return ret;
+}
+
+/* ---- kernels ---- */
+static const char *symbol_name(Spec *s, const Func *f, const ConstBinding *c, int n) {
+    char *sym = arena_strdup(s->arena, f->name);
+    for (int i = 0; i < n; i++)
+        sym = arena_printf(s->arena, "%s_%s%lld", sym, c[i].value < 0 ? "m" : "",
+                           (long long)(c[i].value < 0 ? -c[i].value : c[i].value));
+    return sym;
+}
+
+static int64_t const_value(const ConstBinding *c, int n, const char *name, int64_t dflt) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(c[i].name, name) == 0) return c[i].value;
+    return dflt;
+}
+
+static int bind_kernel_params(Spec *s, const Func *f, const ConstBinding *c, int nc) {
+    s->k->params = arena_alloc(s->arena, sizeof(TirParam) * (size_t)(f->nparams + 1));
+    for (int i = 0; i < f->nparams; i++) {
+        const Param *p = &f->params[i];
+        ElemKind et = p->type ? et_from_name(p->type->name) : ET_VOID;
+        if (et == ET_VOID) {
+            diag_error(s->diags, p->loc, "kernel parameter '%s' needs a known type", p->name);
+            return 0;
+        }
+        if (p->is_const) {
+            int64_t v = const_value(c, nc, p->name, 0);
+            spec_bind(s, p->name, et_is_float(et) ? val_const_float(et, (double)v, 0) : val_const_int(et, v, 0));
+            continue;
+        }
+        TirType t = {.elem = p->type->ptr_depth ? ET_PTR : et, .pointee = p->type->ptr_depth ? et : ET_VOID};
+        TirParam *tp = &s->k->params[s->k->nparams];
+        *tp = (TirParam){p->name, t, i};
+        TirValue *v = spec_emit(s, TIR_PARAM, p->loc, NULL, 0, t);
+        v->def->attr.i = s->k->nparams++;
+        v->name = p->name;
+        spec_bind(s, p->name, val_tile(v));
+    }
+    return 1;
+}
+
+TirKernel *spec_kernel(Arena *a, const Module *m, const Func *f, const ConstBinding *consts,
+                       int nconsts, int threads_per_warp, Diags *diags) {
+    int errors = diags->errors;
+    Spec s = {.arena = a, .diags = diags, .module = m, .kernel = f};
+    s.k = tir_kernel_new(a, f->name);
+    s.k->threads_per_warp = threads_per_warp;
+    s.k->num_warps = (int)const_value(consts, nconsts, "num_warps", 4);
+    s.k->num_stages = (int)const_value(consts, nconsts, "num_stages", 2);
+    s.k->symbol = symbol_name(&s, f, consts, nconsts);
+    s.block = s.k->body;
+    scope_push(&s);
+    spec_bind(&s, "num_warps", val_const_int(ET_I32, s.k->num_warps, 0));
+    spec_bind(&s, "num_stages", val_const_int(ET_I32, s.k->num_stages, 0));
+    if (bind_kernel_params(&s, f, consts, nconsts)) spec_stmt(&s, f->body);
+    return diags->errors > errors ? NULL : s.k;
+}
