@@ -64,7 +64,7 @@ static void print_op(FILE *out, Arena *a, const TirOp *op, int depth) {
     }
     if (op->code == TIR_PARAM && op->results[0]->name) fprintf(out, "  // %s", op->results[0]->name);
     for (int r = 0; r < op->nregions; r++) {
-        fputs(r ? " else {\n" : " {\n", out);
+        fputs(!r ? " {\n" : op->code == TIR_WHILE ? " do {\n" : " else {\n", out);
         print_block(out, a, op->regions[r], depth + 1);
         fprintf(out, "%*s}", depth * 2, "");
     }

@@ -1,0 +1,97 @@
+/* driver.c: the compile pipeline in one place. tc_compile reads top to bottom as the list
+ * of stages: resolve consts, specialize (AST -> tile IR), verify, assign layouts, lower to
+ * LLVM IR, optimize, emit PTX or a host object. Each stage can be the last one and be
+ * dumped (tilec --emit=...). */
+#include <string.h>
+#include <llvm-c/Core.h>
+#include "codegen.h"
+#include "driver.h"
+#include "lower.h"
+#include "layout.h"
+#include "spec.h"
+#include "target.h"
+
+Module *tc_parse(Arena *arena, const SrcFile *file, Diags *diags) {
+    Module *m = parse_module(arena, file, diags);
+    if (!m || diags->errors) return NULL;
+    sema_check(m, diags);
+    return diags->errors ? NULL : m;
+}
+
+static const Func *find_kernel(const CompileRequest *req, Diags *d) {
+    const Func *f = module_find_func(req->module, req->kernel);
+    if (f && f->is_kernel) return f;
+    diag_error(d, (SrcLoc){req->module->file, 0, 0, 0}, "no kernel named '%s' in %s", req->kernel,
+               req->module->file ? req->module->file->name : "the module");
+    return NULL;
+}
+
+static int dump_tir(const CompileRequest *req, const TirKernel *k, const char *pass) {
+    if (req->dump && req->dump_after_pass && strcmp(req->dump_after_pass, pass) == 0) tir_print(k, req->dump);
+    return 0;
+}
+
+static int check_ir(TirKernel *k, int need_layouts, Diags *d) {
+    return tir_verify(k, need_layouts, d) ? -1 : 0;
+}
+
+static void fill_result(const TirKernel *k, CompiledKernel *out, Arena *a) {
+    out->symbol = k->symbol;
+    out->num_warps = k->num_warps;
+    out->num_stages = k->num_stages;
+    out->num_threads = k->num_warps * k->threads_per_warp;
+    out->smem_bytes = k->smem_bytes;
+    out->nparams = k->nparams;
+    out->params = arena_alloc(a, sizeof(CompiledParam) * (size_t)(k->nparams + 1));
+    for (int i = 0; i < k->nparams; i++)
+        out->params[i] = (CompiledParam){k->params[i].name, k->params[i].type.elem, k->params[i].type.pointee};
+}
+
+/* LLVM IR -> optimized IR -> PTX or object. */
+static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t, Arena *arena,
+                       Diags *d, CompiledKernel *out) {
+    LLVMContextRef ctx = LLVMContextCreate();
+    LLVMModuleRef mod = lower_kernel(k, t, ctx, d);
+    int rc = mod ? codegen_optimize(mod, t, d) : -1;
+    CgOutput what = req->stop_after == STAGE_LLVM ? CG_LLVM_IR
+                    : req->stop_after == STAGE_ASM || t->kind == TARGET_NVPTX ? CG_ASM : CG_OBJECT;
+    char *code = NULL;
+    size_t size = 0;
+    if (rc == 0) rc = codegen_emit(mod, t, what, arena, &code, &size, d);
+    if (rc == 0 && req->dump && req->stop_after <= STAGE_ASM) fwrite(code, 1, size, req->dump);
+    if (rc == 0 && out) {
+        fill_result(k, out, arena);
+        out->code = code;
+        out->code_size = size;
+        out->is_ptx = t->kind == TARGET_NVPTX;
+    }
+    if (mod) LLVMDisposeModule(mod);
+    LLVMContextDispose(ctx);
+    return rc;
+}
+
+int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKernel *out) {
+    const Func *f = find_kernel(req, diags);
+    const Target *t = target_lookup(req->target ? req->target : TC_TARGET_HOST);
+    if (!f) return -1;
+    if (!t) {
+        diag_error(diags, (SrcLoc){0}, "unknown target '%s' (expected host or sm_XX such as sm_80, sm_90a)", req->target);
+        return -1;
+    }
+    ConstBinding consts[96];
+    int nconsts = tc_resolve_consts(f, req->consts, req->nconsts, consts, 96, arena, diags);
+    if (nconsts < 0) return -1;
+
+    TirKernel *k = spec_kernel(arena, req->module, f, consts, nconsts, t->threads_per_warp, diags);
+    if (!k) return -1;
+    if (t->kind == TARGET_HOST) k->num_warps = 1; /* one thread owns whole tiles */
+    if (check_ir(k, 0, diags) || dump_tir(req, k, "specialize")) return -1;
+
+    if (pass_assign_layouts(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "layout")) return -1;
+    if (req->stop_after == STAGE_TIR) {
+        if (req->dump && !req->dump_after_pass) tir_print(k, req->dump);
+        if (out) fill_result(k, out, arena);
+        return 0;
+    }
+    return run_backend(req, k, t, arena, diags, out);
+}
