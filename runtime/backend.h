@@ -1,0 +1,51 @@
+/* backend.h: the one interface every device backend implements (cpu, cuda, hip).
+ * A backend is a record of function pointers chosen from a table (rt_backend_ops); the rest
+ * of the runtime never tests which vendor it talks to. Failures return a tile_Status and write
+ * a one-line message into `err` (BK_ERR_MAX bytes). */
+#ifndef TILE_BACKEND_H
+#define TILE_BACKEND_H
+#include <stddef.h>
+#include "tile.h"
+
+enum { BK_ERR_MAX = 1024 };
+
+typedef struct BackendOps {
+    tile_Backend kind;
+    const char *name; /* "cpu", "cuda", "hip" */
+    tile_Status (*open)(void **dev, char *err);
+    void (*close)(void *dev);
+    const char *(*device_name)(void *dev);
+    const char *(*arch)(void *dev);        /* "host", "sm_90a", ... */
+    const char *(*target)(void *dev);      /* tc_compile target for the first try */
+    const char *(*fallback_target)(void *dev); /* tried when the first fails to load, or NULL */
+    const char *(*cache_id)(void *dev);    /* driver/arch identity mixed into disk cache keys */
+    void (*max_grid)(void *dev, unsigned long long out[3]);
+
+    tile_Status (*malloc)(void *dev, size_t bytes, tile_DevPtr *out, char *err);
+    tile_Status (*free)(void *dev, tile_DevPtr p, char *err);
+    tile_Status (*copy_h2d)(void *dev, tile_DevPtr dst, const void *src, size_t n, char *err);
+    tile_Status (*copy_d2h)(void *dev, void *dst, tile_DevPtr src, size_t n, char *err);
+    tile_Status (*memset)(void *dev, tile_DevPtr dst, int byte, size_t n, char *err);
+    tile_Status (*sync)(void *dev, char *err);
+
+    /* Turns tc_compile's output (PTX text or a host object) into the loadable image the disk
+     * cache keeps (a cubin for CUDA, the object itself on the host). *out is malloc'ed. */
+    tile_Status (*finalize)(void *dev, const void *code, size_t size, int is_ptx,
+                            void **out, size_t *out_size, char *err);
+    tile_Status (*load)(void *dev, const void *image, size_t size, void **mod, char *err);
+    void (*unload)(void *dev, void *mod);
+    tile_Status (*get_function)(void *dev, void *mod, const char *symbol, int smem_bytes,
+                                void **fn, char *err);
+    /* args[i] points at runtime param i's value. grid[] >= 1 and within max_grid. */
+    tile_Status (*launch)(void *dev, void *fn, const unsigned grid[3], int threads,
+                          int smem_bytes, void **args, char *err);
+} BackendOps;
+
+extern const BackendOps rt_backend_cpu;
+extern const BackendOps rt_backend_cuda;
+extern const BackendOps rt_backend_hip;
+
+/* The ops for a backend kind (AUTO excluded); NULL if unknown. */
+const BackendOps *rt_backend_ops(tile_Backend kind);
+
+#endif

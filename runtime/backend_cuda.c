@@ -1,0 +1,322 @@
+/* backend_cuda.c: the CUDA backend, over the Driver API loaded with dlopen("libcuda.so.1")
+ * on first use (no CUDA needed to build). PTX from tc_compile is linked into a cubin with
+ * cuLink* (the form the disk cache keeps, so later processes skip the driver's PTX JIT), then
+ * loaded with cuModuleLoadDataEx. One primary context per device; launches go to the default
+ * stream and are asynchronous until tile_synchronize. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend.h"
+#include "cuda_api.h"
+
+enum { LOG_MAX = 8192, DEFAULT_SMEM = 48 * 1024, CUDA_ERROR_OUT_OF_MEMORY = 2 };
+
+static struct {
+#define X(name, sym, args) CUresult (*name) args;
+    CUDA_FUNCS(X)
+#undef X
+} cu;
+static char driver_error[512]; /* why the driver did not load ("" when it did) */
+
+typedef struct CudaDev {
+    CUdevice dev;
+    CUcontext ctx;
+    char name[256], arch[16], fallback[16], cache_id[384];
+    unsigned long long max_grid[3];
+    int smem_optin;
+} CudaDev;
+
+static void load_driver(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(driver_error, sizeof driver_error,
+                 "cannot load the CUDA driver (libcuda.so.1): %s", dlerror());
+        return;
+    }
+#define X(name, sym, args) \
+    if (!(*(void **)&cu.name = dlsym(h, sym))) { \
+        snprintf(driver_error, sizeof driver_error, "the CUDA driver lacks %s (too old?)", sym); \
+        return; \
+    }
+    CUDA_FUNCS(X)
+#undef X
+    CUresult r = cu.cuInit(0);
+    if (r != CUDA_SUCCESS)
+        snprintf(driver_error, sizeof driver_error, "cuInit failed with CUDA error %d%s", r,
+                 r == CUDA_ERROR_NO_DEVICE ? " (no CUDA-capable device)" : "");
+}
+
+/* "CUDA error 700 (an illegal memory access was encountered) in cuCtxSynchronize" */
+static tile_Status fail(CUresult r, const char *call, char *err)
+{
+    const char *s = NULL;
+    if (cu.cuGetErrorString(r, &s) != CUDA_SUCCESS || !s)
+        s = "unknown error";
+    snprintf(err, BK_ERR_MAX, "CUDA error %d (%s) in %s", r, s, call);
+    return r == CUDA_ERROR_OUT_OF_MEMORY ? TILE_ERROR_OUT_OF_MEMORY : TILE_ERROR_DEVICE;
+}
+
+#define CU_TRY(call, args) \
+    do { \
+        CUresult r_ = cu.call args; \
+        if (r_ != CUDA_SUCCESS) \
+            return fail(r_, #call, err); \
+    } while (0)
+
+static tile_Status current(CudaDev *d, char *err)
+{
+    CU_TRY(cuCtxSetCurrent, (d->ctx));
+    return TILE_OK;
+}
+
+static tile_Status describe(CudaDev *d, char *err)
+{
+    int major, minor, version, g[3];
+    CU_TRY(cuDeviceGetName, (d->name, sizeof d->name, d->dev));
+    CU_TRY(cuDeviceGetAttribute, (&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev));
+    CU_TRY(cuDeviceGetAttribute, (&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev));
+    CU_TRY(cuDeviceGetAttribute, (&d->smem_optin,
+                                  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, d->dev));
+    for (int i = 0; i < 3; i++)
+        CU_TRY(cuDeviceGetAttribute, (&g[i], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i, d->dev));
+    CU_TRY(cuDriverGetVersion, (&version));
+    for (int i = 0; i < 3; i++)
+        d->max_grid[i] = (unsigned long long)g[i];
+    /* sm_90a unlocks wgmma/TMA; code for it only runs on 9.0 itself, sm_90 is the fallback */
+    snprintf(d->fallback, sizeof d->fallback, "sm_%d%d", major, minor);
+    snprintf(d->arch, sizeof d->arch, "sm_%d%d%s", major, minor, major == 9 ? "a" : "");
+    snprintf(d->cache_id, sizeof d->cache_id, "cuda %d|%s|%s", version, d->arch, d->name);
+    return TILE_OK;
+}
+
+static tile_Status cuda_open(void **out, char *err)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, load_driver);
+    if (driver_error[0]) {
+        snprintf(err, BK_ERR_MAX, "%s", driver_error);
+        return TILE_ERROR_NO_DEVICE;
+    }
+    int count = 0;
+    CU_TRY(cuDeviceGetCount, (&count));
+    if (count < 1) {
+        snprintf(err, BK_ERR_MAX, "no CUDA device found");
+        return TILE_ERROR_NO_DEVICE;
+    }
+    CudaDev *d = calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(err, BK_ERR_MAX, "out of memory");
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    tile_Status st = TILE_OK;
+    CUresult r = cu.cuDeviceGet(&d->dev, 0);
+    if (r != CUDA_SUCCESS)
+        st = fail(r, "cuDeviceGet", err);
+    else if ((r = cu.cuDevicePrimaryCtxRetain(&d->ctx, d->dev)) != CUDA_SUCCESS)
+        st = fail(r, "cuDevicePrimaryCtxRetain", err);
+    else if ((st = current(d, err)) == TILE_OK)
+        st = describe(d, err);
+    if (st != TILE_OK) {
+        if (d->ctx)
+            cu.cuDevicePrimaryCtxRelease(d->dev);
+        free(d);
+        return st == TILE_ERROR_DEVICE ? TILE_ERROR_NO_DEVICE : st;
+    }
+    *out = d;
+    return TILE_OK;
+}
+
+static void cuda_close(void *dev)
+{
+    CudaDev *d = dev;
+    cu.cuCtxSetCurrent(d->ctx);
+    cu.cuCtxSynchronize();
+    cu.cuDevicePrimaryCtxRelease(d->dev);
+    free(d);
+}
+
+static const char *cuda_device_name(void *dev) { return ((CudaDev *)dev)->name; }
+static const char *cuda_arch(void *dev) { return ((CudaDev *)dev)->arch; }
+static const char *cuda_target(void *dev) { return ((CudaDev *)dev)->arch; }
+static const char *cuda_cache_id(void *dev) { return ((CudaDev *)dev)->cache_id; }
+
+static const char *cuda_fallback(void *dev)
+{
+    CudaDev *d = dev;
+    return strcmp(d->arch, d->fallback) ? d->fallback : NULL;
+}
+
+static void cuda_max_grid(void *dev, unsigned long long out[3])
+{
+    memcpy(out, ((CudaDev *)dev)->max_grid, sizeof ((CudaDev *)dev)->max_grid);
+}
+
+/* ---- memory ---- */
+static tile_Status cuda_malloc(void *dev, size_t bytes, tile_DevPtr *out, char *err)
+{
+    CUdeviceptr p;
+    tile_Status st = current(dev, err);
+    if (st != TILE_OK)
+        return st;
+    CU_TRY(cuMemAlloc, (&p, bytes));
+    *out = p;
+    return TILE_OK;
+}
+
+static tile_Status cuda_free(void *dev, tile_DevPtr p, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st == TILE_OK)
+        CU_TRY(cuMemFree, (p));
+    return st;
+}
+
+static tile_Status cuda_h2d(void *dev, tile_DevPtr dst, const void *src, size_t n, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st == TILE_OK)
+        CU_TRY(cuMemcpyHtoD, (dst, src, n));
+    return st;
+}
+
+static tile_Status cuda_d2h(void *dev, void *dst, tile_DevPtr src, size_t n, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st == TILE_OK)
+        CU_TRY(cuMemcpyDtoH, (dst, src, n));
+    return st;
+}
+
+static tile_Status cuda_memset(void *dev, tile_DevPtr dst, int byte, size_t n, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st == TILE_OK)
+        CU_TRY(cuMemsetD8, (dst, (unsigned char)byte, n));
+    return st;
+}
+
+static tile_Status cuda_sync(void *dev, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st == TILE_OK)
+        CU_TRY(cuCtxSynchronize, ());
+    return st;
+}
+
+/* ---- code ---- */
+/* Appends the JIT's error log, if any, to err. */
+static tile_Status with_log(tile_Status st, const char *log, char *err)
+{
+    size_t n = strlen(err);
+    if (st != TILE_OK && log[0] && n + 2 < BK_ERR_MAX)
+        snprintf(err + n, BK_ERR_MAX - n, ": %s", log);
+    return st;
+}
+
+static tile_Status link_ptx(CUlinkState link, const void *ptx, size_t size, void **out,
+                            size_t *out_size, char *err)
+{
+    char *text = malloc(size + 1); /* the driver wants NUL-terminated PTX */
+    void *cubin;
+    if (!text) {
+        snprintf(err, BK_ERR_MAX, "out of memory");
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    memcpy(text, ptx, size);
+    text[size] = 0;
+    CUresult r = cu.cuLinkAddData(link, CU_JIT_INPUT_PTX, text, size + 1, "kernel.ptx", 0, NULL,
+                                  NULL);
+    free(text);
+    if (r != CUDA_SUCCESS)
+        return fail(r, "cuLinkAddData", err);
+    CU_TRY(cuLinkComplete, (link, &cubin, out_size));
+    if (!(*out = malloc(*out_size))) {
+        snprintf(err, BK_ERR_MAX, "out of memory");
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    memcpy(*out, cubin, *out_size); /* cubin belongs to the link state */
+    return TILE_OK;
+}
+
+static tile_Status cuda_finalize(void *dev, const void *code, size_t size, int is_ptx,
+                                 void **out, size_t *out_size, char *err)
+{
+    if (!is_ptx) {
+        snprintf(err, BK_ERR_MAX, "the CUDA backend loads PTX, not host objects");
+        return TILE_ERROR_UNSUPPORTED;
+    }
+    tile_Status st = current(dev, err);
+    if (st != TILE_OK)
+        return st;
+    char *log = calloc(1, LOG_MAX); /* must outlive the link state */
+    CUjit_option opts[] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
+    void *vals[] = { log, (void *)(size_t)LOG_MAX };
+    CUlinkState link;
+    CUresult r = log ? cu.cuLinkCreate(2, opts, vals, &link) : CUDA_ERROR_OUT_OF_MEMORY;
+    if (r != CUDA_SUCCESS) {
+        free(log);
+        return fail(r, "cuLinkCreate", err);
+    }
+    st = link_ptx(link, code, size, out, out_size, err);
+    cu.cuLinkDestroy(link);
+    st = with_log(st, log, err);
+    free(log);
+    return st;
+}
+
+static tile_Status cuda_load(void *dev, const void *image, size_t size, void **mod, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st != TILE_OK)
+        return st;
+    char log[LOG_MAX] = "";
+    CUjit_option opts[] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
+    void *vals[] = { log, (void *)(size_t)LOG_MAX };
+    CUresult r = cu.cuModuleLoadDataEx((CUmodule *)mod, image, 2, opts, vals);
+    return r == CUDA_SUCCESS ? TILE_OK : with_log(fail(r, "cuModuleLoadDataEx", err), log, err);
+}
+
+static void cuda_unload(void *dev, void *mod)
+{
+    char err[BK_ERR_MAX];
+    if (current(dev, err) == TILE_OK)
+        cu.cuModuleUnload(mod);
+}
+
+static tile_Status cuda_get_function(void *dev, void *mod, const char *symbol, int smem,
+                                     void **fn, char *err)
+{
+    CudaDev *d = dev;
+    tile_Status st = current(d, err);
+    if (st != TILE_OK)
+        return st;
+    if (smem > d->smem_optin) {
+        snprintf(err, BK_ERR_MAX, "'%s' needs %d bytes of shared memory, the device allows %d",
+                 symbol, smem, d->smem_optin);
+        return TILE_ERROR_UNSUPPORTED;
+    }
+    CU_TRY(cuModuleGetFunction, ((CUfunction *)fn, mod, symbol));
+    if (smem > DEFAULT_SMEM)
+        CU_TRY(cuFuncSetAttribute, (*fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+    return TILE_OK;
+}
+
+static tile_Status cuda_launch(void *dev, void *fn, const unsigned grid[3], int threads,
+                               int smem_bytes, void **args, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st == TILE_OK)
+        CU_TRY(cuLaunchKernel, (fn, grid[0], grid[1], grid[2], (unsigned)threads, 1, 1,
+                                (unsigned)smem_bytes, NULL, args, NULL));
+    return st;
+}
+
+const BackendOps rt_backend_cuda = {
+    TILE_BACKEND_CUDA, "cuda", cuda_open, cuda_close, cuda_device_name, cuda_arch, cuda_target,
+    cuda_fallback, cuda_cache_id, cuda_max_grid, cuda_malloc, cuda_free, cuda_h2d, cuda_d2h,
+    cuda_memset, cuda_sync, cuda_finalize, cuda_load, cuda_unload, cuda_get_function,
+    cuda_launch,
+};

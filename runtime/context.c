@@ -1,0 +1,176 @@
+/* context.c: contexts (a backend plus its device), the last-error message, the log sink, and
+ * choosing the backend: TILE_BACKEND_AUTO takes CUDA when a GPU answers, else the CPU; the
+ * environment variable TILE_BACKEND=cpu|cuda|hip overrides AUTO. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime_internal.h"
+
+/* Why the last tile_context_open of this thread failed (read with tile_error(NULL)). */
+static _Thread_local char open_error[BK_ERR_MAX + 64];
+
+const BackendOps *rt_backend_ops(tile_Backend kind)
+{
+    switch (kind) {
+    case TILE_BACKEND_CPU: return &rt_backend_cpu;
+    case TILE_BACKEND_CUDA: return &rt_backend_cuda;
+    case TILE_BACKEND_HIP: return &rt_backend_hip;
+    default: return NULL;
+    }
+}
+
+const char *tile_backend_name(tile_Backend backend)
+{
+    const BackendOps *ops = rt_backend_ops(backend);
+    return ops ? ops->name : backend == TILE_BACKEND_AUTO ? "auto" : "unknown";
+}
+
+static tile_Status open_error_set(tile_Status st, const char *what, const char *why)
+{
+    snprintf(open_error, sizeof open_error, "%s: %s", what, why);
+    return st;
+}
+
+/* AUTO resolved through the environment; TILE_BACKEND_AUTO again means "try CUDA, then CPU". */
+static tile_Status backend_from_env(tile_Backend *kind)
+{
+    const char *env = getenv("TILE_BACKEND");
+    if (*kind != TILE_BACKEND_AUTO || !env || !*env || !strcmp(env, "auto"))
+        return TILE_OK;
+    for (tile_Backend b = TILE_BACKEND_CPU; b <= TILE_BACKEND_HIP; b++)
+        if (!strcmp(env, tile_backend_name(b))) {
+            *kind = b;
+            return TILE_OK;
+        }
+    snprintf(open_error, sizeof open_error,
+             "TILE_BACKEND='%s' is not one of auto, cpu, cuda, hip", env);
+    return TILE_ERROR_INVALID_ARGUMENT;
+}
+
+static tile_Status open_device(tile_Backend kind, const BackendOps **ops, void **dev)
+{
+    char err[BK_ERR_MAX] = "";
+    if (kind == TILE_BACKEND_AUTO) {
+        if (rt_backend_cuda.open(dev, err) == TILE_OK) {
+            *ops = &rt_backend_cuda;
+            return TILE_OK;
+        }
+        kind = TILE_BACKEND_CPU;
+    }
+    *ops = rt_backend_ops(kind);
+    if (!*ops)
+        return open_error_set(TILE_ERROR_INVALID_ARGUMENT, "tile_context_open",
+                              "unknown backend");
+    tile_Status st = (*ops)->open(dev, err);
+    if (st != TILE_OK)
+        return open_error_set(st, (*ops)->name, err);
+    return TILE_OK;
+}
+
+tile_Status tile_context_open(tile_Backend backend, tile_Context **out)
+{
+    if (!out)
+        return open_error_set(TILE_ERROR_INVALID_ARGUMENT, "tile_context_open", "out is NULL");
+    *out = NULL;
+    const BackendOps *ops;
+    void *dev;
+    tile_Status st = backend_from_env(&backend);
+    if (st == TILE_OK)
+        st = open_device(backend, &ops, &dev);
+    if (st != TILE_OK)
+        return st;
+    tile_Context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        ops->close(dev);
+        return open_error_set(TILE_ERROR_OUT_OF_MEMORY, "tile_context_open", "out of memory");
+    }
+    ctx->ops = ops;
+    ctx->dev = dev;
+    snprintf(ctx->target, sizeof ctx->target, "%s", ops->target(dev));
+    pthread_mutex_init(&ctx->lock, NULL);
+    open_error[0] = 0;
+    *out = ctx;
+    return TILE_OK;
+}
+
+static void free_allocations(tile_Context *ctx)
+{
+    char err[BK_ERR_MAX];
+    for (size_t i = 0; i < ctx->allocs.cap; i++)
+        if (ctx->allocs.vals[i])
+            ctx->ops->free(ctx->dev, ctx->allocs.keys[i], err);
+    rtmap_free(&ctx->allocs);
+}
+
+void tile_context_close(tile_Context *ctx)
+{
+    if (!ctx)
+        return;
+    char err[BK_ERR_MAX];
+    ctx->ops->sync(ctx->dev, err);
+    while (ctx->modules)
+        tile_module_free(ctx->modules);
+    free_allocations(ctx);
+    ctx->ops->close(ctx->dev);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx->err);
+    free(ctx);
+}
+
+const char *tile_error(const tile_Context *ctx)
+{
+    if (!ctx)
+        return open_error;
+    return ctx->err ? ctx->err : "";
+}
+
+tile_Status rt_error(tile_Context *ctx, tile_Status st, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg = NULL;
+    va_start(ap, fmt);
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    pthread_mutex_lock(&ctx->lock);
+    free(ctx->err);
+    ctx->err = msg; /* NULL (out of memory) reads as "" */
+    pthread_mutex_unlock(&ctx->lock);
+    return st;
+}
+
+void rt_log(tile_Context *ctx, const char *fmt, ...)
+{
+    if (!ctx->log)
+        return;
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ctx->log(ctx->log_user, buf);
+}
+
+void tile_set_log(tile_Context *ctx, tile_LogFn fn, void *user)
+{
+    if (!ctx)
+        return;
+    ctx->log = fn;
+    ctx->log_user = user;
+}
+
+tile_Backend tile_backend(const tile_Context *ctx)
+{
+    return ctx ? ctx->ops->kind : TILE_BACKEND_AUTO;
+}
+
+const char *tile_device_name(const tile_Context *ctx)
+{
+    return ctx ? ctx->ops->device_name(ctx->dev) : "";
+}
+
+const char *tile_device_arch(const tile_Context *ctx)
+{
+    return ctx ? ctx->ops->arch(ctx->dev) : "";
+}

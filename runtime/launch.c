@@ -1,0 +1,179 @@
+/* launch.c: tile_launch. Checks the arguments, resolves const values, evaluates the @grid
+ * expressions over consts and integer scalar arguments, finds or compiles the
+ * specialization (spec.c) and hands the packed arguments to the backend. A grid with a zero
+ * dimension launches nothing. */
+#include <stdlib.h>
+#include <string.h>
+#include "runtime_internal.h"
+
+enum { MAX_CONSTS = 256, INLINE_ARGS = 32 };
+
+static int is_const_param(const Func *f, const char *name)
+{
+    if (!strcmp(name, "num_warps") || !strcmp(name, "num_stages"))
+        return 1;
+    for (int i = 0; i < f->nparams; i++)
+        if (f->params[i].is_const && !strcmp(f->params[i].name, name))
+            return 1;
+    return 0;
+}
+
+static tile_Status check_consts(tile_Kernel *k, const tile_Const *c, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!c[i].name)
+            return rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT,
+                            "launch of '%s': const %d has a NULL name", k->func->name, i + 1);
+        if (!is_const_param(k->func, c[i].name))
+            return rt_error(k->mod->ctx, TILE_ERROR_NOT_FOUND,
+                            "launch of '%s': the kernel has no const parameter '%s'",
+                            k->func->name, c[i].name);
+    }
+    return TILE_OK;
+}
+
+/* A launch's scratch: arena and diagnostics for the compiler's helpers. */
+typedef struct Launch {
+    tile_Kernel *k;
+    Arena *arena;
+    Diags diags;
+    ConstBinding consts[MAX_CONSTS];
+    int nconsts;
+} Launch;
+
+static tile_Status diag_fail(Launch *l, tile_Status st, const char *what)
+{
+    char *text = diags_render_all(&l->diags, l->arena);
+    size_t n = text ? strlen(text) : 0;
+    while (n && text[n - 1] == '\n')
+        text[--n] = 0;
+    return rt_error(l->k->mod->ctx, st, "launch of '%s': %s%s%s", l->k->func->name, what,
+                    n ? ":\n" : "", n ? text : "");
+}
+
+static tile_Status resolve_consts(Launch *l, const tile_Const *c, int n)
+{
+    ConstBinding given[MAX_CONSTS];
+    if (n > MAX_CONSTS)
+        return rt_error(l->k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT,
+                        "launch of '%s': more than %d consts", l->k->func->name, MAX_CONSTS);
+    for (int i = 0; i < n; i++)
+        given[i] = (ConstBinding){ c[i].name, c[i].value };
+    l->nconsts = tc_resolve_consts(l->k->func, given, n, l->consts, MAX_CONSTS, l->arena,
+                                   &l->diags);
+    if (l->nconsts < 0)
+        return diag_fail(l, TILE_ERROR_INVALID_ARGUMENT, "cannot resolve const parameters");
+    return TILE_OK;
+}
+
+/* Names the @grid expressions may use: const values and integer scalar arguments. */
+static int grid_names(Launch *l, const tile_Arg *args, ConstBinding *vals)
+{
+    int n = 0;
+    for (int i = 0; i < l->nconsts; i++)
+        vals[n++] = l->consts[i];
+    for (int i = 0; i < l->k->nparams && n < 2 * MAX_CONSTS; i++)
+        if (!l->k->params[i].is_ptr && args[i].kind == TILE_ARG_INT)
+            vals[n++] = (ConstBinding){ l->k->params[i].name, args[i].v.i };
+    return n;
+}
+
+static tile_Status check_grid(Launch *l, const int64_t g[3], unsigned grid[3])
+{
+    tile_Context *ctx = l->k->mod->ctx;
+    unsigned long long max[3];
+    ctx->ops->max_grid(ctx->dev, max);
+    for (int d = 0; d < 3; d++) {
+        if (g[d] < 0 || (unsigned long long)g[d] > max[d])
+            return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT,
+                            "launch of '%s': grid dimension %c is %lld, outside 0..%llu",
+                            l->k->func->name, "xyz"[d], (long long)g[d], max[d]);
+        grid[d] = (unsigned)g[d];
+    }
+    return TILE_OK;
+}
+
+static tile_Status eval_grid(Launch *l, const tile_Arg *args, unsigned grid[3])
+{
+    ConstBinding vals[2 * MAX_CONSTS];
+    int nvals = grid_names(l, args, vals);
+    int64_t g[3] = { 1, 1, 1 };
+    for (int d = 0; d < l->k->ngrid; d++)
+        if (tc_eval_int(l->k->grid[d], vals, nvals, &g[d], &l->diags) < 0)
+            return diag_fail(l, TILE_ERROR_INVALID_ARGUMENT, "cannot evaluate @grid");
+    return check_grid(l, g, grid);
+}
+
+static tile_Status run(Launch *l, const unsigned grid[3], const tile_Arg *args)
+{
+    tile_Kernel *k = l->k;
+    tile_Context *ctx = k->mod->ctx;
+    Spec *s;
+    tile_Status st = rt_spec_get(k, l->consts, l->nconsts, &s);
+    if (st != TILE_OK)
+        return st;
+    uint64_t slots_buf[INLINE_ARGS];
+    void *ptrs_buf[INLINE_ARGS];
+    int big = s->nparams > INLINE_ARGS;
+    uint64_t *slots = big ? malloc(sizeof *slots * (size_t)s->nparams) : slots_buf;
+    void **ptrs = big ? malloc(sizeof *ptrs * (size_t)s->nparams) : ptrs_buf;
+    if (!slots || !ptrs)
+        st = rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "launch of '%s': out of memory", k->func->name);
+    if (st == TILE_OK)
+        st = rt_args_pack(k, s, args, slots, ptrs);
+    char err[BK_ERR_MAX];
+    if (st == TILE_OK && (st = ctx->ops->launch(ctx->dev, s->fn, grid, s->num_threads,
+                                                s->smem_bytes, ptrs, err)) != TILE_OK)
+        rt_error(ctx, st, "launch of '%s': %s", k->func->name, err);
+    if (big) {
+        free(slots);
+        free(ptrs);
+    }
+    return st;
+}
+
+static tile_Status launch(tile_Kernel *k, const unsigned *explicit_grid, const tile_Arg *args,
+                          int nargs, const tile_Const *consts, int nconsts)
+{
+    if (!k)
+        return TILE_ERROR_INVALID_ARGUMENT;
+    tile_Context *ctx = k->mod->ctx;
+    if (nargs < 0 || (nargs && !args) || nconsts < 0 || (nconsts && !consts))
+        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "launch of '%s': %s is NULL or negative",
+                        k->func->name, nargs < 0 || (nargs && !args) ? "args" : "consts");
+    tile_Status st = rt_args_check(k, args, nargs);
+    if (st == TILE_OK)
+        st = check_consts(k, consts, nconsts);
+    if (st != TILE_OK)
+        return st;
+    Launch l = { .k = k, .arena = arena_new() };
+    if (!l.arena)
+        return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "launch of '%s': out of memory", k->func->name);
+    diags_init(&l.diags, l.arena);
+    unsigned grid[3];
+    st = resolve_consts(&l, consts, nconsts);
+    if (st == TILE_OK && explicit_grid) {
+        int64_t g[3] = { explicit_grid[0], explicit_grid[1], explicit_grid[2] };
+        st = check_grid(&l, g, grid);
+    } else if (st == TILE_OK) {
+        st = eval_grid(&l, args, grid);
+    }
+    if (st == TILE_OK && grid[0] && grid[1] && grid[2])
+        st = run(&l, grid, args);
+    arena_free(l.arena);
+    return st;
+}
+
+tile_Status tile_launch(tile_Kernel *k, const tile_Arg *args, int nargs,
+                        const tile_Const *consts, int nconsts)
+{
+    return launch(k, NULL, args, nargs, consts, nconsts);
+}
+
+tile_Status tile_launch_grid(tile_Kernel *k, const unsigned grid[3], const tile_Arg *args,
+                             int nargs, const tile_Const *consts, int nconsts)
+{
+    if (k && !grid)
+        return rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_launch_grid: grid is NULL");
+    return launch(k, grid, args, nargs, consts, nconsts);
+}

@@ -1,0 +1,220 @@
+/* module.c: modules (one parsed .tile source) and their kernels. Loading parses and checks
+ * the source (tc_parse); compile errors come back as TILE_ERROR_COMPILE with the rendered
+ * diagnostics (file:line:col, source line, caret) as the context's error message. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime_internal.h"
+
+static tile_Status kernel_init(tile_Module *mod, const Func *f, tile_Kernel *k)
+{
+    k->mod = mod;
+    k->func = f;
+    k->params = arena_alloc(mod->arena, sizeof(KParam) * (size_t)(f->nparams + 1));
+    if (!k->params)
+        return TILE_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; i < f->nparams; i++) {
+        const Param *p = &f->params[i];
+        if (p->is_const)
+            continue;
+        KParam *kp = &k->params[k->nparams++];
+        kp->name = p->name;
+        kp->is_ptr = p->type && p->type->ptr_depth > 0;
+        kp->elem = kp->is_ptr ? ET_PTR : p->type ? et_from_name(p->type->name) : ET_VOID;
+    }
+    for (int i = 0; i < f->nanns; i++) {
+        const Annotation *a = &f->anns[i];
+        if (a->kind != ANN_GRID)
+            continue;
+        if (a->nargs < 1 || a->nargs > 3)
+            return rt_error(mod->ctx, TILE_ERROR_COMPILE,
+                            "%s:%d:%d: error: @grid takes 1 to 3 dimensions, got %d",
+                            mod->file.name, a->loc.line, a->loc.col, a->nargs);
+        for (k->ngrid = 0; k->ngrid < a->nargs; k->ngrid++)
+            k->grid[k->ngrid] = a->args[k->ngrid].value;
+    }
+    return TILE_OK;
+}
+
+static tile_Status kernels_init(tile_Module *mod)
+{
+    mod->kernels = arena_alloc(mod->arena, sizeof(tile_Kernel) * (size_t)(mod->ast->nfuncs + 1));
+    if (!mod->kernels)
+        return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
+    for (int i = 0; i < mod->ast->nfuncs; i++) {
+        const Func *f = mod->ast->funcs[i];
+        if (!f->is_kernel)
+            continue;
+        tile_Status st = kernel_init(mod, f, &mod->kernels[mod->nkernels++]);
+        if (st == TILE_ERROR_OUT_OF_MEMORY)
+            return rt_error(mod->ctx, st, "out of memory loading a module");
+        if (st != TILE_OK)
+            return st;
+    }
+    return TILE_OK;
+}
+
+static tile_Status parse(tile_Module *mod)
+{
+    Diags diags;
+    diags_init(&diags, mod->arena);
+    mod->ast = tc_parse(mod->arena, &mod->file, &diags);
+    char *text = diags_render_all(&diags, mod->arena);
+    if (!mod->ast || diags.errors) {
+        size_t n = text ? strlen(text) : 0;
+        while (n && text[n - 1] == '\n')
+            text[--n] = 0;
+        return rt_error(mod->ctx, TILE_ERROR_COMPILE, "%s",
+                        n ? text : "the module did not compile (no diagnostics)");
+    }
+    if (text && *text)
+        rt_log(mod->ctx, "%s", text);
+    return kernels_init(mod);
+}
+
+static tile_Module *module_new(tile_Context *ctx, const char *name, const char *source,
+                               size_t len)
+{
+    tile_Module *mod = calloc(1, sizeof *mod);
+    Arena *arena = arena_new();
+    char *text = arena ? arena_strndup(arena, source, len) : NULL;
+    char *fname = arena ? arena_strdup(arena, name) : NULL;
+    if (!mod || !text || !fname) {
+        free(mod);
+        arena_free(arena);
+        return NULL;
+    }
+    mod->ctx = ctx;
+    mod->arena = arena;
+    mod->file.name = fname;
+    mod->file.text = text;
+    mod->file.len = len;
+    pthread_mutex_init(&mod->lock, NULL);
+    pthread_mutex_init(&mod->compile_lock, NULL);
+    return mod;
+}
+
+static void module_destroy(tile_Module *mod)
+{
+    rt_spec_free_all(mod);
+    pthread_mutex_destroy(&mod->lock);
+    pthread_mutex_destroy(&mod->compile_lock);
+    arena_free(mod->arena);
+    free(mod);
+}
+
+static tile_Status load(tile_Context *ctx, const char *name, const char *source, size_t len,
+                        tile_Module **out)
+{
+    tile_Module *mod = module_new(ctx, name, source, len);
+    if (!mod)
+        return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
+    tile_Status st = parse(mod);
+    if (st != TILE_OK) {
+        module_destroy(mod);
+        return st;
+    }
+    pthread_mutex_lock(&ctx->lock);
+    mod->next = ctx->modules;
+    ctx->modules = mod;
+    pthread_mutex_unlock(&ctx->lock);
+    *out = mod;
+    return TILE_OK;
+}
+
+tile_Status tile_module_load_string(tile_Context *ctx, const char *name, const char *source,
+                                    tile_Module **out)
+{
+    if (!ctx)
+        return TILE_ERROR_INVALID_ARGUMENT;
+    if (!source || !out)
+        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_module_load_string: %s is NULL",
+                        source ? "out" : "source");
+    *out = NULL;
+    return load(ctx, name ? name : "<string>", source, strlen(source), out);
+}
+
+static tile_Status read_file(tile_Context *ctx, const char *path, char **text, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return rt_error(ctx, errno == ENOENT ? TILE_ERROR_NOT_FOUND : TILE_ERROR_IO,
+                        "cannot open '%s': %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+    do {
+        if (n == cap) {
+            char *nb = realloc(buf, cap = cap ? cap * 2 : 16384);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory reading '%s'", path);
+            }
+            buf = nb;
+        }
+        n += got = fread(buf + n, 1, cap - n, f);
+    } while (got);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return rt_error(ctx, TILE_ERROR_IO, "cannot read '%s'", path);
+    }
+    *text = buf;
+    *len = n;
+    return TILE_OK;
+}
+
+tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Module **out)
+{
+    if (!ctx)
+        return TILE_ERROR_INVALID_ARGUMENT;
+    if (!path || !out)
+        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_module_load_file: %s is NULL",
+                        path ? "out" : "path");
+    *out = NULL;
+    char *text;
+    size_t len;
+    tile_Status st = read_file(ctx, path, &text, &len);
+    if (st != TILE_OK)
+        return st;
+    st = load(ctx, path, text, len, out);
+    free(text);
+    return st;
+}
+
+void tile_module_free(tile_Module *mod)
+{
+    if (!mod)
+        return;
+    tile_Context *ctx = mod->ctx;
+    char err[BK_ERR_MAX];
+    ctx->ops->sync(ctx->dev, err); /* no launch of its code may still be running */
+    pthread_mutex_lock(&ctx->lock);
+    for (tile_Module **p = &ctx->modules; *p; p = &(*p)->next)
+        if (*p == mod) {
+            *p = mod->next;
+            break;
+        }
+    pthread_mutex_unlock(&ctx->lock);
+    module_destroy(mod);
+}
+
+tile_Status tile_kernel_get(tile_Module *mod, const char *name, tile_Kernel **out)
+{
+    if (!mod)
+        return TILE_ERROR_INVALID_ARGUMENT;
+    if (!name || !out)
+        return rt_error(mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_kernel_get: %s is NULL",
+                        name ? "out" : "name");
+    *out = NULL;
+    for (int i = 0; i < mod->nkernels; i++)
+        if (!strcmp(mod->kernels[i].func->name, name)) {
+            *out = &mod->kernels[i];
+            return TILE_OK;
+        }
+    const Func *f = module_find_func(mod->ast, name);
+    return rt_error(mod->ctx, TILE_ERROR_NOT_FOUND, "module '%s' has no kernel '%s'%s",
+                    mod->file.name, name, f ? " (it is a helper function, not a kernel)" : "");
+}

@@ -1,0 +1,133 @@
+/* runtime_internal.h: what the runtime's files share and tile.h hides: the context, module
+ * and kernel records, the specialization cache, error helpers, hashing, and counters that the
+ * tests read (compiles done, disk cache hits). Prefix rt_ throughout. */
+#ifndef TILE_RUNTIME_INTERNAL_H
+#define TILE_RUNTIME_INTERNAL_H
+#include <pthread.h>
+#include <stdint.h>
+#include "backend.h"
+#include "driver.h"
+#include "tile.h"
+
+/* ---- a map from 64-bit keys to non-NULL pointers (open addressing) ---- */
+typedef struct RtMap {
+    uint64_t *keys;
+    void **vals; /* NULL marks an empty slot */
+    size_t cap, len;
+} RtMap;
+void *rtmap_get(const RtMap *m, uint64_t key);
+int rtmap_put(RtMap *m, uint64_t key, void *val); /* 0, or -1 when out of memory */
+void *rtmap_remove(RtMap *m, uint64_t key);       /* the removed value or NULL */
+void rtmap_free(RtMap *m);
+
+/* ---- hashing (BLAKE3, bundled with LLVM) ---- */
+uint64_t rt_hash64(const void *data, size_t n);
+
+/* ---- records ---- */
+typedef struct KParam {
+    const char *name;
+    int is_ptr;
+    ElemKind elem; /* scalar type; ET_VOID when the AST names no known type */
+} KParam;
+
+struct tile_Kernel {
+    tile_Module *mod;
+    const Func *func;
+    KParam *params; /* runtime (non-const) params in declaration order */
+    int nparams;
+    const Expr *grid[3]; /* @grid expressions; ngrid == 0: grid (1,1,1) */
+    int ngrid;
+};
+
+/* One compiled and loaded specialization (kernel + const values + target). */
+typedef struct Spec {
+    char *key;
+    struct Spec *next; /* same 64-bit hash */
+    void *bk_mod, *fn;
+    int num_threads, smem_bytes;
+    int nparams;
+    ElemKind *elems; /* runtime param types, ET_PTR for pointers */
+} Spec;
+
+struct tile_Module {
+    tile_Context *ctx;
+    tile_Module *next; /* in ctx->modules */
+    Arena *arena;      /* source text and AST */
+    SrcFile file;
+    Module *ast;
+    tile_Kernel *kernels;
+    int nkernels;
+    pthread_mutex_t lock;         /* guards specs */
+    pthread_mutex_t compile_lock; /* one compile at a time per module */
+    RtMap specs;                  /* hash of key -> Spec chain */
+};
+
+struct tile_Context {
+    const BackendOps *ops;
+    void *dev;
+    char target[32]; /* current tc_compile target (may fall back, e.g. sm_90a -> sm_90) */
+    pthread_mutex_t lock; /* guards err, modules, allocs */
+    char *err;
+    tile_LogFn log;
+    void *log_user;
+    tile_Module *modules;
+    RtMap allocs; /* device pointer -> size (CPU and GPU) */
+};
+
+/* ---- errors and logging ---- */
+/* Sets the context's error message and returns `st`. */
+tile_Status rt_error(tile_Context *ctx, tile_Status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void rt_log(tile_Context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- pieces of tile_launch ---- */
+/* Checks count and kinds of args against the kernel's params (before any compile). */
+tile_Status rt_args_check(tile_Kernel *k, const tile_Arg *args, int nargs);
+/* Converts args to the types of a specialization's params: slots[i] holds the value,
+ * ptrs[i] points at it. */
+tile_Status rt_args_pack(tile_Kernel *k, const Spec *s, const tile_Arg *args, uint64_t *slots,
+                         void **ptrs);
+uint16_t rt_f16_bits(double x);
+uint16_t rt_bf16_bits(double x);
+
+/* Finds or compiles (through the disk cache) the specialization of k for `consts` (fully
+ * resolved, declaration order). */
+tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *consts, int nconsts, Spec **out);
+void rt_spec_free_all(tile_Module *mod);
+
+/* ---- the disk cache of compiled code ---- */
+typedef struct CacheEntry {
+    char *symbol;
+    int num_threads, smem_bytes;
+    int nparams;
+    ElemKind *elems;
+    void *image; /* loadable code (host object, cubin) */
+    size_t image_size;
+} CacheEntry;
+/* Fills `path` (PATH_MAX) with the cache file for this specialization; 0, or -1 when the
+ * disk cache is disabled. */
+int rt_cache_path(tile_Kernel *k, const ConstBinding *consts, int nconsts, const char *target,
+                  char *path);
+/* 0 and a filled entry (free with rt_cache_entry_free), or -1 when absent or invalid. */
+int rt_cache_read(const char *path, CacheEntry *e);
+/* Writes atomically (temp file + rename); 0 or -1 (errors are logged, never fatal). */
+int rt_cache_write(const char *path, const CacheEntry *e);
+void rt_cache_entry_free(CacheEntry *e);
+
+/* ---- counters and hooks for tests ---- */
+typedef struct RtStats {
+    long compiles;   /* tc_compile calls that reached STAGE_OBJECT */
+    long disk_hits;  /* specializations loaded from the disk cache */
+    long disk_writes;
+} RtStats;
+RtStats rt_stats(void);
+/* Replaces tc_compile (NULL restores it): lets tests feed hand-made code. */
+typedef int (*RtCompileFn)(const CompileRequest *req, Arena *arena, Diags *diags,
+                           CompiledKernel *out);
+void rt_set_compile_hook(RtCompileFn fn);
+RtCompileFn rt_compile_fn(void);
+void rt_count_compile(void);
+void rt_count_disk_hit(void);
+void rt_count_disk_write(void);
+
+#endif
