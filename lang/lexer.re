@@ -1,0 +1,276 @@
+/* lexer.re: the re2c scanner of the tile language. Reentrant: all state is in a Lexer.
+ * Produces the tokens of parser.y with a SrcLoc each; bad characters, bad numbers and
+ * unterminated comments are reported to Diags and skipped, so scanning always ends.
+ * Also implements lex_dump_tokens (tilec --emit=tokens). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "parser.h"
+#include "lexer.h"
+
+void lexer_init(Lexer *lx, const SrcFile *file, Arena *arena, Diags *diags) {
+    memset(lx, 0, sizeof *lx);
+    lx->file = file;
+    lx->arena = arena;
+    lx->diags = diags;
+    lx->cur = lx->tok = lx->line_start = file->text;
+    lx->lim = file->text + file->len;
+    lx->line = 1;
+}
+
+/* The location of the token being scanned (tok..cur). */
+static SrcLoc here(const Lexer *lx) {
+    int len = (int)(lx->cur - lx->tok);
+    return (SrcLoc){lx->file, lx->line, (int)(lx->tok - lx->line_start) + 1, len > 0 ? len : 1};
+}
+
+static void newline(Lexer *lx, const char *next) {
+    lx->line++;
+    lx->line_start = next;
+}
+
+/* Skips a block comment after its opening; returns 0, or -1 when the file ends first. */
+static int block_comment(Lexer *lx) {
+    SrcLoc start = here(lx);
+    for (const char *p = lx->cur; p < lx->lim; p++) {
+        if (*p == '\n') {
+            newline(lx, p + 1);
+        } else if (p[0] == '*' && p + 1 < lx->lim && p[1] == '/') {
+            lx->cur = p + 2;
+            return 0;
+        }
+    }
+    lx->cur = lx->lim;
+    lx->bad = 1;
+    diag_error(lx->diags, start, "unterminated block comment");
+    return -1;
+}
+
+static void bad_char(Lexer *lx) {
+    unsigned char c = (unsigned char)*lx->tok;
+    lx->bad = 1;
+    while (lx->cur < lx->lim && ((unsigned char)*lx->cur & 0xC0) == 0x80) lx->cur++;
+    if (c >= 0x20 && c < 0x7f)
+        diag_error(lx->diags, here(lx), "invalid character '%c'", c);
+    else
+        diag_error(lx->diags, here(lx), "invalid byte 0x%02X in source", c);
+}
+
+static int lex_int(Lexer *lx, TL_STYPE *lval, int base) {
+    const char *p = lx->tok + (base == 16 ? 2 : 0);
+    int64_t v = 0;
+    for (; p < lx->cur; p++) {
+        int d = *p == '_' ? -1 : *p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10;
+        if (d < 0) continue;
+        if (v > (INT64_MAX - d) / base) {
+            diag_error(lx->diags, here(lx), "integer literal is too large (the limit is %lld)",
+                       (long long)INT64_MAX);
+            v = 0;
+            break;
+        }
+        v = v * base + d;
+    }
+    lval->i = v;
+    return INT;
+}
+
+static int lex_float(Lexer *lx, TL_STYPE *lval) {
+    size_t n = (size_t)(lx->cur - lx->tok), k = 0;
+    char *buf = arena_alloc(lx->arena, n + 1);
+    if (!buf) {
+        lx->oom = 1;
+        lval->f = 0;
+        return FLOAT;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (lx->tok[i] != '_') buf[k++] = lx->tok[i];
+    buf[k] = 0;
+    errno = 0;
+    lval->f = strtod(buf, NULL);
+    if (errno == ERANGE && (lval->f > 1 || lval->f < -1))
+        diag_error(lx->diags, here(lx), "float literal is out of range");
+    return FLOAT;
+}
+
+static int bad_number(Lexer *lx, TL_STYPE *lval, int tok) {
+    diag_error(lx->diags, here(lx), "invalid number '%.*s'", (int)(lx->cur - lx->tok), lx->tok);
+    if (tok == INT) lval->i = 0;
+    else lval->f = 0;
+    return tok;
+}
+
+static int ident(Lexer *lx, TL_STYPE *lval) {
+    lval->s = arena_strndup(lx->arena, lx->tok, (size_t)(lx->cur - lx->tok));
+    if (!lval->s) {
+        lx->oom = 1;
+        lval->s = "";
+    }
+    return IDENT;
+}
+
+/* Keeps the struct's cursor in step with re2c's local one. */
+#define SYNC (lx->cur = (const char *)p)
+#define TOK(t) do { SYNC; return (t); } while (0)
+
+static int scan(Lexer *lx, TL_STYPE *lval) {
+    const unsigned char *p, *mar;
+    for (;;) {
+        lx->tok = lx->cur;
+        p = (const unsigned char *)lx->cur;
+        /*!re2c
+        re2c:define:YYCTYPE = "unsigned char";
+        re2c:define:YYCURSOR = p;
+        re2c:define:YYMARKER = mar;
+        re2c:yyfill:enable = 0;
+
+        dec = [0-9][0-9_]*;
+        hex = "0" [xX] [0-9a-fA-F_]+;
+        exp = [eE] [+-]? dec;
+        flt = (dec "." dec? | "." dec) exp? | dec exp;
+        id = [A-Za-z_][A-Za-z0-9_]*;
+
+        [\x00] {
+            SYNC;
+            if (lx->tok >= lx->lim) {
+                lx->cur = lx->tok;
+                return END;
+            }
+            bad_char(lx);
+            continue;
+        }
+        [ \t\r\f\v]+        { SYNC; continue; }
+        "\n"                { SYNC; newline(lx, lx->cur); continue; }
+        "//" [^\n\x00]*     { SYNC; continue; }
+        "/*"                { SYNC; if (block_comment(lx)) return END; continue; }
+
+        "kernel"    { TOK(KERNEL); }
+        "fn"        { TOK(FN); }
+        "const"     { TOK(CONST); }
+        "let"       { TOK(LET); }
+        "if"        { TOK(IF); }
+        "else"      { TOK(ELSE); }
+        "for"       { TOK(FOR); }
+        "in"        { TOK(IN); }
+        "while"     { TOK(WHILE); }
+        "return"    { TOK(RETURN); }
+        "break"     { TOK(BREAK); }
+        "continue"  { TOK(CONTINUE); }
+        "true"      { TOK(TRUE); }
+        "false"     { TOK(FALSE); }
+        "inf"       { TOK(INF); }
+        "nan"       { TOK(NAN); }
+        "None"      { TOK(NONE); }
+        "as"        { TOK(AS); }
+        id          { SYNC; return ident(lx, lval); }
+
+        flt         { SYNC; return lex_float(lx, lval); }
+        dec         { SYNC; return lex_int(lx, lval, 10); }
+        hex         { SYNC; return lex_int(lx, lval, 16); }
+        flt id      { SYNC; return bad_number(lx, lval, FLOAT); }
+        (dec | hex) id  { SYNC; return bad_number(lx, lval, INT); }
+
+        "+="    { TOK(PLUS_ASSIGN); }
+        "-="    { TOK(MINUS_ASSIGN); }
+        "*="    { TOK(STAR_ASSIGN); }
+        "/="    { TOK(SLASH_ASSIGN); }
+        "%="    { TOK(PERCENT_ASSIGN); }
+        "&="    { TOK(AMP_ASSIGN); }
+        "|="    { TOK(PIPE_ASSIGN); }
+        "^="    { TOK(CARET_ASSIGN); }
+        "<<="   { TOK(SHL_ASSIGN); }
+        ">>="   { TOK(SHR_ASSIGN); }
+        "<<"    { TOK(SHL); }
+        ">>"    { TOK(SHR); }
+        "<="    { TOK(LE); }
+        ">="    { TOK(GE); }
+        "=="    { TOK(EQ); }
+        "!="    { TOK(NE); }
+        "&&"    { TOK(ANDAND); }
+        "||"    { TOK(OROR); }
+        "+"     { TOK(PLUS); }
+        "-"     { TOK(MINUS); }
+        "*"     { TOK(STAR); }
+        "/"     { TOK(SLASH); }
+        "%"     { TOK(PERCENT); }
+        "&"     { TOK(AMP); }
+        "|"     { TOK(PIPE); }
+        "^"     { TOK(CARET); }
+        "~"     { TOK(TILDE); }
+        "!"     { TOK(BANG); }
+        "<"     { TOK(LT); }
+        ">"     { TOK(GT); }
+        "="     { TOK(ASSIGN); }
+        "("     { TOK(LPAREN); }
+        ")"     { TOK(RPAREN); }
+        "["     { TOK(LBRACKET); }
+        "]"     { TOK(RBRACKET); }
+        "{"     { TOK(LBRACE); }
+        "}"     { TOK(RBRACE); }
+        ","     { TOK(COMMA); }
+        ";"     { TOK(SEMI); }
+        ":"     { TOK(COLON); }
+        "@"     { TOK(AT); }
+        *       { SYNC; bad_char(lx); continue; }
+        */
+    }
+}
+
+int tl_lex(TL_STYPE *lval, SrcLoc *lloc, Lexer *lx) {
+    lx->bad = 0;
+    int t = scan(lx, lval);
+    lx->prev = lx->loc;
+    if (t == END && lx->prev.file) {
+        /* end of file: point just past the last token, where something is missing */
+        lx->loc = lx->prev;
+        lx->loc.col += lx->loc.len;
+        lx->loc.len = 1;
+    } else {
+        lx->loc = here(lx);
+    }
+    *lloc = lx->loc;
+    return t;
+}
+
+const char *lexer_token_kind(int tok) {
+    static const struct { int tok; const char *name; } tab[] = {
+        {END, "EOF"}, {IDENT, "IDENT"}, {INT, "INT"}, {FLOAT, "FLOAT"},
+        {KERNEL, "KERNEL"}, {FN, "FN"}, {CONST, "CONST"}, {LET, "LET"}, {IF, "IF"},
+        {ELSE, "ELSE"}, {FOR, "FOR"}, {IN, "IN"}, {WHILE, "WHILE"}, {RETURN, "RETURN"},
+        {BREAK, "BREAK"}, {CONTINUE, "CONTINUE"}, {TRUE, "TRUE"}, {FALSE, "FALSE"},
+        {INF, "INF"}, {NAN, "NAN"}, {NONE, "NONE"}, {AS, "AS"},
+        {PLUS, "PLUS"}, {MINUS, "MINUS"}, {STAR, "STAR"}, {SLASH, "SLASH"},
+        {PERCENT, "PERCENT"}, {AMP, "AMP"}, {PIPE, "PIPE"}, {CARET, "CARET"},
+        {TILDE, "TILDE"}, {BANG, "BANG"}, {LT, "LT"}, {GT, "GT"}, {LE, "LE"}, {GE, "GE"},
+        {EQ, "EQ"}, {NE, "NE"}, {ANDAND, "ANDAND"}, {OROR, "OROR"}, {SHL, "SHL"},
+        {SHR, "SHR"}, {ASSIGN, "ASSIGN"}, {PLUS_ASSIGN, "PLUS_ASSIGN"},
+        {MINUS_ASSIGN, "MINUS_ASSIGN"}, {STAR_ASSIGN, "STAR_ASSIGN"},
+        {SLASH_ASSIGN, "SLASH_ASSIGN"}, {PERCENT_ASSIGN, "PERCENT_ASSIGN"},
+        {AMP_ASSIGN, "AMP_ASSIGN"}, {PIPE_ASSIGN, "PIPE_ASSIGN"},
+        {CARET_ASSIGN, "CARET_ASSIGN"}, {SHL_ASSIGN, "SHL_ASSIGN"},
+        {SHR_ASSIGN, "SHR_ASSIGN"}, {LPAREN, "LPAREN"}, {RPAREN, "RPAREN"},
+        {LBRACKET, "LBRACKET"}, {RBRACKET, "RBRACKET"}, {LBRACE, "LBRACE"},
+        {RBRACE, "RBRACE"}, {COMMA, "COMMA"}, {SEMI, "SEMI"}, {COLON, "COLON"}, {AT, "AT"},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (tab[i].tok == tok) return tab[i].name;
+    return "UNKNOWN";
+}
+
+void lex_dump_tokens(const SrcFile *file, FILE *out) {
+    Arena *arena = arena_new();
+    if (!arena) return;
+    Diags diags;
+    Lexer lx;
+    diags_init(&diags, arena);
+    lexer_init(&lx, file, arena, &diags);
+    for (;;) {
+        TL_STYPE v;
+        SrcLoc loc;
+        int t = tl_lex(&v, &loc, &lx);
+        int n = t == END ? 0 : (int)(lx.cur - lx.tok);
+        fprintf(out, "%d:%d %s '%.*s'\n", loc.line, loc.col, lexer_token_kind(t), n, lx.tok);
+        if (t == END || lx.oom) break;
+    }
+    arena_free(arena);
+}

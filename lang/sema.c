@@ -1,0 +1,478 @@
+/* sema.c: checks of the syntax tree that need no const values: names and scopes, calls to
+ * builtins and helpers (arity, keyword names), parameter types, annotations, loops and
+ * returns. Types and shapes are inferred later, at specialization. */
+#include <string.h>
+#include "ast.h"
+
+typedef enum { SYM_VAR, SYM_PARAM, SYM_PTR, SYM_CONST } SymKind;
+
+typedef struct Sym {
+    const char *name;
+    SymKind kind;
+    struct Sym *next;
+} Sym;
+
+typedef struct {
+    Module *m;
+    Diags *d;
+    const Func *fn;
+    Sym *scope;      /* innermost first; a block restores it on exit */
+    int loops;       /* depth of enclosing loops */
+    const char *ann; /* checking this annotation's expressions (NULL: a function body) */
+    int const_only;  /* ... which may only use const parameters */
+    int depth;       /* of expression nesting, bounded so later stages may recurse */
+    int too_deep;    /* that was reported */
+    int errors;
+} Sema;
+
+typedef struct {
+    const char *name;
+    int min, max;
+    int kwfrom;           /* first argument that may also be given by keyword */
+    const char *kw[3];    /* their names, in positional order */
+} Builtin;
+
+static const Builtin builtins[] = {
+    {"program_id", 1, 1, 1, {0}}, {"num_programs", 1, 1, 1, {0}}, {"arange", 2, 2, 2, {0}},
+    {"zeros", 1, 2, 2, {0}}, {"full", 2, 3, 3, {0}},
+    {"load", 1, 3, 1, {"mask", "other"}}, {"store", 2, 3, 2, {"mask"}},
+    {"exp", 1, 1, 1, {0}}, {"exp2", 1, 1, 1, {0}}, {"log", 1, 1, 1, {0}},
+    {"log2", 1, 1, 1, {0}}, {"sqrt", 1, 1, 1, {0}}, {"rsqrt", 1, 1, 1, {0}},
+    {"abs", 1, 1, 1, {0}}, {"sin", 1, 1, 1, {0}}, {"cos", 1, 1, 1, {0}},
+    {"minimum", 2, 2, 2, {0}}, {"maximum", 2, 2, 2, {0}}, {"fma", 3, 3, 3, {0}},
+    {"where", 3, 3, 3, {0}},
+    {"sum", 2, 2, 1, {"axis"}}, {"max", 2, 2, 1, {"axis"}}, {"min", 2, 2, 1, {"axis"}},
+    {"argmax", 2, 2, 1, {"axis"}}, {"argmin", 2, 2, 1, {"axis"}},
+    {"dot", 2, 3, 2, {"acc"}}, {"trans", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
+    {"broadcast_to", 2, 2, 2, {0}},
+};
+
+static const char *const type_names[] = {
+    "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64",
+};
+
+static const Builtin *builtin_find(const char *name) {
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (!strcmp(builtins[i].name, name)) return &builtins[i];
+    return NULL;
+}
+
+static int is_type_name(const char *name) {
+    for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
+        if (!strcmp(type_names[i], name)) return 1;
+    return 0;
+}
+
+static int is_implicit(const char *name) {
+    return !strcmp(name, "num_warps") || !strcmp(name, "num_stages");
+}
+
+#define ERR(S, loc, ...) ((S)->errors++, diag_error((S)->d, (loc), __VA_ARGS__))
+
+/* A location narrowed to its first n bytes (e.g. a call's callee name). */
+static SrcLoc loc_first(SrcLoc l, size_t n) {
+    if (n > 0 && (size_t)l.len > n) l.len = (int)n;
+    return l;
+}
+
+static const char *plural(int n) { return n == 1 ? "" : "s"; }
+
+/* ---- scopes ---- */
+
+static void declare(Sema *S, const char *name, SymKind kind) {
+    Sym *s = arena_alloc(S->d->arena, sizeof(Sym));
+    if (!s) return;
+    s->name = name;
+    s->kind = kind;
+    s->next = S->scope;
+    S->scope = s;
+}
+
+static const Sym *lookup(const Sema *S, const char *name) {
+    for (const Sym *s = S->scope; s; s = s->next)
+        if (!strcmp(s->name, name)) return s;
+    return NULL;
+}
+
+/* ---- types ---- */
+
+static void check_type(Sema *S, const TypeRef *t) {
+    if (t->ptr_depth > 1)
+        ERR(S, t->loc, "pointers to pointers are not supported");
+    else if (!is_type_name(t->name))
+        ERR(S, t->loc, "unknown %stype '%s'", t->ptr_depth ? "element " : "", t->name);
+}
+
+/* ---- expressions ---- */
+
+static void check_expr(Sema *S, const Expr *e);
+static void check_expr_kind(Sema *S, const Expr *e);
+
+static void check_name(Sema *S, const Expr *e) {
+    const Sym *s = lookup(S, e->name);
+    if (!S->ann) {
+        if (!s && !is_type_name(e->name)) ERR(S, e->loc, "undefined variable '%s'", e->name);
+        return;
+    }
+    if (!s)
+        ERR(S, e->loc, "@%s refers to unknown parameter '%s'", S->ann, e->name);
+    else if (s->kind == SYM_PTR)
+        ERR(S, e->loc, "@%s cannot use pointer parameter '%s'", S->ann, e->name);
+    else if (S->const_only && s->kind != SYM_CONST)
+        ERR(S, e->loc, "@%s can only use const parameters, and '%s' is not const", S->ann,
+            e->name);
+}
+
+/* Binds a call's arguments to slots[0..nslots) (slot names: NULL = positional only). */
+static void check_binding(Sema *S, const Expr *e, const char *const *slots, int nslots) {
+    int filled[64] = {0}, seen_kw = 0;
+    for (int i = 0; i < e->nargs; i++) {
+        const char *kw = e->arg_names ? e->arg_names[i] : NULL;
+        int slot = i;
+        if (!kw) {
+            if (seen_kw) ERR(S, e->args[i]->loc, "positional argument after keyword argument");
+        } else {
+            seen_kw = 1;
+            for (slot = 0; slot < nslots && !(slots[slot] && !strcmp(slots[slot], kw)); slot++) {}
+            if (slot == nslots) {
+                ERR(S, e->args[i]->loc, "'%s' has no parameter named '%s'", e->name, kw);
+                continue;
+            }
+        }
+        if (slot >= nslots || slot >= 64) continue;
+        if (filled[slot])
+            ERR(S, e->args[i]->loc, "argument '%s' of '%s' is given twice",
+                slots[slot] ? slots[slot] : "?", e->name);
+        filled[slot] = 1;
+    }
+}
+
+static void check_builtin_call(Sema *S, const Expr *e, const Builtin *b) {
+    SrcLoc loc = loc_first(e->loc, strlen(e->name));
+    if (e->nargs < b->min || e->nargs > b->max) {
+        if (b->min == b->max)
+            ERR(S, loc, "'%s' expects %d argument%s, got %d", e->name, b->min, plural(b->min),
+                e->nargs);
+        else
+            ERR(S, loc, "'%s' expects %d to %d arguments, got %d", e->name, b->min, b->max,
+                e->nargs);
+        return;
+    }
+    const char *slots[3] = {0};
+    for (int i = b->kwfrom; i < b->max && i < 3; i++) slots[i] = b->kw[i - b->kwfrom];
+    check_binding(S, e, slots, b->max);
+}
+
+static void check_helper_call(Sema *S, const Expr *e, const Func *f) {
+    SrcLoc loc = loc_first(e->loc, strlen(e->name));
+    if (e->nargs > f->nparams) {
+        ERR(S, loc, "'%s' expects %d argument%s, got %d", e->name, f->nparams,
+            plural(f->nparams), e->nargs);
+        return;
+    }
+    const char *slots[64] = {0};
+    int n = f->nparams < 64 ? f->nparams : 64;
+    for (int i = 0; i < n; i++) slots[i] = f->params[i].name;
+    check_binding(S, e, slots, n);
+    for (int i = 0; i < n; i++) {
+        if (f->params[i].default_value) continue;
+        int given = i < e->nargs && !(e->arg_names && e->arg_names[i]);
+        for (int j = 0; j < e->nargs && !given; j++)
+            given = e->arg_names && e->arg_names[j] && !strcmp(e->arg_names[j], slots[i]);
+        if (!given) ERR(S, loc, "missing argument '%s' in call to '%s'", slots[i], e->name);
+    }
+}
+
+static void check_call(Sema *S, const Expr *e) {
+    for (int i = 0; i < e->nargs; i++) check_expr(S, e->args[i]);
+    const Builtin *b = builtin_find(e->name);
+    const Func *f = module_find_func(S->m, e->name);
+    SrcLoc loc = loc_first(e->loc, strlen(e->name));
+    if (f && f->is_kernel)
+        ERR(S, loc, "cannot call kernel '%s' (only 'fn' helpers can be called)", e->name);
+    else if (f)
+        check_helper_call(S, e, f);
+    else if (b)
+        check_builtin_call(S, e, b);
+    else if (!strcmp(e->name, "range"))
+        ERR(S, loc, "'range' can only be used in a for loop");
+    else
+        ERR(S, loc, "unknown function '%s'", e->name);
+}
+
+enum { MAX_EXPR_DEPTH = 1000 };
+
+static void check_expr(Sema *S, const Expr *e) {
+    if (!e) return;
+    if (S->depth >= MAX_EXPR_DEPTH) {
+        if (!S->too_deep)
+            ERR(S, e->loc, "expression is nested too deeply (more than %d levels)",
+                MAX_EXPR_DEPTH);
+        S->too_deep = 1;
+        return;
+    }
+    S->depth++;
+    check_expr_kind(S, e);
+    S->depth--;
+}
+
+static void check_expr_kind(Sema *S, const Expr *e) {
+    switch (e->kind) {
+    case EX_NAME: check_name(S, e); return;
+    case EX_CALL: check_call(S, e); return;
+    case EX_CAST: check_type(S, e->type); break;
+    default: break;
+    }
+    check_expr(S, e->a);
+    check_expr(S, e->b);
+    if (e->kind == EX_INDEX || e->kind == EX_LIST)
+        for (int i = 0; i < e->nargs; i++) check_expr(S, e->args[i]);
+}
+
+/* ---- statements ---- */
+
+static void check_stmt(Sema *S, const Stmt *s, int last);
+
+static void check_block(Sema *S, const Stmt *s, int last) {
+    Sym *saved = S->scope;
+    for (int i = 0; i < s->nstmts; i++) check_stmt(S, s->stmts[i], last && i == s->nstmts - 1);
+    S->scope = saved;
+}
+
+/* The number of values a helper returns: that of its final `return` (0 without one). */
+static int helper_results(const Func *f) {
+    const Stmt *b = f->body;
+    if (!b || !b->nstmts || b->stmts[b->nstmts - 1]->kind != ST_RETURN) return 0;
+    return b->stmts[b->nstmts - 1]->nvalues;
+}
+
+static void check_let(Sema *S, const Stmt *s) {
+    check_expr(S, s->value);
+    if (s->nnames > 1) {
+        const Expr *v = s->value;
+        const Func *f = v->kind == EX_CALL ? module_find_func(S->m, v->name) : NULL;
+        if (v->kind != EX_CALL)
+            ERR(S, v->loc, "'let' with %d names needs a helper call on the right", s->nnames);
+        else if (!f && builtin_find(v->name))
+            ERR(S, v->loc, "'%s' returns one value, but %d names are bound", v->name, s->nnames);
+        else if (f && !f->is_kernel && helper_results(f) != s->nnames)
+            ERR(S, v->loc, "'%s' returns %d value%s, but %d names are bound", v->name,
+                helper_results(f), plural(helper_results(f)), s->nnames);
+    }
+    for (int i = 0; i < s->nnames; i++) {
+        for (int j = 0; j < i; j++)
+            if (!strcmp(s->names[i], s->names[j]))
+                ERR(S, s->name_locs[i], "'%s' is bound twice in this 'let'", s->names[i]);
+        declare(S, s->names[i], SYM_VAR);
+    }
+}
+
+static void check_assign(Sema *S, const Stmt *s) {
+    check_expr(S, s->value);
+    const Sym *sym = lookup(S, s->names[0]);
+    if (!sym)
+        ERR(S, s->name_locs[0], "assignment to undeclared variable '%s' (declare it with 'let')",
+            s->names[0]);
+    else if (sym->kind == SYM_CONST)
+        ERR(S, s->name_locs[0], "cannot assign to const parameter '%s'", s->names[0]);
+}
+
+static void check_loop(Sema *S, const Stmt *s) {
+    Sym *saved = S->scope;
+    if (s->kind == ST_FOR) {
+        for (int i = 0; i < s->nvalues; i++) check_expr(S, s->values[i]);
+        declare(S, s->names[0], SYM_VAR);
+    } else {
+        check_expr(S, s->cond);
+    }
+    S->loops++;
+    check_stmt(S, s->body, 0);
+    S->loops--;
+    S->scope = saved;
+}
+
+static void check_return(Sema *S, const Stmt *s, int last) {
+    for (int i = 0; i < s->nvalues; i++) check_expr(S, s->values[i]);
+    if (S->fn->is_kernel && s->nvalues)
+        ERR(S, s->loc, "a kernel cannot return a value");
+    else if (!S->fn->is_kernel && !last)
+        ERR(S, s->loc, "'return' in helper '%s' must be its last statement", S->fn->name);
+}
+
+static void check_stmt(Sema *S, const Stmt *s, int last) {
+    if (!s) return;
+    switch (s->kind) {
+    case ST_LET: check_let(S, s); break;
+    case ST_ASSIGN: check_assign(S, s); break;
+    case ST_EXPR: check_expr(S, s->value); break;
+    case ST_IF:
+        check_expr(S, s->cond);
+        check_stmt(S, s->body, 0);
+        check_stmt(S, s->else_body, 0);
+        break;
+    case ST_FOR:
+    case ST_WHILE: check_loop(S, s); break;
+    case ST_BREAK:
+    case ST_CONTINUE:
+        if (!S->loops)
+            ERR(S, s->loc, "'%s' outside of a loop", s->kind == ST_BREAK ? "break" : "continue");
+        break;
+    case ST_RETURN: check_return(S, s, last); break;
+    case ST_BLOCK: check_block(S, s, last); break;
+    }
+}
+
+/* ---- parameters ---- */
+
+static SymKind param_kind(const Param *p) {
+    return p->is_const ? SYM_CONST : p->type && p->type->ptr_depth ? SYM_PTR : SYM_PARAM;
+}
+
+static void check_param(Sema *S, const Func *f, int i) {
+    const Param *p = &f->params[i];
+    for (int j = 0; j < i; j++)
+        if (!strcmp(f->params[j].name, p->name))
+            ERR(S, p->loc, "duplicate parameter '%s' in '%s'", p->name, f->name);
+    if (f->is_kernel && is_implicit(p->name))
+        ERR(S, p->loc, "'%s' is an implicit parameter of every kernel", p->name);
+    if (p->type) check_type(S, p->type);
+    else if (p->is_const) ERR(S, p->loc, "const parameter '%s' needs a type", p->name);
+    else if (f->is_kernel) ERR(S, p->loc, "kernel parameter '%s' needs a type", p->name);
+    if (p->is_const && p->type && p->type->ptr_depth)
+        ERR(S, p->type->loc, "const parameter '%s' must have a scalar type, not a pointer",
+            p->name);
+    if (p->default_value) { /* may use the const parameters before it */
+        Sym *saved = S->scope;
+        S->scope = NULL;
+        for (int j = 0; j < i; j++)
+            if (f->params[j].is_const) declare(S, f->params[j].name, SYM_CONST);
+        check_expr(S, p->default_value);
+        S->scope = saved;
+    }
+}
+
+/* ---- annotations ---- */
+
+static void check_ann_exprs(Sema *S, const Annotation *a, int min, int max, int const_only) {
+    if (a->nargs < min || a->nargs > max) {
+        if (min == max)
+            ERR(S, a->loc, "@%s expects %d expression%s, got %d", a->name, min, plural(min),
+                a->nargs);
+        else
+            ERR(S, a->loc, "@%s expects %d to %d expressions, got %d", a->name, min, max,
+                a->nargs);
+    }
+    S->const_only = const_only;
+    for (int i = 0; i < a->nargs; i++) {
+        const AnnArg *g = &a->args[i];
+        if (g->name || g->bucket || !g->value)
+            ERR(S, g->loc, "@%s expects expressions, not 'NAME%s'", a->name,
+                g->bucket ? ": BUCKET" : " = VALUE");
+        else
+            check_expr(S, g->value);
+    }
+}
+
+static void check_tune(Sema *S, const Annotation *a) {
+    if (!a->nargs) ERR(S, a->loc, "@tune expects NAME = [values, ...]");
+    S->const_only = 1;
+    for (int i = 0; i < a->nargs; i++) {
+        const AnnArg *g = &a->args[i];
+        if (!g->name || !g->value || g->value->kind != EX_LIST) {
+            ERR(S, g->loc, "@tune expects NAME = [values, ...]");
+            continue;
+        }
+        const Sym *s = lookup(S, g->name);
+        SrcLoc loc = loc_first(g->loc, strlen(g->name));
+        if (!s)
+            ERR(S, loc, "@tune refers to unknown parameter '%s'", g->name);
+        else if (s->kind != SYM_CONST)
+            ERR(S, loc, "@tune target '%s' is not a const parameter", g->name);
+        for (int j = 0; j < i; j++)
+            if (a->args[j].name && !strcmp(a->args[j].name, g->name))
+                ERR(S, loc, "parameter '%s' is tuned twice", g->name);
+        if (!g->value->nargs) ERR(S, g->value->loc, "@tune list of '%s' is empty", g->name);
+        check_expr(S, g->value);
+    }
+}
+
+static void check_key(Sema *S, const Annotation *a) {
+    if (!a->nargs) ERR(S, a->loc, "@key expects NAME or NAME: BUCKET");
+    for (int i = 0; i < a->nargs; i++) {
+        const AnnArg *g = &a->args[i];
+        if (!g->name || g->value) {
+            ERR(S, g->loc, "@key expects NAME or NAME: BUCKET");
+            continue;
+        }
+        const Sym *s = lookup(S, g->name);
+        SrcLoc loc = loc_first(g->loc, strlen(g->name));
+        if (!s)
+            ERR(S, loc, "@key refers to unknown parameter '%s'", g->name);
+        else if (s->kind == SYM_PTR)
+            ERR(S, loc, "@key cannot use pointer parameter '%s'", g->name);
+        if (g->bucket && strcmp(g->bucket, "pow2"))
+            ERR(S, g->loc, "unknown @key bucket '%s' (expected pow2)", g->bucket);
+    }
+}
+
+static void check_ann(Sema *S, const Func *f, int i) {
+    const Annotation *a = &f->anns[i];
+    SrcLoc loc = a->loc;
+    if (!f->is_kernel) {
+        ERR(S, loc, "annotation '@%s' on helper '%s' (annotations are only for kernels)",
+            a->name, f->name);
+        return;
+    }
+    for (int j = 0; j < i; j++)
+        if (a->kind != ANN_UNKNOWN && f->anns[j].kind == a->kind)
+            ERR(S, loc, "duplicate @%s annotation", a->name);
+    S->ann = a->name;
+    switch (a->kind) {
+    case ANN_GRID: check_ann_exprs(S, a, 1, 3, 0); break;
+    case ANN_CONSTRAINT: check_ann_exprs(S, a, 1, 1, 1); break;
+    case ANN_TUNE: check_tune(S, a); break;
+    case ANN_KEY: check_key(S, a); break;
+    case ANN_UNKNOWN:
+        ERR(S, loc, "unknown annotation '@%s' (expected @grid, @tune, @constraint or @key)",
+            a->name);
+        break;
+    }
+    S->ann = NULL;
+    S->const_only = 0;
+}
+
+/* ---- functions ---- */
+
+static void check_func(Sema *S, const Func *f) {
+    S->fn = f;
+    S->scope = NULL;
+    S->loops = 0;
+    if (builtin_find(f->name) || !strcmp(f->name, "range"))
+        ERR(S, f->loc, "'%s' is a builtin function and cannot be redefined", f->name);
+    for (int i = 0; i < f->nparams; i++) {
+        check_param(S, f, i);
+        declare(S, f->params[i].name, param_kind(&f->params[i]));
+    }
+    if (f->is_kernel) {
+        declare(S, "num_warps", SYM_CONST);
+        declare(S, "num_stages", SYM_CONST);
+    }
+    for (int i = 0; i < f->nanns; i++) check_ann(S, f, i);
+    if (f->body) check_stmt(S, f->body, 1);
+}
+
+int sema_check(Module *m, Diags *diags) {
+    Sema S = {.m = m, .d = diags};
+    for (int i = 0; i < m->nfuncs; i++) {
+        const Func *f = m->funcs[i];
+        for (int j = 0; j < i; j++)
+            if (!strcmp(m->funcs[j]->name, f->name)) {
+                ERR(&S, f->loc, "redefinition of '%s'", f->name);
+                diag_note(diags, m->funcs[j]->loc, "previous definition of '%s' is here",
+                          f->name);
+                break;
+            }
+        check_func(&S, f);
+    }
+    return S.errors;
+}
