@@ -1,0 +1,101 @@
+/* test_space.c: unit tests of tuning spaces: enumeration order, constraints that see
+ * launch values, bucketing, keys, and diagnostics for bad annotations. */
+#include <stdio.h>
+#include <string.h>
+#include "driver.h"
+#include "space.h"
+
+static int passed, failed;
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (cond) passed++;                                                    \
+        else {                                                                 \
+            failed++;                                                          \
+            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);             \
+        }                                                                      \
+    } while (0)
+
+static const Func *parse(Arena *a, Diags *d, const char *src) {
+    SrcFile *f = arena_alloc(a, sizeof *f);
+    *f = (SrcFile){"test.tile", arena_strdup(a, src), strlen(src)};
+    Module *m = tc_parse(a, f, d);
+    return m ? m->funcs[0] : NULL;
+}
+
+static void test_product_and_constraint(void) {
+    Arena *a = arena_new();
+    Diags d;
+    diags_init(&d, a);
+    const Func *f = parse(a, &d,
+        "@tune(BM = [16, 32, 64], BN = [32, 64], num_warps = [4, 8])\n"
+        "@constraint(BM * BN <= 2048)\n"
+        "kernel k(x: *f32, n: i32, const BM: i32, const BN: i32) { }\n");
+    CHECK(f != NULL);
+    TuneSpace s;
+    CHECK(f && space_build(f, a, &d, &s) == 0);
+    CHECK(space_size(&s) == 12);
+    TuneConfig *cfg;
+    int pruned = -1;
+    int n = space_enumerate(&s, NULL, 0, a, &d, &cfg, &pruned);
+    /* BM*BN <= 2048: (16,32) (16,64) (32,32) (32,64) (64,32) -> 5 x 2 warps */
+    CHECK(n == 10);
+    CHECK(pruned == 2);
+    CHECK(n > 0 && cfg[0].values[0].value == 16 && cfg[0].values[1].value == 32 && cfg[0].values[2].value == 4);
+    CHECK(n > 1 && cfg[1].values[2].value == 8); /* last parameter varies fastest */
+    arena_free(a);
+}
+
+static void test_constraint_sees_launch_values(void) {
+    Arena *a = arena_new();
+    Diags d;
+    diags_init(&d, a);
+    const Func *f = parse(a, &d,
+        "@tune(B = [64, 128, 256])\n@constraint(B <= n)\n"
+        "kernel k(x: *f32, n: i32, const B: i32) { }\n");
+    TuneSpace s;
+    CHECK(f && space_build(f, a, &d, &s) == 0);
+    ConstBinding fixed[] = {{"n", 128}};
+    TuneConfig *cfg;
+    CHECK(space_enumerate(&s, fixed, 1, a, &d, &cfg, NULL) == 2);
+    arena_free(a);
+}
+
+static void test_bucket_and_key(void) {
+    CHECK(space_bucket("pow2", 1000) == 1024);
+    CHECK(space_bucket("pow2", 1024) == 1024);
+    CHECK(space_bucket("pow2", 1) == 1);
+    CHECK(space_bucket("pow2", 0) == 0);
+    CHECK(space_bucket(NULL, 1000) == 1000);
+    Arena *a = arena_new();
+    Diags d;
+    diags_init(&d, a);
+    const Func *f = parse(a, &d,
+        "@key(n: pow2, D)\nkernel k(x: *f32, n: i32, const D: i32 = 64) { }\n");
+    ConstBinding vals[] = {{"n", 3000}, {"D", 128}};
+    char *key = f ? space_key(f, vals, 2, a, &d) : NULL;
+    CHECK(key && strcmp(key, "n=4096;D=128;") == 0);
+    arena_free(a);
+}
+
+static void test_bad_annotations(void) {
+    Arena *a = arena_new();
+    Diags d;
+    diags_init(&d, a);
+    const Func *f = parse(a, &d, "@tune(B = [64, 64])\nkernel k(x: *f32, const B: i32) { }\n");
+    TuneSpace s;
+    CHECK(f && space_build(f, a, &d, &s) == -1 && d.errors == 1);
+    diags_init(&d, a);
+    f = parse(a, &d, "@tune(B = [64, n])\nkernel k(x: *f32, n: i32, const B: i32) { }\n");
+    CHECK(f && space_build(f, a, &d, &s) == -1 && d.errors >= 1);
+    arena_free(a);
+}
+
+int main(void) {
+    test_product_and_constraint();
+    test_constraint_sees_launch_values();
+    test_bucket_and_key();
+    test_bad_annotations();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}

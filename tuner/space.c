@@ -1,0 +1,129 @@
+/* space.c: configuration spaces from @tune / @constraint, and tuning keys from @key
+ * (see space.h). Enumeration is an odometer over the candidate lists, so the order is
+ * deterministic: the first candidate of every list comes first. */
+#include <string.h>
+#include "space.h"
+
+static int add_param(const AnnArg *arg, Arena *a, Diags *d, TuneSpace *s) {
+    for (int i = 0; i < s->nparams; i++)
+        if (strcmp(s->params[i].name, arg->name) == 0) {
+            diag_error(d, arg->loc, "'%s' is tuned twice", arg->name);
+            return -1;
+        }
+    const Expr *list = arg->value;
+    int n = list && list->kind == EX_LIST ? list->nargs : 1;
+    if (!list || n == 0) {
+        diag_error(d, arg->loc, "@tune needs at least one candidate for '%s'", arg->name);
+        return -1;
+    }
+    TuneParam *p = &s->params[s->nparams++];
+    p->name = arg->name;
+    p->nvalues = n;
+    p->values = arena_alloc(a, sizeof(int64_t) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        const Expr *e = list->kind == EX_LIST ? list->args[i] : list;
+        if (tc_eval_int(e, NULL, 0, &p->values[i], d)) return -1;
+        for (int j = 0; j < i; j++)
+            if (p->values[j] == p->values[i]) {
+                diag_error(d, e->loc, "candidate %lld of '%s' is listed twice", (long long)p->values[i], arg->name);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+int space_build(const Func *f, Arena *a, Diags *d, TuneSpace *out) {
+    memset(out, 0, sizeof *out);
+    int nargs = 0, ncons = 0;
+    for (int i = 0; i < f->nanns; i++) {
+        if (f->anns[i].kind == ANN_TUNE) nargs += f->anns[i].nargs;
+        if (f->anns[i].kind == ANN_CONSTRAINT) ncons += f->anns[i].nargs;
+    }
+    out->params = arena_alloc(a, sizeof(TuneParam) * (size_t)(nargs + 1));
+    out->constraints = arena_alloc(a, sizeof(Expr *) * (size_t)(ncons + 1));
+    for (int i = 0; i < f->nanns; i++) {
+        const Annotation *an = &f->anns[i];
+        for (int j = 0; j < an->nargs; j++) {
+            if (an->kind == ANN_TUNE && add_param(&an->args[j], a, d, out)) return -1;
+            if (an->kind == ANN_CONSTRAINT) out->constraints[out->nconstraints++] = an->args[j].value;
+        }
+    }
+    return 0;
+}
+
+int64_t space_size(const TuneSpace *s) {
+    int64_t n = 1;
+    for (int i = 0; i < s->nparams; i++) {
+        n *= s->params[i].nvalues;
+        if (n > INT32_MAX) return INT32_MAX;
+    }
+    return n;
+}
+
+/* The values visible to constraints: fixed ones, then the configuration's. */
+static int satisfies(const TuneSpace *s, ConstBinding *env, int nenv, Diags *d, int *ok) {
+    *ok = 1;
+    for (int c = 0; c < s->nconstraints && *ok; c++) {
+        int64_t v;
+        if (tc_eval_int(s->constraints[c], env, nenv, &v, d)) return -1;
+        *ok = v != 0;
+    }
+    return 0;
+}
+
+int space_enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, Arena *a,
+                    Diags *d, TuneConfig **out, int *pruned) {
+    int64_t total = space_size(s);
+    if (total > 1000000) {
+        diag_error(d, (SrcLoc){0}, "the tuning space has %lld configurations (at most 1000000)", (long long)total);
+        return -1;
+    }
+    *out = arena_alloc(a, sizeof(TuneConfig) * (size_t)(total + 1));
+    ConstBinding *env = arena_alloc(a, sizeof(ConstBinding) * (size_t)(nfixed + s->nparams + 1));
+    memcpy(env, fixed, sizeof(ConstBinding) * (size_t)nfixed);
+    int idx[64] = {0}, n = 0, dropped = 0;
+    if (s->nparams > 64) return -1;
+    for (int64_t c = 0; c < total; c++) {
+        for (int p = 0; p < s->nparams; p++)
+            env[nfixed + p] = (ConstBinding){s->params[p].name, s->params[p].values[idx[p]]};
+        int ok;
+        if (satisfies(s, env, nfixed + s->nparams, d, &ok)) return -1;
+        if (ok) {
+            TuneConfig *cfg = &(*out)[n++];
+            cfg->nvalues = s->nparams;
+            cfg->values = arena_alloc(a, sizeof(ConstBinding) * (size_t)(s->nparams + 1));
+            memcpy(cfg->values, env + nfixed, sizeof(ConstBinding) * (size_t)s->nparams);
+        } else {
+            dropped++;
+        }
+        for (int p = s->nparams - 1; p >= 0; p--) { /* odometer: last parameter fastest */
+            if (++idx[p] < s->params[p].nvalues) break;
+            idx[p] = 0;
+        }
+    }
+    if (pruned) *pruned = dropped;
+    return n;
+}
+
+int64_t space_bucket(const char *bucket, int64_t v) {
+    if (!bucket || strcmp(bucket, "pow2") != 0 || v <= 1) return v;
+    int64_t p = 1;
+    while (p < v && p < ((int64_t)1 << 62)) p <<= 1;
+    return p;
+}
+
+char *space_key(const Func *f, const ConstBinding *vals, int nvals, Arena *a, Diags *d) {
+    char *key = arena_strdup(a, "");
+    for (int i = 0; i < f->nanns; i++) {
+        const Annotation *an = &f->anns[i];
+        if (an->kind != ANN_KEY) continue;
+        for (int j = 0; j < an->nargs; j++) {
+            Expr name = {.kind = EX_NAME, .loc = an->args[j].loc, .name = an->args[j].name};
+            int64_t v;
+            if (tc_eval_int(&name, vals, nvals, &v, d)) return NULL;
+            key = arena_printf(a, "%s%s=%lld;", key, an->args[j].name,
+                               (long long)space_bucket(an->args[j].bucket, v));
+        }
+    }
+    return key;
+}

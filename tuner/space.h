@@ -1,0 +1,50 @@
+/* space.h: tuning configuration spaces read from a kernel's annotations: the product of
+ * its @tune candidate lists, pruned by its @constraint expressions, and the tuning key of
+ * a launch (@key values, bucketed where the author asked). */
+#ifndef TILE_SPACE_H
+#define TILE_SPACE_H
+#include <stdint.h>
+#include "ast.h"
+#include "driver.h"
+
+typedef struct TuneParam {
+    const char *name;
+    int64_t *values;
+    int nvalues;
+} TuneParam;
+
+typedef struct TuneSpace {
+    TuneParam *params;
+    int nparams;
+    const Expr **constraints;
+    int nconstraints;
+} TuneSpace;
+
+/* One configuration: a value for every tuned parameter, in TuneSpace order. */
+typedef struct TuneConfig {
+    ConstBinding *values;
+    int nvalues;
+} TuneConfig;
+
+/* Reads @tune and @constraint of kernel f. 0 ok, -1 with diagnostics (a candidate that
+ * is not a compile-time integer, a parameter tuned twice, an empty list). */
+int space_build(const Func *f, Arena *a, Diags *d, TuneSpace *out);
+
+/* Number of configurations before pruning (saturates at INT32_MAX). */
+int64_t space_size(const TuneSpace *s);
+
+/* Enumerates the configurations that satisfy every constraint; `fixed` values (the
+ * caller's consts and the launch's scalar arguments) are visible to constraints. Fills
+ * *out (arena) and returns the count, or -1 with a diagnostic. `pruned` (may be NULL)
+ * receives how many were dropped by constraints. */
+int space_enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, Arena *a,
+                    Diags *d, TuneConfig **out, int *pruned);
+
+/* Applies a @key bucket ("pow2": next power of two, values <= 1 stay) to a value. */
+int64_t space_bucket(const char *bucket, int64_t v);
+
+/* The tuning key of a launch: "name=value;..." for each @key entry, bucketed, in the
+ * annotation's order. `vals` holds the scalar arguments and const values by name. */
+char *space_key(const Func *f, const ConstBinding *vals, int nvals, Arena *a, Diags *d);
+
+#endif
