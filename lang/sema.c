@@ -22,6 +22,7 @@ typedef struct {
     int const_only;  /* ... which may only use const parameters */
     int depth;       /* of expression nesting, bounded so later stages may recurse */
     int too_deep;    /* that was reported */
+    PtrVec calls;    /* helper call edges: caller Func*, callee Func*, call Expr*, ... */
     int errors;
 } Sema;
 
@@ -190,8 +191,12 @@ static void check_call(Sema *S, const Expr *e) {
     SrcLoc loc = loc_first(e->loc, strlen(e->name));
     if (f && f->is_kernel)
         ERR(S, loc, "cannot call kernel '%s' (only 'fn' helpers can be called)", e->name);
-    else if (f)
+    else if (f) {
         check_helper_call(S, e, f);
+        if (ptrvec_push(S->d->arena, &S->calls, (void *)S->fn) == 0 &&
+            ptrvec_push(S->d->arena, &S->calls, (void *)f) == 0)
+            ptrvec_push(S->d->arena, &S->calls, (void *)e);
+    }
     else if (b)
         check_builtin_call(S, e, b);
     else if (!strcmp(e->name, "range"))
@@ -461,6 +466,39 @@ static void check_func(Sema *S, const Func *f) {
     if (f->body) check_stmt(S, f->body, 1);
 }
 
+static int func_index(const Sema *S, const Func *f) {
+    int i = 0;
+    while (i < S->m->nfuncs && S->m->funcs[i] != f) i++;
+    return i;
+}
+
+/* Marks in seen[] every function that `from` calls, directly or not. */
+static void mark_callees(const Sema *S, const Func *from, char *seen) {
+    for (int i = 0; i + 2 < S->calls.len; i += 3) {
+        if (S->calls.items[i] != from) continue;
+        int k = func_index(S, S->calls.items[i + 1]);
+        if (k < S->m->nfuncs && !seen[k]) {
+            seen[k] = 1;
+            mark_callees(S, S->calls.items[i + 1], seen);
+        }
+    }
+}
+
+/* Helpers are inlined, so a call cycle would never end: report the calls closing one. */
+static void check_recursion(Sema *S) {
+    int n = S->m->nfuncs;
+    char *reach = arena_alloc(S->d->arena, (size_t)n * (size_t)n + 1);
+    if (!reach) return;
+    for (int i = 0; i < n; i++) mark_callees(S, S->m->funcs[i], reach + (size_t)i * n);
+    for (int i = 0; i + 2 < S->calls.len; i += 3) {
+        int caller = func_index(S, S->calls.items[i]), callee = func_index(S, S->calls.items[i + 1]);
+        const Expr *e = S->calls.items[i + 2];
+        if (caller < n && callee < n && (caller == callee || reach[(size_t)callee * n + caller]))
+            ERR(S, loc_first(e->loc, strlen(e->name)),
+                "recursive call to '%s' (helpers are inlined and cannot recurse)", e->name);
+    }
+}
+
 int sema_check(Module *m, Diags *diags) {
     Sema S = {.m = m, .d = diags};
     for (int i = 0; i < m->nfuncs; i++) {
@@ -474,5 +512,6 @@ int sema_check(Module *m, Diags *diags) {
             }
         check_func(&S, f);
     }
+    check_recursion(&S);
     return S.errors;
 }

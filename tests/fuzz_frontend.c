@@ -1,6 +1,7 @@
 /* fuzz_frontend.c: libFuzzer target for the front end. Runs lexer, parser, sema and the
- * dumps on arbitrary bytes; nothing may crash, hang or leak. Build (see tests/README or the
- * lead's CMake): clang -fsanitize=fuzzer,address,undefined -Ilang -I<gen> ... */
+ * dumps on arbitrary bytes; nothing may crash, hang or leak. Build with clang
+ * -fsanitize=fuzzer,address,undefined -Ilang -I<generated dir>, link lang/*.c and the
+ * generated parser.c/lexer.c; seeds are in tests/fuzz_corpus. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
