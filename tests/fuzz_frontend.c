@@ -1,6 +1,6 @@
 /* fuzz_frontend.c: libFuzzer target for the front end. Runs lexer, parser, sema and the
  * dumps on arbitrary bytes; nothing may crash, hang or leak. Build with clang
- * -fsanitize=fuzzer,address,undefined -Ilang -I<generated dir>, link lang/*.c and the
+ * -fsanitize=fuzzer,address,undefined -Ilang -I<generated dir>, link the lang .c files and the
  * generated parser.c/lexer.c; seeds are in tests/fuzz_corpus. */
 #include <stdint.h>
 #include <stdio.h>
