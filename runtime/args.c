@@ -2,6 +2,7 @@
  * (before anything is compiled) and converts them to the parameter types of a compiled
  * specialization: integers range-checked, floats rounded to f16/bf16/f32/f64. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "runtime_internal.h"
 
@@ -26,6 +27,30 @@ static const char *wanted(const KParam *p)
     return p->is_ptr ? "a pointer" : et_is_float(p->elem) ? "a number" : "an integer";
 }
 
+static int int_range(ElemKind t, int64_t v)
+{
+    switch (t) {
+    case ET_BOOL: return v == 0 || v == 1;
+    case ET_I8: return v >= INT8_MIN && v <= INT8_MAX;
+    case ET_I16: return v >= INT16_MIN && v <= INT16_MAX;
+    case ET_I32: return v >= INT32_MIN && v <= INT32_MAX;
+    case ET_U8: return v >= 0 && v <= UINT8_MAX;
+    case ET_U16: return v >= 0 && v <= UINT16_MAX;
+    case ET_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+    case ET_U64: return v >= 0;
+    default: return 1;
+    }
+}
+
+static tile_Status range_check(tile_Kernel *k, int i, ElemKind t, int64_t v)
+{
+    if (int_range(t, v))
+        return TILE_OK;
+    char text[32];
+    snprintf(text, sizeof text, "%lld", (long long)v);
+    return arg_error(k, i, "is %s, out of range for %s", text, et_name(t));
+}
+
 tile_Status rt_args_check(tile_Kernel *k, const tile_Arg *args, int nargs)
 {
     if (nargs != k->nparams)
@@ -43,6 +68,11 @@ tile_Status rt_args_check(tile_Kernel *k, const tile_Arg *args, int nargs)
                                       : a == TILE_ARG_INT;
         if (!ok)
             return arg_error(k, i, "expects %s, got %s", wanted(p), kind_name(a));
+        if (et_is_int(p->elem) || p->elem == ET_BOOL) {
+            tile_Status st = range_check(k, i, p->elem, args[i].v.i);
+            if (st != TILE_OK)
+                return st;
+        }
     }
     return TILE_OK;
 }
@@ -81,21 +111,6 @@ uint16_t rt_f16_bits(double x) { return small_float_bits(x, 5, 10); }
 uint16_t rt_bf16_bits(double x) { return small_float_bits(x, 8, 7); }
 
 /* ---- packing ---- */
-static int int_range(ElemKind t, int64_t v)
-{
-    switch (t) {
-    case ET_BOOL: return v == 0 || v == 1;
-    case ET_I8: return v >= INT8_MIN && v <= INT8_MAX;
-    case ET_I16: return v >= INT16_MIN && v <= INT16_MAX;
-    case ET_I32: return v >= INT32_MIN && v <= INT32_MAX;
-    case ET_U8: return v >= 0 && v <= UINT8_MAX;
-    case ET_U16: return v >= 0 && v <= UINT16_MAX;
-    case ET_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
-    case ET_U64: return v >= 0;
-    default: return 1;
-    }
-}
-
 static void store(uint64_t *slot, const void *v, size_t n)
 {
     *slot = 0;
@@ -139,11 +154,9 @@ static tile_Status pack_one(tile_Kernel *k, int i, ElemKind t, const tile_Arg *a
     } else {
         if (a->kind != TILE_ARG_INT)
             return arg_error(k, i, "expects an integer, got %s%s", kind_name(a->kind), "");
-        if (!int_range(t, a->v.i)) {
-            char v[32];
-            snprintf(v, sizeof v, "%lld", (long long)a->v.i);
-            return arg_error(k, i, "is %s, out of range for %s", v, et_name(t));
-        }
+        tile_Status st = range_check(k, i, t, a->v.i);
+        if (st != TILE_OK)
+            return st;
         pack_int(t, a->v.i, slot);
     }
     return TILE_OK;

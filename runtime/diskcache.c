@@ -110,7 +110,10 @@ int rt_cache_path(tile_Kernel *k, const ConstBinding *c, int n, const char *targ
     }
     if (key_hex(k, c, n, target, hex) < 0)
         return -1;
-    snprintf(path, PATH_MAX, "%s/%s", dir, hex);
+    size_t len = strlen(dir); /* fits: checked above */
+    memcpy(path, dir, len);
+    path[len] = '/';
+    memcpy(path + len + 1, hex, HEXLEN + 1);
     return 0;
 }
 
