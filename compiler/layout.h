@@ -53,4 +53,10 @@ TirLayout layout_permute2(const TirLayout *l); /* rank-2 blocked transpose */
 /* The parent dim of value dim `axis` in layout l. */
 int layout_parent_dim(const TirLayout *l, int axis);
 
+/* The layout pass (compiler/pass_layout.c): every value gets a layout for target t;
+ * conflicting constraints get TIR_CONVERT_LAYOUT ops. Sets k->threads_per_warp (and
+ * num_warps = 1 on the host). Returns 0, or -1 with a diagnostic. */
+struct Target;
+int pass_assign_layouts(TirKernel *k, const struct Target *t, Diags *d);
+
 #endif

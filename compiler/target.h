@@ -34,6 +34,7 @@ struct Target {
     int threads_per_warp;    /* 32 / 1 */
     int global_as, shared_as; /* LLVM address spaces of global and shared memory */
     int unroll_elements;     /* mark per-element loops for full unrolling (GPU targets) */
+    int soft_bf16;           /* convert f32 -> bf16 with integer ops (no native cvt) */
 
     /* Creates the kernel function `symbol` taking the runtime params (their LLVM types),
      * with an entry block for allocas and a start block where `c->b` is left; fills

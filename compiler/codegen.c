@@ -1,0 +1,134 @@
+/* codegen.c: LLVM target machines, verification, the O3 pipeline and emission (codegen.h).
+ * LLVM's targets are initialized once (pthread_once); everything else is per call, so
+ * compiles in different threads with different LLVMContexts do not share state. */
+#include <pthread.h>
+#include <string.h>
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include "codegen.h"
+#include "target.h"
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init_targets(void)
+{
+    LLVMInitializeNativeTarget();
+    LLVMInitializeNativeAsmPrinter();
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+}
+
+LLVMTargetMachineRef codegen_machine(const Target *t, Diags *d)
+{
+    pthread_once(&init_once, init_targets);
+    char *triple = t->triple ? LLVMCreateMessage(t->triple) : LLVMGetDefaultTargetTriple();
+    char *cpu = t->cpu ? LLVMCreateMessage(t->cpu) : LLVMGetHostCPUName();
+    char *feat = t->features ? LLVMCreateMessage(t->features) : LLVMGetHostCPUFeatures();
+    LLVMTargetRef target;
+    char *err = NULL;
+    LLVMTargetMachineRef tm = NULL;
+    if (LLVMGetTargetFromTriple(triple, &target, &err))
+        diag_error(d, (SrcLoc){0}, "no LLVM target for %s: %s", triple, err ? err : "?");
+    else
+        tm = LLVMCreateTargetMachine(target, triple, cpu, feat, LLVMCodeGenLevelAggressive,
+                                     LLVMRelocPIC, LLVMCodeModelDefault);
+    if (!tm && !err)
+        diag_error(d, (SrcLoc){0}, "cannot create an LLVM target machine for %s", t->name);
+    LLVMDisposeMessage(err);
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(feat);
+    return tm;
+}
+
+int codegen_prepare(LLVMModuleRef m, const Target *t, Diags *d)
+{
+    LLVMTargetMachineRef tm = codegen_machine(t, d);
+    if (!tm)
+        return -1;
+    char *triple = LLVMGetTargetMachineTriple(tm);
+    LLVMSetTarget(m, triple);
+    LLVMDisposeMessage(triple);
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+    char *dl = LLVMCopyStringRepOfTargetData(td);
+    LLVMSetDataLayout(m, dl);
+    LLVMDisposeMessage(dl);
+    LLVMDisposeTargetData(td);
+    LLVMDisposeTargetMachine(tm);
+    return 0;
+}
+
+int codegen_verify(LLVMModuleRef m, Diags *d)
+{
+    char *msg = NULL;
+    int bad = LLVMVerifyModule(m, LLVMReturnStatusAction, &msg);
+    if (bad)
+        diag_error(d, (SrcLoc){0}, "internal compiler error: invalid LLVM IR: %s",
+                   msg ? msg : "?");
+    LLVMDisposeMessage(msg);
+    return bad ? -1 : 0;
+}
+
+int codegen_optimize(LLVMModuleRef m, const Target *t, Diags *d)
+{
+    LLVMTargetMachineRef tm = codegen_machine(t, d);
+    if (!tm)
+        return -1;
+    LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef err = LLVMRunPasses(m, "default<O3>", tm, opts);
+    LLVMDisposePassBuilderOptions(opts);
+    LLVMDisposeTargetMachine(tm);
+    if (err) {
+        char *msg = LLVMGetErrorMessage(err);
+        diag_error(d, (SrcLoc){0}, "internal compiler error: LLVM passes: %s", msg);
+        LLVMDisposeErrorMessage(msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int copy_out(const char *p, size_t n, Arena *a, char **out, size_t *size, Diags *d)
+{
+    char *buf = arena_alloc(a, n + 1);
+    if (!buf) {
+        diag_error(d, (SrcLoc){0}, "out of memory emitting code");
+        return -1;
+    }
+    memcpy(buf, p, n);
+    buf[n] = 0;
+    *out = buf;
+    *size = n;
+    return 0;
+}
+
+int codegen_emit(LLVMModuleRef m, const Target *t, CgOutput what, Arena *a, char **out,
+                 size_t *size, Diags *d)
+{
+    if (what == CG_LLVM_IR) {
+        char *s = LLVMPrintModuleToString(m);
+        int rc = copy_out(s, strlen(s), a, out, size, d);
+        LLVMDisposeMessage(s);
+        return rc;
+    }
+    LLVMTargetMachineRef tm = codegen_machine(t, d);
+    if (!tm)
+        return -1;
+    LLVMMemoryBufferRef buf = NULL;
+    char *err = NULL;
+    int rc = -1;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, what == CG_ASM ? LLVMAssemblyFile
+                                                                 : LLVMObjectFile,
+                                            &err, &buf))
+        diag_error(d, (SrcLoc){0}, "internal compiler error: LLVM code generation: %s",
+                   err ? err : "?");
+    else
+        rc = copy_out(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), a, out, size, d);
+    if (buf)
+        LLVMDisposeMemoryBuffer(buf);
+    LLVMDisposeMessage(err);
+    LLVMDisposeTargetMachine(tm);
+    return rc;
+}

@@ -1,0 +1,240 @@
+/* lower.c: the core of lowering (lower.h): the kernel function, the storage of values
+ * (tile registers in entry-block allocas, scalars as LLVM values), per-register loops,
+ * shared scratch memory, and the dispatch of ops to lower_*.c by concern. */
+#include <string.h>
+#include <llvm-c/DebugInfo.h>
+#include "codegen.h"
+#include "lower_int.h"
+
+LLVMTypeRef lw_i32(Lower *L) { return LLVMInt32TypeInContext(L->ctx); }
+LLVMValueRef lw_i32c(Lower *L, int v) { return LLVMConstInt(lw_i32(L), (unsigned long long)(long long)v, 1); }
+
+LLVMTypeRef lw_type(Lower *L, ElemKind k)
+{
+    switch (k) {
+    case ET_BOOL: return LLVMInt1TypeInContext(L->ctx);
+    case ET_I8: case ET_U8: return LLVMInt8TypeInContext(L->ctx);
+    case ET_I16: case ET_U16: return LLVMInt16TypeInContext(L->ctx);
+    case ET_I32: case ET_U32: return LLVMInt32TypeInContext(L->ctx);
+    case ET_I64: case ET_U64: return LLVMInt64TypeInContext(L->ctx);
+    case ET_F16: return LLVMHalfTypeInContext(L->ctx);
+    case ET_BF16: return LLVMBFloatTypeInContext(L->ctx);
+    case ET_F32: return LLVMFloatTypeInContext(L->ctx);
+    case ET_F64: return LLVMDoubleTypeInContext(L->ctx);
+    case ET_PTR: return LLVMPointerTypeInContext(L->ctx, (unsigned)L->t->global_as);
+    default: return LLVMInt8TypeInContext(L->ctx);
+    }
+}
+
+LLVMTypeRef lw_mem_type(Lower *L, ElemKind k)
+{
+    return k == ET_BOOL ? LLVMInt8TypeInContext(L->ctx) : lw_type(L, k);
+}
+
+LLVMBasicBlockRef lw_block(Lower *L, const char *name)
+{
+    return LLVMAppendBasicBlockInContext(L->ctx, L->tc.fn, name);
+}
+
+int lw_fail(Lower *L, const TirOp *op, const char *msg)
+{
+    diag_error(L->d, op ? op->loc : (SrcLoc){0}, "%s", msg);
+    L->failed = 1;
+    return -1;
+}
+
+LLVMValueRef lw_alloca(Lower *L, LLVMTypeRef t, int n, const char *name)
+{
+    LLVMTypeRef at = n == 1 ? t : LLVMArrayType2(t, (uint64_t)n);
+    LLVMValueRef a = LLVMBuildAlloca(L->tc.alloca_b, at, name);
+    LLVMSetAlignment(a, 16);
+    return a;
+}
+
+void lw_info(LayoutInfo *li, const TirValue *v)
+{
+    layout_info(li, v->type.rank ? v->layout : NULL, v->type.shape, v->type.rank);
+}
+
+int lw_regs(const TirValue *v)
+{
+    LayoutInfo li;
+    lw_info(&li, v);
+    return li.R;
+}
+
+LLVMValueRef lw_tile_storage(Lower *L, const TirValue *v)
+{
+    return lw_alloca(L, lw_type(L, v->type.elem), lw_regs(v), "tile");
+}
+
+void lw_bind(Lower *L, const TirValue *v, LLVMValueRef x) { L->vals[v->id] = x; }
+LLVMValueRef lw_val(Lower *L, const TirValue *v) { return L->vals[v->id]; }
+
+LLVMValueRef lw_elem_ptr(Lower *L, const TirValue *v, LLVMValueRef storage, LLVMValueRef r)
+{
+    return LLVMBuildGEP2(L->b, lw_type(L, v->type.elem), storage, &r, 1, "");
+}
+
+LLVMValueRef lw_get(Lower *L, const TirValue *v, LLVMValueRef r)
+{
+    LLVMValueRef s = L->vals[v->id];
+    if (v->type.rank == 0)
+        return s;
+    return LLVMBuildLoad2(L->b, lw_type(L, v->type.elem), lw_elem_ptr(L, v, s, r), "");
+}
+
+void lw_set(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef x)
+{
+    if (v->type.rank == 0) {
+        L->vals[v->id] = x;
+        return;
+    }
+    LLVMBuildStore(L->b, x, lw_elem_ptr(L, v, L->vals[v->id], r));
+}
+
+void lw_copy_tile(Lower *L, const TirValue *v, LLVMValueRef dst, LLVMValueRef src)
+{
+    if (dst == src)
+        return;
+    LLVMTypeRef at = LLVMArrayType2(lw_type(L, v->type.elem), (uint64_t)lw_regs(v));
+    LLVMBuildMemCpy(L->b, dst, 16, src, 16, LLVMSizeOf(at));
+}
+
+/* ---- per-register loops ---- */
+static void mark_unroll(Lower *L, LLVMValueRef br)
+{
+    LLVMMetadataRef tmp = LLVMTemporaryMDNode(L->ctx, NULL, 0);
+    LLVMMetadataRef s = LLVMMDStringInContext2(L->ctx, "llvm.loop.unroll.full", 21);
+    LLVMMetadataRef u = LLVMMDNodeInContext2(L->ctx, &s, 1);
+    LLVMMetadataRef ops[2] = {tmp, u};
+    LLVMMetadataRef loop = LLVMMDNodeInContext2(L->ctx, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(tmp, loop);
+    unsigned kind = LLVMGetMDKindIDInContext(L->ctx, "llvm.loop", 9);
+    LLVMSetMetadata(br, kind, LLVMMetadataAsValue(L->ctx, loop));
+}
+
+LLVMValueRef lw_loop_begin(Lower *L, ElemLoop *lp, int n, int unroll)
+{
+    lp->n = n;
+    if (n <= 1)
+        return lw_i32c(L, 0);
+    lp->pre = LLVMGetInsertBlock(L->b);
+    lp->body = lw_block(L, "r.loop");
+    lp->exit = lw_block(L, "r.done");
+    lp->n = unroll ? -n : n;
+    LLVMBuildBr(L->b, lp->body);
+    LLVMPositionBuilderAtEnd(L->b, lp->body);
+    lp->phi = LLVMBuildPhi(L->b, lw_i32(L), "r");
+    LLVMValueRef zero = lw_i32c(L, 0);
+    LLVMAddIncoming(lp->phi, &zero, &lp->pre, 1);
+    return lp->phi;
+}
+
+void lw_loop_end(Lower *L, ElemLoop *lp)
+{
+    int n = lp->n < 0 ? -lp->n : lp->n;
+    if (n <= 1)
+        return;
+    LLVMValueRef next = LLVMBuildNUWAdd(L->b, lp->phi, lw_i32c(L, 1), "");
+    LLVMValueRef more = LLVMBuildICmp(L->b, LLVMIntULT, next, lw_i32c(L, n), "");
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b);
+    LLVMValueRef br = LLVMBuildCondBr(L->b, more, lp->body, lp->exit);
+    if (lp->n < 0)
+        mark_unroll(L, br);
+    LLVMAddIncoming(lp->phi, &next, &from, 1);
+    LLVMPositionBuilderAtEnd(L->b, lp->exit);
+}
+
+/* ---- shared scratch ---- */
+LLVMValueRef lw_smem(Lower *L, int bytes)
+{
+    if (bytes > L->smem_bytes)
+        L->smem_bytes = bytes;
+    return L->t->smem_base(&L->tc);
+}
+
+LLVMValueRef lw_smem_ptr(Lower *L, LLVMValueRef base, LLVMTypeRef t, LLVMValueRef idx)
+{
+    return LLVMBuildGEP2(L->b, t, base, &idx, 1, "");
+}
+
+/* ---- ops ---- */
+static int lower_op(Lower *L, TirOp *op)
+{
+    L->tc.loc = op->loc;
+    switch (op->code) {
+    case TIR_CONST: case TIR_PARAM: case TIR_PROGRAM_ID: case TIR_NUM_PROGRAMS:
+    case TIR_ARANGE: case TIR_BINARY: case TIR_CMP: case TIR_UNARY: case TIR_SELECT:
+    case TIR_CAST: case TIR_FMA: case TIR_ADDPTR:
+        return lower_elementwise(L, op);
+    case TIR_SPLAT: case TIR_EXPAND_DIMS: case TIR_BROADCAST: case TIR_TRANS:
+    case TIR_CONVERT_LAYOUT:
+        return lower_shape(L, op);
+    case TIR_LOAD: case TIR_STORE: return lower_memory(L, op);
+    case TIR_REDUCE: return lower_reduce(L, op);
+    case TIR_DOT: return lower_dot(L, op);
+    default: return lower_control(L, op);
+    }
+}
+
+int lower_block(Lower *L, TirBlock *b)
+{
+    for (TirOp *op = b->first; op; op = op->next)
+        if (lower_op(L, op) != 0)
+            return -1;
+    return 0;
+}
+
+/* ---- the kernel ---- */
+static int begin_kernel(Lower *L)
+{
+    TirKernel *k = L->k;
+    LLVMTypeRef *pt = arena_alloc(k->arena, sizeof(LLVMTypeRef) * (size_t)(k->nparams + 1));
+    L->params = arena_alloc(k->arena, sizeof(LLVMValueRef) * (size_t)(k->nparams + 1));
+    L->vals = arena_alloc(k->arena, sizeof(LLVMValueRef) * (size_t)(k->next_value_id + 1));
+    if (!pt || !L->params || !L->vals)
+        return lw_fail(L, NULL, "out of memory in lowering");
+    for (int i = 0; i < k->nparams; i++)
+        pt[i] = lw_type(L, k->params[i].type.elem);
+    const char *sym = k->symbol ? k->symbol : k->name;
+    L->t->kernel_begin(&L->tc, sym, pt, k->nparams, L->params);
+    L->tid = L->t->thread_id(&L->tc);
+    L->ret_bb = lw_block(L, "ret");
+    return 0;
+}
+
+static void finish_kernel(Lower *L)
+{
+    if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(L->b)))
+        LLVMBuildBr(L->b, L->ret_bb);
+    LLVMPositionBuilderAtEnd(L->b, L->ret_bb);
+    LLVMBuildRetVoid(L->b);
+    int threads = L->k->num_warps * L->t->threads_per_warp;
+    L->t->kernel_finish(&L->tc, threads, L->smem_bytes);
+    L->k->smem_bytes = L->smem_bytes;
+    if (L->t->module_finish(&L->tc) != 0)
+        L->failed = 1;
+}
+
+LLVMModuleRef lower_kernel(TirKernel *k, const Target *t, LLVMContextRef ctx, Diags *d)
+{
+    Lower L = {.k = k, .t = t, .ctx = ctx, .d = d};
+    int errors_before = d->errors;
+    L.mod = LLVMModuleCreateWithNameInContext(k->name ? k->name : "kernel", ctx);
+    L.b = LLVMCreateBuilderInContext(ctx);
+    L.tc = (TargetCtx){.ctx = ctx, .mod = L.mod, .b = L.b,
+                       .alloca_b = LLVMCreateBuilderInContext(ctx), .diags = d};
+    if (codegen_prepare(L.mod, t, d) == 0 && begin_kernel(&L) == 0 &&
+        lower_block(&L, k->body) == 0)
+        finish_kernel(&L);
+    else
+        L.failed = 1;
+    LLVMDisposeBuilder(L.b);
+    LLVMDisposeBuilder(L.tc.alloca_b);
+    if (L.failed || d->errors > errors_before) {
+        LLVMDisposeModule(L.mod);
+        return NULL;
+    }
+    return L.mod;
+}

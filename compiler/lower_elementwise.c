@@ -1,0 +1,298 @@
+/* lower_elementwise.c: leaves (constants, params, ids, arange) and elementwise ops. An op on
+ * tiles is a loop over the result's registers applying the scalar operation; integer
+ * semantics follow the element kind's signedness, float min/max propagate NaN, and f16/bf16
+ * arithmetic is done in f32. Casts between any two element kinds live here too. */
+#include "lower_int.h"
+
+static int is_half(ElemKind k) { return k == ET_F16 || k == ET_BF16; }
+
+static LLVMValueRef intrinsic1(Lower *L, const char *name, LLVMValueRef *args, int n)
+{
+    LLVMTypeRef t = LLVMTypeOf(args[0]);
+    return target_intrinsic(&L->tc, name, &t, 1, args, n);
+}
+
+/* ---- casts ---- */
+static LLVMValueRef bf16_to_f32(Lower *L, LLVMValueRef x)
+{
+    LLVMValueRef i = LLVMBuildBitCast(L->b, x, LLVMInt16TypeInContext(L->ctx), "");
+    i = LLVMBuildZExt(L->b, i, lw_i32(L), "");
+    i = LLVMBuildShl(L->b, i, lw_i32c(L, 16), "");
+    return LLVMBuildBitCast(L->b, i, LLVMFloatTypeInContext(L->ctx), "");
+}
+
+/* Round to nearest even, NaN stays NaN (for targets without a native conversion). */
+static LLVMValueRef f32_to_bf16_soft(Lower *L, LLVMValueRef x)
+{
+    LLVMValueRef u = LLVMBuildBitCast(L->b, x, lw_i32(L), "");
+    LLVMValueRef lsb = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, u, lw_i32c(L, 16), ""),
+                                    lw_i32c(L, 1), "");
+    LLVMValueRef r = LLVMBuildAdd(L->b, u, LLVMBuildAdd(L->b, lsb, lw_i32c(L, 0x7fff), ""), "");
+    r = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, r, lw_i32c(L, 16), ""),
+                       LLVMInt16TypeInContext(L->ctx), "");
+    LLVMValueRef nan = LLVMBuildFCmp(L->b, LLVMRealUNO, x, x, "");
+    r = LLVMBuildSelect(L->b, nan, LLVMConstInt(LLVMTypeOf(r), 0x7fc0, 0), r, "");
+    return LLVMBuildBitCast(L->b, r, LLVMBFloatTypeInContext(L->ctx), "");
+}
+
+static LLVMValueRef float_to_float(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to)
+{
+    if (from == ET_BF16) {
+        x = bf16_to_f32(L, x);
+        from = ET_F32;
+    }
+    if (from == to)
+        return x;
+    if (to == ET_BF16) {
+        x = float_to_float(L, x, from, ET_F32);
+        return L->t->soft_bf16 ? f32_to_bf16_soft(L, x)
+                               : LLVMBuildFPTrunc(L->b, x, lw_type(L, ET_BF16), "");
+    }
+    if (et_bits(to) > et_bits(from))
+        return LLVMBuildFPExt(L->b, x, lw_type(L, to), "");
+    return LLVMBuildFPTrunc(L->b, x, lw_type(L, to), "");
+}
+
+static LLVMValueRef to_bool(Lower *L, LLVMValueRef x, ElemKind from)
+{
+    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(x));
+    if (et_is_float(from))
+        return LLVMBuildFCmp(L->b, LLVMRealUNE, x, zero, "");
+    return LLVMBuildICmp(L->b, LLVMIntNE, x, zero, "");
+}
+
+LLVMValueRef lw_cast(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to)
+{
+    if (from == to)
+        return x;
+    if (to == ET_BOOL)
+        return to_bool(L, x, from);
+    int fi = et_is_float(from), ti = et_is_float(to);
+    if (fi && ti)
+        return float_to_float(L, x, from, to);
+    if (fi) {
+        x = float_to_float(L, x, from, from == ET_F64 ? ET_F64 : ET_F32);
+        return et_is_signed(to) ? LLVMBuildFPToSI(L->b, x, lw_type(L, to), "")
+                                : LLVMBuildFPToUI(L->b, x, lw_type(L, to), "");
+    }
+    int sgn = et_is_signed(from);
+    if (ti) {
+        ElemKind mid = to == ET_BF16 ? ET_F32 : to;
+        x = sgn ? LLVMBuildSIToFP(L->b, x, lw_type(L, mid), "")
+                : LLVMBuildUIToFP(L->b, x, lw_type(L, mid), "");
+        return float_to_float(L, x, mid, to);
+    }
+    LLVMTypeRef tt = lw_type(L, to);
+    int fb = et_bits(from), tb = et_bits(to);
+    if (tb == fb)
+        return x;
+    if (tb < fb)
+        return LLVMBuildTrunc(L->b, x, tt, "");
+    return sgn ? LLVMBuildSExt(L->b, x, tt, "") : LLVMBuildZExt(L->b, x, tt, "");
+}
+
+LLVMValueRef lw_to_f32(Lower *L, LLVMValueRef x, ElemKind k) { return lw_cast(L, x, k, ET_F32); }
+
+/* ---- binary, compare, unary ---- */
+static LLVMValueRef float_binop(Lower *L, TirBinOp op, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef ab[2] = {a, b};
+    switch (op) {
+    case BIN_ADD: return LLVMBuildFAdd(L->b, a, b, "");
+    case BIN_SUB: return LLVMBuildFSub(L->b, a, b, "");
+    case BIN_MUL: return LLVMBuildFMul(L->b, a, b, "");
+    case BIN_DIV: return LLVMBuildFDiv(L->b, a, b, "");
+    case BIN_REM: return LLVMBuildFRem(L->b, a, b, "");
+    case BIN_MIN: return intrinsic1(L, "llvm.minimum", ab, 2);
+    case BIN_MAX: return intrinsic1(L, "llvm.maximum", ab, 2);
+    default: return NULL;
+    }
+}
+
+/* Integer division by zero must not trap on the host: divide by 1 instead (result unspecified). */
+static LLVMValueRef safe_divisor(Lower *L, LLVMValueRef b)
+{
+    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(b));
+    LLVMValueRef isz = LLVMBuildICmp(L->b, LLVMIntEQ, b, zero, "");
+    return LLVMBuildSelect(L->b, isz, LLVMConstInt(LLVMTypeOf(b), 1, 0), b, "");
+}
+
+static LLVMValueRef int_binop(Lower *L, TirBinOp op, int sgn, LLVMValueRef a, LLVMValueRef b)
+{
+    switch (op) {
+    case BIN_ADD: return LLVMBuildAdd(L->b, a, b, "");
+    case BIN_SUB: return LLVMBuildSub(L->b, a, b, "");
+    case BIN_MUL: return LLVMBuildMul(L->b, a, b, "");
+    case BIN_DIV: b = safe_divisor(L, b);
+        return sgn ? LLVMBuildSDiv(L->b, a, b, "") : LLVMBuildUDiv(L->b, a, b, "");
+    case BIN_REM: b = safe_divisor(L, b);
+        return sgn ? LLVMBuildSRem(L->b, a, b, "") : LLVMBuildURem(L->b, a, b, "");
+    case BIN_AND: return LLVMBuildAnd(L->b, a, b, "");
+    case BIN_OR: return LLVMBuildOr(L->b, a, b, "");
+    case BIN_XOR: return LLVMBuildXor(L->b, a, b, "");
+    case BIN_SHL: return LLVMBuildShl(L->b, a, b, "");
+    case BIN_SHR: return sgn ? LLVMBuildAShr(L->b, a, b, "") : LLVMBuildLShr(L->b, a, b, "");
+    case BIN_MIN: case BIN_MAX: {
+        LLVMIntPredicate p = op == BIN_MIN ? (sgn ? LLVMIntSLT : LLVMIntULT)
+                                           : (sgn ? LLVMIntSGT : LLVMIntUGT);
+        return LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, p, a, b, ""), a, b, "");
+    }
+    }
+    return NULL;
+}
+
+static LLVMValueRef binop(Lower *L, TirBinOp op, ElemKind k, LLVMValueRef a, LLVMValueRef b)
+{
+    if (is_half(k)) {
+        LLVMValueRef r = float_binop(L, op, lw_to_f32(L, a, k), lw_to_f32(L, b, k));
+        return r ? lw_cast(L, r, ET_F32, k) : NULL;
+    }
+    if (et_is_float(k))
+        return float_binop(L, op, a, b);
+    return int_binop(L, op, et_is_signed(k), a, b);
+}
+
+static LLVMValueRef cmpop(Lower *L, TirCmp op, ElemKind k, LLVMValueRef a, LLVMValueRef b)
+{
+    static const LLVMRealPredicate fp[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOGT,
+                                           LLVMRealOGE, LLVMRealOEQ, LLVMRealUNE};
+    static const LLVMIntPredicate sp[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntSGT,
+                                          LLVMIntSGE, LLVMIntEQ, LLVMIntNE};
+    static const LLVMIntPredicate up[] = {LLVMIntULT, LLVMIntULE, LLVMIntUGT,
+                                          LLVMIntUGE, LLVMIntEQ, LLVMIntNE};
+    if (is_half(k)) {
+        a = lw_to_f32(L, a, k), b = lw_to_f32(L, b, k);
+        k = ET_F32;
+    }
+    if (et_is_float(k))
+        return LLVMBuildFCmp(L->b, fp[op], a, b, "");
+    return LLVMBuildICmp(L->b, et_is_signed(k) ? sp[op] : up[op], a, b, "");
+}
+
+static LLVMValueRef unop(Lower *L, TirUnOp op, ElemKind k, LLVMValueRef x)
+{
+    if (!et_is_float(k)) {
+        if (op == UN_NEG)
+            return LLVMBuildNeg(L->b, x, "");
+        if (op == UN_NOT)
+            return LLVMBuildNot(L->b, x, "");
+        if (op == UN_ABS && et_is_signed(k)) {
+            LLVMValueRef args[2] = {x, LLVMConstInt(LLVMInt1TypeInContext(L->ctx), 0, 0)};
+            return intrinsic1(L, "llvm.abs", args, 2);
+        }
+        if (op == UN_ABS)
+            return x;
+        return NULL;
+    }
+    if (is_half(k)) {
+        LLVMValueRef r = unop(L, op, ET_F32, lw_to_f32(L, x, k));
+        return r ? lw_cast(L, r, ET_F32, k) : NULL;
+    }
+    if (op == UN_NEG)
+        return LLVMBuildFNeg(L->b, x, "");
+    return L->t->math(&L->tc, op, x, k == ET_F64);
+}
+
+static LLVMValueRef fma_op(Lower *L, ElemKind k, LLVMValueRef *in)
+{
+    if (is_half(k)) {
+        LLVMValueRef f[3];
+        for (int i = 0; i < 3; i++)
+            f[i] = lw_to_f32(L, in[i], k);
+        return lw_cast(L, intrinsic1(L, "llvm.fma", f, 3), ET_F32, k);
+    }
+    return intrinsic1(L, "llvm.fma", in, 3);
+}
+
+static LLVMValueRef addptr(Lower *L, const TirOp *op, LLVMValueRef p, LLVMValueRef off)
+{
+    ElemKind ok = op->ops[1]->type.elem;
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(L->ctx);
+    if (et_bits(ok) < 64)
+        off = et_is_signed(ok) ? LLVMBuildSExt(L->b, off, i64, "") : LLVMBuildZExt(L->b, off, i64, "");
+    LLVMTypeRef et = lw_mem_type(L, op->ops[0]->type.pointee);
+    return LLVMBuildGEP2(L->b, et, p, &off, 1, "");
+}
+
+static LLVMValueRef compute(Lower *L, const TirOp *op, LLVMValueRef *in)
+{
+    ElemKind k = op->nops ? op->ops[0]->type.elem : ET_VOID;
+    switch (op->code) {
+    case TIR_BINARY: return binop(L, (TirBinOp)op->attr.i, k, in[0], in[1]);
+    case TIR_CMP: return cmpop(L, (TirCmp)op->attr.i, k, in[0], in[1]);
+    case TIR_UNARY: return unop(L, (TirUnOp)op->attr.i, k, in[0]);
+    case TIR_SELECT: return LLVMBuildSelect(L->b, in[0], in[1], in[2], "");
+    case TIR_CAST: return lw_cast(L, in[0], k, op->results[0]->type.elem);
+    case TIR_FMA: return fma_op(L, k, in);
+    case TIR_ADDPTR: return addptr(L, op, in[0], in[1]);
+    default: return NULL;
+    }
+}
+
+static int lower_map(Lower *L, TirOp *op)
+{
+    TirValue *res = op->results[0];
+    LLVMValueRef in[4] = {0}, x;
+    if (res->type.rank == 0) {
+        for (int i = 0; i < op->nops && i < 4; i++)
+            in[i] = lw_val(L, op->ops[i]);
+        if (!(x = compute(L, op, in)))
+            return lw_fail(L, op, "internal compiler error: elementwise op not supported");
+        lw_bind(L, res, x);
+        return 0;
+    }
+    lw_bind(L, res, lw_tile_storage(L, res));
+    ElemLoop lp;
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(res), L->t->unroll_elements);
+    for (int i = 0; i < op->nops && i < 4; i++)
+        in[i] = lw_get(L, op->ops[i], r);
+    if (!(x = compute(L, op, in)))
+        return lw_fail(L, op, "internal compiler error: elementwise op not supported");
+    lw_set(L, res, r, x);
+    lw_loop_end(L, &lp);
+    return 0;
+}
+
+/* ---- leaves ---- */
+static LLVMValueRef constant(Lower *L, const TirOp *op)
+{
+    ElemKind k = op->results[0]->type.elem;
+    LLVMTypeRef t = lw_type(L, k);
+    if (et_is_float(k))
+        return LLVMConstReal(t, op->attr.f);
+    return LLVMConstInt(t, (unsigned long long)op->attr.i, et_is_signed(k));
+}
+
+static int lower_arange(Lower *L, TirOp *op)
+{
+    TirValue *res = op->results[0];
+    LayoutInfo li;
+    lw_info(&li, res);
+    lw_bind(L, res, lw_tile_storage(L, res));
+    ElemLoop lp;
+    LLVMValueRef r = lw_loop_begin(L, &lp, li.R, L->t->unroll_elements), c[TIR_MAX_RANK];
+    layout_emit_coords(L->b, &li, L->tid, r, c);
+    lw_set(L, res, r, LLVMBuildAdd(L->b, c[0], lw_i32c(L, (int)op->attr.i), ""));
+    lw_loop_end(L, &lp);
+    return 0;
+}
+
+int lower_elementwise(Lower *L, TirOp *op)
+{
+    switch (op->code) {
+    case TIR_CONST: lw_bind(L, op->results[0], constant(L, op)); return 0;
+    case TIR_PARAM:
+        if (op->attr.i < 0 || op->attr.i >= L->k->nparams)
+            return lw_fail(L, op, "internal compiler error: bad parameter index");
+        lw_bind(L, op->results[0], L->params[op->attr.i]);
+        return 0;
+    case TIR_PROGRAM_ID:
+        lw_bind(L, op->results[0], L->t->program_id(&L->tc, (int)op->attr.i));
+        return 0;
+    case TIR_NUM_PROGRAMS:
+        lw_bind(L, op->results[0], L->t->num_programs(&L->tc, (int)op->attr.i));
+        return 0;
+    case TIR_ARANGE: return lower_arange(L, op);
+    default: return lower_map(L, op);
+    }
+}

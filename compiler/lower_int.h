@@ -1,0 +1,97 @@
+/* lower_int.h: internals shared by the lowering files (lower*.c). A tile value is, per
+ * thread, an array of R elements (R from layout.c) kept in an entry-block alloca; ops are
+ * loops over the register index (fully unrolled on GPU targets, so SROA turns the arrays
+ * into registers). Scalars are plain LLVM values. */
+#ifndef TILE_LOWER_INT_H
+#define TILE_LOWER_INT_H
+#include "layout.h"
+#include "lower.h"
+#include "target.h"
+
+typedef struct LoopTargets {
+    TirOp *op;
+    LLVMBasicBlockRef brk, cont;
+    LLVMValueRef *res_slots;   /* BREAK writes the loop's results here */
+    LLVMValueRef *cont_slots;  /* CONTINUE writes the carried values here */
+    struct LoopTargets *outer;
+} LoopTargets;
+
+/* Where a region's terminator sends control and values. */
+typedef struct RegionTargets {
+    LLVMBasicBlockRef yield_bb;     /* YIELD: store into yield_slots, branch here */
+    LLVMValueRef *yield_slots;
+    LLVMBasicBlockRef true_bb, false_bb; /* CONDITION: store into cond_slots, branch */
+    LLVMValueRef *cond_slots;
+    TirOp *owner;
+    struct RegionTargets *outer;
+} RegionTargets;
+
+typedef struct Lower {
+    TirKernel *k;
+    const Target *t;
+    TargetCtx tc;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    Diags *d;
+    LLVMValueRef *vals;        /* by value id: scalar value or tile storage pointer */
+    LLVMValueRef tid;
+    LLVMValueRef *params;
+    LLVMBasicBlockRef ret_bb;
+    LoopTargets *loop;
+    RegionTargets *region;
+    int smem_bytes;
+    int failed;
+} Lower;
+
+typedef struct ElemLoop {
+    LLVMBasicBlockRef pre, body, exit;
+    LLVMValueRef phi;
+    int n;
+} ElemLoop;
+
+/* lower.c: storage, types, loops */
+LLVMTypeRef lw_type(Lower *L, ElemKind k);      /* register type (bool: i1) */
+LLVMTypeRef lw_mem_type(Lower *L, ElemKind k);  /* memory type (bool: i8) */
+LLVMTypeRef lw_i32(Lower *L);
+LLVMValueRef lw_i32c(Lower *L, int v);
+LLVMValueRef lw_alloca(Lower *L, LLVMTypeRef t, int n, const char *name);
+LLVMValueRef lw_tile_storage(Lower *L, const TirValue *v); /* fresh alloca for v's registers */
+int lw_regs(const TirValue *v);
+void lw_info(LayoutInfo *li, const TirValue *v);
+LLVMValueRef lw_elem_ptr(Lower *L, const TirValue *v, LLVMValueRef storage, LLVMValueRef r);
+LLVMValueRef lw_get(Lower *L, const TirValue *v, LLVMValueRef r); /* element r (scalar: v) */
+void lw_set(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef x);
+LLVMValueRef lw_loop_begin(Lower *L, ElemLoop *lp, int n, int unroll);
+void lw_loop_end(Lower *L, ElemLoop *lp);
+void lw_copy_tile(Lower *L, const TirValue *v, LLVMValueRef dst, LLVMValueRef src);
+LLVMValueRef lw_smem(Lower *L, int bytes); /* shared scratch of `bytes`; records the size */
+LLVMValueRef lw_smem_ptr(Lower *L, LLVMValueRef base, LLVMTypeRef t, LLVMValueRef idx);
+LLVMBasicBlockRef lw_block(Lower *L, const char *name);
+int lw_fail(Lower *L, const TirOp *op, const char *msg);
+void lw_bind(Lower *L, const TirValue *v, LLVMValueRef x);
+LLVMValueRef lw_val(Lower *L, const TirValue *v);
+int lower_block(Lower *L, TirBlock *b);
+
+/* lower_control.c */
+int lower_control(Lower *L, TirOp *op);
+
+/* lower_elementwise.c */
+int lower_elementwise(Lower *L, TirOp *op);
+LLVMValueRef lw_cast(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to);
+LLVMValueRef lw_to_f32(Lower *L, LLVMValueRef x, ElemKind k);
+
+/* lower_memory.c */
+int lower_memory(Lower *L, TirOp *op);
+
+/* lower_shape.c: splat, expand_dims, broadcast, trans, convert_layout */
+int lower_shape(Lower *L, TirOp *op);
+
+/* lower_reduce.c */
+int lower_reduce(Lower *L, TirOp *op);
+LLVMValueRef lw_shuffle_xor(Lower *L, LLVMValueRef x, int mask);
+
+/* lower_dot.c */
+int lower_dot(Lower *L, TirOp *op);
+
+#endif
