@@ -1,0 +1,78 @@
+/* test_exec.h: the small framework of the execution tests (tests/exec/test_exec.c), shared
+ * with the language-feature groups (tests/exec/test_features.c). A case is: begin(), input and
+ * output buffers (outputs hold the float64 reference), then run(), which launches, compares
+ * and reports one line. */
+#ifndef TEST_EXEC_H
+#define TEST_EXEC_H
+#include <stddef.h>
+#include <stdint.h>
+#include "tile.h"
+
+/* ---- element types ---- */
+
+typedef enum { T_BOOL, T_I8, T_I16, T_I32, T_I64, T_U8, T_U16, T_U32, T_U64,
+               T_F16, T_BF16, T_F32, T_F64, T_COUNT } Ty;
+
+typedef struct TyInfo {
+    const char *name;
+    int size, is_float, is_signed;
+} TyInfo;
+extern const TyInfo TY[T_COUNT];
+
+typedef struct Buf {
+    const char *name;
+    Ty t;
+    size_t n;
+    int out;
+    double tol;         /* outputs: relative-error tolerance; 0 = exact */
+    double *v;          /* inputs: the values; outputs: the reference */
+    unsigned char *raw; /* n + GUARD elements */
+    tile_DevPtr d;
+} Buf;
+
+struct State {
+    int quick; /* --quick: skip the largest sizes (sanitizer builds) */
+};
+extern struct State S;
+
+/* Rounds or wraps v to a value of type t (what a store of t keeps). */
+double ty_round(Ty t, double v);
+uint64_t rnd(void);
+double rnd_unit(void);                 /* [0, 1) */
+int64_t rnd_int(int64_t lo, int64_t hi); /* [lo, hi] */
+
+void begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void case_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Random input values in [lo, hi): floats rounded to the type, integers in [lo, hi]. */
+Buf *input(const char *name, Ty t, size_t n, double lo, double hi);
+/* An output; fill ->v with the reference. tol: relative L2 error allowed, 0 = exact. */
+Buf *output(const char *name, Ty t, size_t n, double tol);
+/* Uploads the inputs, poisons the outputs, launches, compares, reports. */
+void run(const char *file, const char *kernel, const tile_Arg *args, int nargs,
+         const tile_Const *consts, int nconsts);
+
+#define P(b) tile_ptr((b)->d)
+#define I(x) tile_int(x)
+#define F(x) tile_float(x)
+#define ARGS(...) (tile_Arg[]){__VA_ARGS__}, (int)(sizeof((tile_Arg[]){__VA_ARGS__}) / sizeof(tile_Arg))
+#define CONSTS(...) (tile_Const[]){__VA_ARGS__}, (int)(sizeof((tile_Const[]){__VA_ARGS__}) / sizeof(tile_Const))
+#define NO_CONSTS NULL, 0
+
+#define TOL_F32 1e-5 /* f32 results */
+#define TOL_F16 2e-3 /* f16 inputs or outputs */
+#define EXACT 0      /* integers, bools, casts */
+
+void t_elementwise(void);
+void t_math(void);
+void t_compare(void);
+void t_intops(void);
+void t_casts(void);
+void t_reduce(void);
+void t_dot(void);
+void t_control(void);
+void t_helpers(void);
+void t_memory(void);
+void t_grid(void);
+void t_broadcast(void);
+
+#endif

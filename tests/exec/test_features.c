@@ -1,0 +1,540 @@
+/* test_features.c: the language-feature groups of the execution tests: one function per group,
+ * each running the kernels of one tests/exec/NAME.tile file on several sizes (odd ones included,
+ * so masks matter) against float64 / exact integer references computed here. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "test_exec.h"
+
+#define EW "tests/exec/elementwise.tile"
+
+static const int SIZES[] = {1, 37, 1000, 4097};
+enum { NSIZES = 4 };
+
+/* ---- elementwise.tile ---- */
+
+void t_elementwise(void)
+{
+    for (int s = 0; s < NSIZES; s++) {
+        int n = SIZES[s];
+        begin("arith_f32 n=%d", n);
+        Buf *x = input("x", T_F32, n, -2, 2), *y = input("y", T_F32, n, -2, 2);
+        Buf *o = output("o", T_F32, n, TOL_F32);
+        for (int i = 0; i < n; i++) {
+            double a = x->v[i], b = y->v[i];
+            o->v[i] = (a + b) * a - b / (fabs(b) + 1) + (a * b + 0.5) - fmin(a, b) * fmax(a, b) +
+                      a + fmod(a, b);
+        }
+        run(EW, "arith_f32", ARGS(P(x), P(y), P(o), I(n)), NO_CONSTS);
+
+        begin("where_inf n=%d", n);
+        x = input("x", T_F32, n, -1, 1), y = input("y", T_F32, n, -1, 1);
+        o = output("o", T_F32, n, TOL_F32);
+        Buf *oi = output("o_inf", T_F32, n, TOL_F32);
+        for (int i = 0; i < n; i++) {
+            double a = x->v[i], b = y->v[i];
+            o->v[i] = (a > b ? a : 2 * b) + (a > 0 ? 1 : -1);
+            oi->v[i] = a > 0.5 ? INFINITY : a < -0.5 ? -INFINITY : b > 0.9 ? NAN : a;
+        }
+        run(EW, "where_inf", ARGS(P(x), P(y), P(o), P(oi), I(n)), NO_CONSTS);
+    }
+}
+
+static double math_ref(int fn, double a)
+{
+    switch (fn) {
+    case 0: return exp(a);
+    case 1: return exp2(a);
+    case 2: return log(a);
+    case 3: return log2(a);
+    case 4: return sqrt(a);
+    case 5: return 1 / sqrt(a);
+    case 6: return fabs(a);
+    case 7: return sin(a);
+    default: return cos(a);
+    }
+}
+
+void t_math(void)
+{
+    static const char *const names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs",
+                                        "sin", "cos"};
+    for (int fn = 0; fn < 9; fn++)
+        for (int f16 = 0; f16 < 2; f16++) {
+            int n = f16 ? 333 : 1000;
+            Ty t = f16 ? T_F16 : T_F32;
+            int positive = fn >= 2 && fn <= 5;
+            begin("math_%s %s n=%d", f16 ? "f16" : "f32", names[fn], n);
+            Buf *x = input("x", t, n, positive ? 0.05 : -4, positive ? 8 : 4);
+            Buf *o = output("o", t, n, f16 ? TOL_F16 : TOL_F32);
+            for (int i = 0; i < n; i++)
+                o->v[i] = ty_round(t, math_ref(fn, x->v[i]));
+            run(EW, f16 ? "math_f16" : "math_f32", ARGS(P(x), P(o), I(n)), CONSTS({"FN", fn}));
+        }
+    begin("math_int sqrt n=100");
+    Buf *x = input("x", T_I32, 100, 0, 10000);
+    Buf *o = output("o", T_F32, 100, 1e-6);
+    for (int i = 0; i < 100; i++)
+        o->v[i] = sqrt(x->v[i]);
+    run(EW, "math_int", ARGS(P(x), P(o), I(100)), NO_CONSTS);
+}
+
+static double cmp_bits(double a, double b, int logic)
+{
+    int r = (a < b) + (a <= b) * 2 + (a > b) * 4 + (a >= b) * 8 + (a == b) * 16 + (a != b) * 32;
+    if (logic)
+        r += ((a < b) && (b > 0)) * 64 + ((a < b) || (b > 0)) * 128 + (!(a < b)) * 256 +
+             ((a < b) ^ (b > 0)) * 512;
+    return r;
+}
+
+void t_compare(void)
+{
+    for (int s = 0; s < NSIZES; s++) {
+        int n = SIZES[s];
+        static const Ty types[] = {T_F32, T_I32, T_U32};
+        static const char *const kernels[] = {"cmp_f32", "cmp_i32", "cmp_u32"};
+        for (int k = 0; k < 3; k++) {
+            begin("%s n=%d", kernels[k], n);
+            Buf *x, *y;
+            if (types[k] == T_U32) { /* values on both sides of 2^31 */
+                x = input("x", T_U32, n, 0, 4294967295.0), y = input("y", T_U32, n, 0, 4294967295.0);
+                for (int i = 0; i < n; i += 3)
+                    y->v[i] = x->v[i];
+            } else {
+                x = input("x", T_I32, n, -3, 3), y = input("y", T_I32, n, -3, 3);
+                x->t = y->t = types[k]; /* small integers: exact in f32, many ties */
+            }
+            Buf *o = output("o", T_I32, n, EXACT);
+            for (int i = 0; i < n; i++)
+                o->v[i] = cmp_bits(x->v[i], y->v[i], types[k] != T_U32);
+            run(EW, kernels[k], ARGS(P(x), P(y), P(o), I(n)), NO_CONSTS);
+        }
+    }
+}
+
+void t_intops(void)
+{
+    for (int s = 0; s < NSIZES; s++) {
+        int n = SIZES[s];
+        begin("intops_i32 n=%d", n);
+        Buf *x = input("x", T_I32, n, -1000, 1000), *y = input("y", T_I32, n, -9, 9);
+        Buf *od = output("o_div", T_I32, n, EXACT), *orm = output("o_rem", T_I32, n, EXACT);
+        Buf *ob = output("o_bits", T_I32, n, EXACT);
+        for (int i = 0; i < n; i++) {
+            if (y->v[i] == 0)
+                y->v[i] = -7;
+            int32_t a = (int32_t)x->v[i], b = (int32_t)y->v[i];
+            od->v[i] = a / b, orm->v[i] = a % b;
+            ob->v[i] = (int32_t)((uint32_t)((a & b) ^ (a | 3)) + ((uint32_t)a << 2) +
+                                 (uint32_t)(a >> 1) + (uint32_t)~a);
+        }
+        run(EW, "intops_i32", ARGS(P(x), P(y), P(od), P(orm), P(ob), I(n)), NO_CONSTS);
+
+        begin("intops_u32 n=%d", n);
+        x = input("x", T_U32, n, 0, 4294967295.0), y = input("y", T_U32, n, 1, 4294967295.0);
+        for (int i = 0; i < n; i += 2)
+            y->v[i] = (double)rnd_int(1, 1000);
+        od = output("o_div", T_U32, n, EXACT), orm = output("o_rem", T_U32, n, EXACT);
+        Buf *om = output("o_mix", T_U32, n, EXACT);
+        for (int i = 0; i < n; i++) {
+            uint32_t a = (uint32_t)x->v[i], b = (uint32_t)y->v[i];
+            od->v[i] = a / b, orm->v[i] = a % b, om->v[i] = (uint32_t)((a >> 3) + a * b - b);
+        }
+        run(EW, "intops_u32", ARGS(P(x), P(y), P(od), P(orm), P(om), I(n)), NO_CONSTS);
+
+        begin("unsigned_ops n=%d", n);
+        x = input("x", T_U8, n, 0, 255), y = input("y", T_U8, n, 0, 255);
+        Buf *o8 = output("o8", T_U8, n, EXACT), *o16 = output("o16", T_U16, n, EXACT);
+        Buf *o64 = output("o64", T_U64, n, EXACT);
+        for (int i = 0; i < n; i++) {
+            uint8_t a = (uint8_t)x->v[i], b = (uint8_t)y->v[i];
+            o8->v[i] = (uint8_t)(a + (uint8_t)(b * 3));
+            o16->v[i] = (uint16_t)(a * b);
+            o64->v[i] = (double)((((uint64_t)a + 1) * 1000000007u) >> 3);
+        }
+        run(EW, "unsigned_ops", ARGS(P(x), P(y), P(o8), P(o16), P(o64), I(n)), NO_CONSTS);
+    }
+}
+
+/* ---- casts.tile ---- */
+
+static double cast_ref(Ty from, Ty to, double v)
+{
+    if (to == T_BOOL)
+        return v != 0;
+    if (TY[from].is_float && !TY[to].is_float && !TY[to].is_signed)
+        v = fabs(v);
+    if (TY[from].is_float && !TY[to].is_float)
+        v = trunc(v);
+    return ty_round(to, v);
+}
+
+void t_casts(void)
+{
+    for (Ty from = 0; from < T_COUNT; from++) {
+        int n = from % 2 ? 200 : 37;
+        begin("casts from %s n=%d", TY[from].name, n);
+        double lo = from == T_BOOL ? 0 : TY[from].is_signed ? -100 : 0;
+        double hi = from == T_BOOL ? 1 : TY[from].is_signed ? 100 : 200;
+        Buf *x = input("x", from, n, lo, hi);
+        for (int i = 0; i < n; i += 5) /* zeros and whole numbers */
+            x->v[i] = i % 10 ? ty_round(from, floor(x->v[i])) : 0;
+        tile_Arg args[T_COUNT + 2];
+        args[0] = P(x);
+        for (Ty to = 0; to < T_COUNT; to++) {
+            static char names[T_COUNT][16];
+            snprintf(names[to], sizeof names[to], "o_%s", TY[to].name);
+            Buf *o = output(names[to], to, n, EXACT);
+            for (int i = 0; i < n; i++)
+                o->v[i] = cast_ref(from, to, x->v[i]);
+            args[1 + to] = P(o);
+        }
+        args[T_COUNT + 1] = I(n);
+        char kernel[32];
+        snprintf(kernel, sizeof kernel, "cast_from_%s", TY[from].name);
+        run("tests/exec/casts.tile", kernel, args, T_COUNT + 2, NO_CONSTS);
+    }
+}
+
+/* ---- reduce.tile ---- */
+
+#define RD "tests/exec/reduce.tile"
+
+/* Reduces x [rows, cols] along axis (1: each row, 0: each column) into the five outputs. */
+static void reduce_ref(const Buf *x, int rows, int cols, int axis, Buf **o)
+{
+    int outer = axis ? rows : cols, inner = axis ? cols : rows;
+    for (int a = 0; a < outer; a++) {
+        double s = 0, mx = -INFINITY, mn = INFINITY;
+        int amax = 0, amin = 0;
+        for (int b = 0; b < inner; b++) {
+            double v = axis ? x->v[(size_t)a * cols + b] : x->v[(size_t)b * cols + a];
+            s += v;
+            if (v > mx)
+                mx = v, amax = b;
+            if (v < mn)
+                mn = v, amin = b;
+        }
+        o[0]->v[a] = s, o[1]->v[a] = mx, o[2]->v[a] = mn, o[3]->v[a] = amax, o[4]->v[a] = amin;
+    }
+}
+
+static void reduce_case(const char *kernel, Ty t, int rows, int cols, int axis, int ties)
+{
+    begin("%s %dx%d%s", kernel, rows, cols, ties ? " (ties)" : "");
+    Buf *x = ties || t == T_I32 ? input("x", T_I32, (size_t)rows * cols, -2, 2)
+                                : input("x", t, (size_t)rows * cols, -1, 1);
+    x->t = t;
+    int n = axis ? rows : cols;
+    Ty vt = t == T_I32 ? T_I32 : T_F32;
+    Buf *o[5] = {output("o_sum", vt, n, t == T_I32 ? EXACT : TOL_F32), output("o_max", vt, n, EXACT),
+                 output("o_min", vt, n, EXACT), output("o_amax", T_I32, n, EXACT),
+                 output("o_amin", T_I32, n, EXACT)};
+    reduce_ref(x, rows, cols, axis, o);
+    run(RD, kernel, ARGS(P(x), P(o[0]), P(o[1]), P(o[2]), P(o[3]), P(o[4]), I(rows), I(cols)),
+        NO_CONSTS);
+}
+
+void t_reduce(void)
+{
+    static const int rows_cases[][2] = {{1, 1}, {7, 64}, {10, 33}};
+    for (int c = 0; c < 3; c++)
+        for (int ties = 0; ties < 2; ties++)
+            reduce_case("reduce_rows", T_F32, rows_cases[c][0], rows_cases[c][1], 1, ties);
+    static const int cols_cases[][2] = {{64, 8}, {37, 13}, {1, 5}};
+    for (int c = 0; c < 3; c++)
+        for (int ties = 0; ties < 2; ties++)
+            reduce_case("reduce_cols", T_F32, cols_cases[c][0], cols_cases[c][1], 0, ties);
+    reduce_case("reduce_i32", T_I32, 5, 32, 1, 1);
+    reduce_case("reduce_i32", T_I32, 3, 7, 1, 1);
+
+    begin("reduce_f16 9x50");
+    Buf *x = input("x", T_F16, 9 * 50, -1, 1);
+    Buf *os = output("o_sum", T_F32, 9, TOL_F32), *om = output("o_max", T_F16, 9, EXACT);
+    for (int r = 0; r < 9; r++) {
+        double s = 0, m = -INFINITY;
+        for (int c = 0; c < 50; c++)
+            s += x->v[r * 50 + c], m = fmax(m, x->v[r * 50 + c]);
+        os->v[r] = s, om->v[r] = m;
+    }
+    run(RD, "reduce_f16", ARGS(P(x), P(os), P(om), I(9), I(50)), NO_CONSTS);
+
+    static const int all_sizes[] = {1, 256, 1000};
+    for (int c = 0; c < 3; c++) {
+        int n = all_sizes[c], nb = (n + 255) / 256;
+        begin("reduce_all n=%d", n);
+        x = input("x", T_F32, n, -1, 1);
+        Buf *o = output("o", T_F32, nb, TOL_F32);
+        for (int i = 0; i < n; i++)
+            o->v[i / 256] += x->v[i];
+        run(RD, "reduce_all", ARGS(P(x), P(o), I(n)), NO_CONSTS);
+    }
+}
+
+/* ---- dot.tile ---- */
+
+void t_dot(void)
+{
+    /* M, N, K, BM, BN, BK */
+    static const int cases[][6] = {{16, 16, 16, 16, 16, 16}, {5, 9, 13, 16, 16, 16},
+                                   {32, 16, 64, 32, 16, 64}, {20, 11, 50, 32, 16, 64},
+                                   {64, 32, 32, 64, 32, 32}};
+    for (int c = 0; c < 5; c++) {
+        int M = cases[c][0], N = cases[c][1], K = cases[c][2];
+        tile_Const cs[] = {{"BM", cases[c][3]}, {"BN", cases[c][4]}, {"BK", cases[c][5]}};
+        for (int kind = 0; kind < 3; kind++) {
+            static const char *const kn[] = {"dot_f32", "dot_f16", "dot_i8"};
+            begin("%s %dx%dx%d blocks %dx%dx%d", kn[kind], M, N, K, cases[c][3], cases[c][4],
+                  cases[c][5]);
+            Ty t = kind == 0 ? T_F32 : kind == 1 ? T_F16 : T_I8;
+            Buf *a = kind == 2 ? input("a", t, (size_t)M * K, -20, 20) : input("a", t, (size_t)M * K, -1, 1);
+            Buf *b = kind == 2 ? input("b", t, (size_t)K * N, -20, 20) : input("b", t, (size_t)K * N, -1, 1);
+            if (kind == 2) {
+                Buf *o = output("o", T_I32, (size_t)M * N, EXACT);
+                for (int i = 0; i < M; i++)
+                    for (int j = 0; j < N; j++)
+                        for (int k = 0; k < K; k++)
+                            o->v[i * N + j] += a->v[i * K + k] * b->v[k * N + j];
+                run("tests/exec/dot.tile", kn[kind], ARGS(P(a), P(b), P(o), I(M), I(N), I(K)),
+                    cs, 3);
+                continue;
+            }
+            Buf *cc = input("c", T_F32, (size_t)M * N, -1, 1);
+            double tol = kind == 1 ? 1e-4 : TOL_F32;
+            Buf *o = output("o", T_F32, (size_t)M * N, tol), *oa = output("o_acc", T_F32, (size_t)M * N, tol);
+            Buf *ot = kind == 0 ? output("o_t", T_F32, (size_t)M * N, tol) : NULL;
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double s = 0;
+                    for (int k = 0; k < K; k++) /* dot_f16 takes B transposed: [N, K] */
+                        s += a->v[i * K + k] * (kind == 1 ? b->v[j * K + k] : b->v[k * N + j]);
+                    o->v[i * N + j] = s, oa->v[i * N + j] = s + cc->v[i * N + j];
+                    if (ot)
+                        ot->v[j * M + i] = s;
+                }
+            if (kind == 0)
+                run("tests/exec/dot.tile", kn[kind],
+                    ARGS(P(a), P(b), P(cc), P(o), P(oa), P(ot), I(M), I(N), I(K)), cs, 3);
+            else
+                run("tests/exec/dot.tile", kn[kind],
+                    ARGS(P(a), P(b), P(cc), P(o), P(oa), I(M), I(N), I(K)), cs, 3);
+        }
+    }
+}
+
+/* ---- control.tile ---- */
+
+#define CT "tests/exec/control.tile"
+
+static void t_loops(void)
+{
+    static const int loops[][3] = {{0, 20, 1}, {3, 17, 4}, {5, 5, 1}, {10, 2, 1}, {19, 20, 7}};
+    for (int c = 0; c < 5; c++) {
+        int lo = loops[c][0], hi = loops[c][1], step = loops[c][2], B = 32, count = 0;
+        begin("loop_sum range(%d, %d, %d)", lo, hi, step);
+        Buf *x = input("x", T_F32, 20 * B, -1, 1);
+        Buf *o = output("o", T_F32, B, TOL_F32);
+        for (int j = lo; j < hi; j += step, count++)
+            for (int i = 0; i < B; i++)
+                o->v[i] += x->v[j * B + i];
+        for (int i = 0; i < B; i++)
+            o->v[i] += count * 1000.0;
+        run(CT, "loop_sum", ARGS(P(x), P(o), I(lo), I(hi), I(step)), NO_CONSTS);
+    }
+    static const int lims[] = {0, 30, 100000};
+    for (int c = 0; c < 3; c++) {
+        int n = 50, programs = 3, limit = lims[c];
+        begin("loop_break limit=%d", limit);
+        Buf *x = input("x", T_I32, (size_t)n * programs, -5, 10);
+        Buf *o = output("o", T_I32, programs, EXACT);
+        for (int p = 0; p < programs; p++) {
+            int s = 0;
+            for (int i = 0; i < n; i++) {
+                int v = (int)x->v[p * n + i];
+                if (v < 0)
+                    continue;
+                if (s > limit)
+                    break;
+                s += v;
+            }
+            o->v[p] = s;
+        }
+        run(CT, "loop_break", ARGS(P(x), P(o), I(n), I(limit), I(programs)), NO_CONSTS);
+    }
+    for (int k = 0; k < 6; k += 5) {
+        int n = 17, B = 16;
+        begin("while_loop n=%d k=%d", n, k);
+        Buf *x = input("x", T_I32, n, 1, 500), *y = input("y", T_F32, (size_t)n * B, -1, 1);
+        Buf *o = output("o", T_I32, n, EXACT), *ot = output("o_t", T_F32, (size_t)n * B, TOL_F32);
+        for (int i = 0; i < n; i++) {
+            int v = (int)x->v[i], steps = 0;
+            while (v != 1)
+                v = v % 2 == 0 ? v / 2 : 3 * v + 1, steps++;
+            o->v[i] = steps;
+        }
+        for (int i = 0; i < n * B; i++)
+            for (int j = 0; j < k; j++)
+                ot->v[i] = ot->v[i] * 0.5 + y->v[i];
+        run(CT, "while_loop", ARGS(P(x), P(y), P(o), P(ot), I(n), I(k)), NO_CONSTS);
+    }
+}
+
+static void t_branches(void)
+{
+    for (int mode = 0; mode < 3; mode++) {
+        int n = 1000;
+        begin("branch mode=%d n=%d", mode, n);
+        Buf *x = input("x", T_F32, n, -1, 1);
+        Buf *o = output("o", T_F32, n, TOL_F32);
+        for (int i = 0; i < n; i++) {
+            double a = x->v[i];
+            o->v[i] = (mode == 0 ? a + 1 : mode == 1 ? 2 * a : -a) + (x->v[i / 64 * 64] > 0 ? 10 : 0);
+        }
+        run(CT, "branch", ARGS(P(x), P(o), I(n), I(mode)), NO_CONSTS);
+    }
+    for (int s = 1; s < NSIZES; s++) {
+        int n = SIZES[s];
+        begin("early_return n=%d", n);
+        Buf *x = input("x", T_F32, n, -1, 1);
+        Buf *o = output("o", T_F32, n, TOL_F32);
+        for (int i = 0; i < n; i++)
+            o->v[i] = (i / 64) % 2 ? -1 : 2 * x->v[i];
+        run(CT, "early_return", ARGS(P(x), P(o), I(n)), NO_CONSTS);
+    }
+    static const int lims[] = {20, 0, 60};
+    for (int c = 0; c < 3; c++) {
+        int n = 50, limit = lims[c];
+        begin("return_in_loop n=%d limit=%d", n, limit);
+        Buf *o = output("o", T_I32, n, EXACT);
+        for (int j = 0; j < n; j++)
+            o->v[j] = j < limit ? j * j : -1;
+        run(CT, "return_in_loop", ARGS(P(o), I(n), I(limit)), NO_CONSTS);
+    }
+}
+
+void t_control(void)
+{
+    t_loops();
+    t_branches();
+}
+
+/* ---- helpers.tile, memory.tile ---- */
+
+void t_helpers(void)
+{
+    static const int sizes[] = {1, 100, 128};
+    for (int c = 0; c < 3; c++) {
+        int n = sizes[c];
+        begin("helper_multi n=%d", n);
+        Buf *x = input("x", T_F32, n, -1, 1);
+        Buf *os = output("o_stats", T_F32, 3, TOL_F32), *oc = output("o_scaled", T_F32, n, TOL_F32);
+        double s = 0, m = -INFINITY;
+        for (int i = 0; i < n; i++)
+            s += x->v[i], m = fmax(m, x->v[i]), oc->v[i] = 3 * x->v[i] - 1;
+        os->v[0] = s, os->v[1] = m, os->v[2] = 2 * s + 1;
+        run("tests/exec/helpers.tile", "helper_multi", ARGS(P(x), P(os), P(oc), I(n)), NO_CONSTS);
+    }
+}
+
+#define MEM "tests/exec/memory.tile"
+
+void t_memory(void)
+{
+    begin("scalar_mem n=37");
+    Buf *x = input("x", T_I64, 37, -1000000, 1000000);
+    Buf *o = output("o", T_I64, 37, EXACT);
+    for (int i = 0; i < 37; i++)
+        o->v[36 - i] = 3 * x->v[i];
+    run(MEM, "scalar_mem", ARGS(P(x), P(o), I(37)), NO_CONSTS);
+
+    for (int s = 1; s < NSIZES; s++) {
+        int n = SIZES[s];
+        begin("gather n=%d", n);
+        x = input("x", T_F32, 300, -1, 1);
+        Buf *idx = input("idx", T_I32, n, 0, 299);
+        o = output("o", T_F32, n, EXACT);
+        for (int i = 0; i < n; i++)
+            o->v[i] = x->v[(int)idx->v[i]];
+        run(MEM, "gather", ARGS(P(x), P(idx), P(o), I(n)), NO_CONSTS);
+
+        begin("offsets_i64 n=%d base=7", n);
+        x = input("x", T_F32, (size_t)n + 7, -1, 1);
+        o = output("o", T_F32, n, TOL_F32);
+        for (int i = 0; i < n; i++)
+            o->v[i] = x->v[7 + i] + 1;
+        run(MEM, "offsets_i64", ARGS(P(x), P(o), I(n), I(7)), NO_CONSTS);
+
+        begin("bool_tiles n=%d", n);
+        x = input("x", T_F32, n, -1, 1);
+        Buf *f = input("flags", T_BOOL, n, 0, 1);
+        Buf *op = output("o_pos", T_BOOL, n, EXACT), *om = output("o_mix", T_BOOL, n, EXACT);
+        Buf *osl = output("o_sel", T_F32, n, EXACT);
+        for (int i = 0; i < n; i++) {
+            op->v[i] = x->v[i] > 0, om->v[i] = !f->v[i] || x->v[i] < -0.5;
+            osl->v[i] = f->v[i] ? x->v[i] : 0;
+        }
+        run(MEM, "bool_tiles", ARGS(P(x), P(f), P(op), P(om), P(osl), I(n)), NO_CONSTS);
+    }
+}
+
+/* ---- grid.tile, broadcast.tile ---- */
+
+void t_grid(void)
+{
+    static const int grids[][3] = {{3, 2, 4}, {1, 1, 1}, {5, 1, 3}};
+    for (int c = 0; c < 3; c++) {
+        int g0 = grids[c][0], g1 = grids[c][1], g2 = grids[c][2];
+        begin("grid3 %dx%dx%d", g0, g1, g2);
+        Buf *o = output("o", T_I32, (size_t)g0 * g1 * g2 * 6, EXACT);
+        for (int z = 0; z < g2; z++)
+            for (int y = 0; y < g1; y++)
+                for (int x = 0; x < g0; x++) {
+                    double *e = o->v + ((z * g1 + y) * g0 + x) * 6;
+                    e[0] = x, e[1] = y, e[2] = z, e[3] = g0, e[4] = g1, e[5] = g2;
+                }
+        run("tests/exec/grid.tile", "grid3", ARGS(P(o), I(g0), I(g1), I(g2)), NO_CONSTS);
+    }
+    static const int mats[][2] = {{16, 32}, {37, 70}, {1, 5}};
+    for (int c = 0; c < 3; c++) {
+        int rows = mats[c][0], cols = mats[c][1];
+        begin("transpose2d %dx%d", rows, cols);
+        Buf *x = input("x", T_F32, (size_t)rows * cols, -1, 1);
+        Buf *o = output("o", T_F32, (size_t)rows * cols, EXACT);
+        for (int r = 0; r < rows; r++)
+            for (int k = 0; k < cols; k++)
+                o->v[k * rows + r] = 2 * x->v[r * cols + k];
+        run("tests/exec/grid.tile", "transpose2d", ARGS(P(x), P(o), I(rows), I(cols)), NO_CONSTS);
+    }
+}
+
+void t_broadcast(void)
+{
+    static const int m2[][2] = {{16, 32}, {5, 7}};
+    for (int c = 0; c < 2; c++) {
+        int rows = m2[c][0], cols = m2[c][1];
+        begin("bcast2 %dx%d", rows, cols);
+        Buf *x = input("x", T_F32, rows, -1, 1), *y = input("y", T_F32, cols, -1, 1);
+        Buf *o = output("o", T_F32, (size_t)rows * cols, TOL_F32);
+        for (int r = 0; r < rows; r++)
+            for (int k = 0; k < cols; k++)
+                o->v[r * cols + k] = 10 * x->v[r] + 1.5 * y->v[k] + 1 + (rows + 2) / 3;
+        run("tests/exec/broadcast.tile", "bcast2", ARGS(P(x), P(y), P(o), I(rows), I(cols)),
+            NO_CONSTS);
+    }
+    static const int m3[][3] = {{8, 16, 8}, {3, 5, 6}};
+    for (int c = 0; c < 2; c++) {
+        int rows = m3[c][0], cols = m3[c][1], nk = m3[c][2];
+        begin("bcast3 %dx%dx%d", rows, cols, nk);
+        Buf *x = input("x", T_F32, rows, -1, 1), *y = input("y", T_F32, cols, -1, 1);
+        Buf *z = input("z", T_F32, nk, -1, 1);
+        Buf *o = output("o", T_F32, (size_t)rows * cols, TOL_F32);
+        for (int r = 0; r < rows; r++)
+            for (int k = 0; k < cols; k++)
+                for (int j = 0; j < nk; j++)
+                    o->v[r * cols + k] += x->v[r] + y->v[k] * z->v[j];
+        run("tests/exec/broadcast.tile", "bcast3",
+            ARGS(P(x), P(y), P(z), P(o), I(rows), I(cols), I(nk)), NO_CONSTS);
+    }
+}
