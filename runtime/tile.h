@@ -51,10 +51,15 @@ typedef struct tile_Kernel tile_Kernel;
 /* A device address (a CUdeviceptr, or a host pointer on the CPU backend). */
 typedef uint64_t tile_DevPtr;
 
-/* ---- contexts ---- */
+/* ---- contexts ----
+ * Environment: TILE_BACKEND=cpu|cuda|hip overrides TILE_BACKEND_AUTO; TILE_CPU_THREADS sets the
+ * CPU backend's worker count (default: one per core). Compiled code is cached on disk under
+ * $TILE_CACHE_DIR/kernels (default $XDG_CACHE_HOME/tile or ~/.cache/tile); TILE_CACHE_DIR=
+ * (empty) or TILE_NO_DISK_CACHE=1 turns that off. */
 tile_Status tile_context_open(tile_Backend backend, tile_Context **out);
 void tile_context_close(tile_Context *ctx); /* frees its modules and memory */
-/* The message of the last failure on this context ("" if none). Valid until the next call. */
+/* The message of the last failure on this context ("" if none). Valid until the next call.
+ * tile_error(NULL) says why this thread's last tile_context_open failed. */
 const char *tile_error(const tile_Context *ctx);
 tile_Backend tile_backend(const tile_Context *ctx);
 const char *tile_backend_name(tile_Backend backend); /* "cpu", "cuda", ... */
@@ -73,7 +78,9 @@ tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Modu
 void tile_module_free(tile_Module *mod);
 tile_Status tile_kernel_get(tile_Module *mod, const char *name, tile_Kernel **out);
 
-/* ---- memory ---- */
+/* ---- memory ----
+ * tile_free(ctx, 0) does nothing; freeing an address this context did not allocate (or
+ * freed already) is TILE_ERROR_INVALID_ARGUMENT. Device memory is at least 64-byte aligned. */
 tile_Status tile_malloc(tile_Context *ctx, size_t bytes, tile_DevPtr *out);
 tile_Status tile_free(tile_Context *ctx, tile_DevPtr ptr);
 tile_Status tile_copy_to_device(tile_Context *ctx, tile_DevPtr dst, const void *src, size_t bytes);
@@ -108,7 +115,10 @@ typedef struct tile_Const {
  * kernel's runtime (non-const) parameters in declaration order; integers are converted to
  * the parameter's type (range-checked), floats likewise. Const parameters not given take
  * their default or first @tune candidate. The first launch of a specialization compiles it
- * (or finds it in the compiled-code cache). Asynchronous on GPUs: tile_synchronize waits. */
+ * (or finds it in the compiled-code cache). Asynchronous on GPUs: tile_synchronize waits;
+ * synchronous on the CPU. A grid with a zero dimension launches nothing and returns TILE_OK.
+ * Messages number arguments from 1: "argument 3 ('n') expects an integer, got a pointer".
+ * Several threads may launch on one context at once. */
 tile_Status tile_launch(tile_Kernel *k, const tile_Arg *args, int nargs,
                         const tile_Const *consts, int nconsts);
 /* Same, with an explicit grid (overrides @grid). */

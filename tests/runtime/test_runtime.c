@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
@@ -384,6 +385,13 @@ static int test_disk_cache_concurrent(void)
 }
 
 /* ---- through the real compiler ---- */
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
 static int run_add(tile_Backend backend)
 {
     tile_Context *ctx;
@@ -413,6 +421,7 @@ static int run_add(tile_Backend backend)
     OK(ctx, tile_copy_to_device(ctx, dy, y, sizeof y));
     tile_Arg args[] = { tile_ptr(dx), tile_ptr(dy), tile_ptr(dout), tile_i32(N) };
     tile_Const c[] = { { "BLOCK", 256 } };
+    double t0 = now_ms();
     st = tile_launch(k, args, 4, c, 1);
     if (st == TILE_ERROR_COMPILE && backend == TILE_BACKEND_CPU) {
         printf("SKIP: the compiler cannot build add.tile yet: %s\n", tile_error(ctx));
@@ -420,6 +429,11 @@ static int run_add(tile_Backend backend)
     }
     OK(ctx, st);
     OK(ctx, tile_synchronize(ctx));
+    double t1 = now_ms();
+    for (int i = 0; i < 1000; i++)
+        OK(ctx, tile_launch(k, args, 4, c, 1));
+    OK(ctx, tile_synchronize(ctx));
+    printf("first launch %.2f ms, then %.2f us per launch\n", t1 - t0, now_ms() - t1);
     OK(ctx, tile_copy_to_host(ctx, out, dout, sizeof out));
     for (int i = 0; i < N; i++)
         if (out[i] != x[i] + y[i]) {
@@ -451,6 +465,31 @@ static int test_cuda(void)
     return 0;
 }
 
+/* A kernel that writes through a bad pointer: the error names the CUDA call and reason. */
+static int test_cuda_fault(void)
+{
+    tile_Context *ctx;
+    tile_Module *mod;
+    tile_Kernel *k;
+    rt_set_compile_hook(NULL);
+    setenv("TILE_NO_DISK_CACHE", "1", 1);
+    tile_Status st = tile_context_open(TILE_BACKEND_CUDA, &ctx);
+    if (st == TILE_ERROR_NO_DEVICE) {
+        printf("SKIP: %s\n", tile_error(NULL));
+        return 77;
+    }
+    OK(ctx, tile_module_load_file(ctx, TILE_SOURCE_DIR "/examples/add.tile", &mod));
+    OK(ctx, tile_kernel_get(mod, "add", &k));
+    tile_Arg args[] = { tile_ptr(16), tile_ptr(16), tile_ptr(16), tile_i32(1 << 20) };
+    OK(ctx, tile_launch(k, args, 4, NULL, 0));
+    EXPECT(ctx, TILE_ERROR_DEVICE, tile_synchronize(ctx));
+    HAS(ctx, "CUDA error 700");
+    HAS(ctx, "in cuCtxSynchronize");
+    printf("%s\n", tile_error(ctx));
+    tile_context_close(ctx);
+    return 0;
+}
+
 static const struct {
     const char *name;
     int (*fn)(void);
@@ -463,6 +502,7 @@ static const struct {
     { "disk_cache_concurrent", test_disk_cache_concurrent },
     { "cpu_compiler", test_cpu_compiler },
     { "cuda", test_cuda },
+    { "cuda_fault", test_cuda_fault },
 };
 
 int main(int argc, char **argv)
