@@ -107,7 +107,7 @@ static int test_api_errors(void)
     HAS(ctx, "/nonexistent/k.tile");
     EXPECT(ctx, TILE_ERROR_COMPILE,
            tile_module_load_string(ctx, "bad.tile", "kernel f(x: *f32) {\n    let y = ;\n}\n", &mod));
-    HAS(ctx, "bad.tile:2:");
+    HAS(ctx, "bad.tile:2:13: error:");
     OK(ctx, tile_module_load_string(ctx, "scale.tile", HOOK_SOURCE, &mod));
     EXPECT(ctx, TILE_ERROR_NOT_FOUND, tile_kernel_get(mod, "nope", &k));
     HAS(ctx, "no kernel 'nope'");
