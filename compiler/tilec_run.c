@@ -213,6 +213,20 @@ static void values_from_hints(RunOpts *o, const char *text, const char *kernel, 
 
 /* ---- options ---- */
 
+static tile_Backend backend_from_name(const char *name)
+{
+    if (strcmp(name, "auto") == 0)
+        return TILE_BACKEND_AUTO;
+    if (strcmp(name, "cpu") == 0)
+        return TILE_BACKEND_CPU;
+    if (strcmp(name, "cuda") == 0)
+        return TILE_BACKEND_CUDA;
+    if (strcmp(name, "hip") == 0)
+        return TILE_BACKEND_HIP;
+    tilec_usage_error("unknown --backend=%s (expected auto, cpu, cuda or hip)", name);
+}
+
+
 static long parse_long(const char *s, const char *what)
 {
     char *end;
@@ -254,24 +268,12 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
     }
     if (!o->file)
         tilec_usage_error("no kernel given (expected FILE:KERNEL)");
+    backend_from_name(o->backend); /* a bad name is a usage error before any work */
     char *colon = strrchr(o->file, ':');
     if (colon && colon[1] && !strchr(colon, '/')) {
         o->kernel = arena_strdup(a, colon + 1);
         o->file = arena_strndup(a, o->file, (size_t)(colon - o->file));
     }
-}
-
-static tile_Backend backend_from_name(const char *name)
-{
-    if (strcmp(name, "auto") == 0)
-        return TILE_BACKEND_AUTO;
-    if (strcmp(name, "cpu") == 0)
-        return TILE_BACKEND_CPU;
-    if (strcmp(name, "cuda") == 0)
-        return TILE_BACKEND_CUDA;
-    if (strcmp(name, "hip") == 0)
-        return TILE_BACKEND_HIP;
-    tilec_usage_error("unknown --backend=%s (expected auto, cpu, cuda or hip)", name);
 }
 
 /* ---- element values ---- */

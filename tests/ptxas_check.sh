@@ -1,0 +1,45 @@
+#!/bin/sh
+# ptxas_check.sh: the PTX of every kernel of every example assembles with ptxas for sm_80 and
+# sm_90, and uses no local memory: no stack frame, no spills. Skips (exit 77) without ptxas.
+# usage: tests/ptxas_check.sh TILEC [FILE.tile...]   (from the source root)
+tilec=${1:?usage: ptxas_check.sh TILEC [FILE...]}
+shift
+[ $# -gt 0 ] || set -- examples/*.tile
+ptxas=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null || true)
+if [ -z "$ptxas" ]; then
+    echo "skipped: ptxas not found (install the CUDA toolkit or put ptxas on PATH)"
+    exit 77
+fi
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+n=0
+for f in "$@"; do
+    for k in $("$tilec" list "$f" | sed 's/(.*//'); do
+        for arch in sm_80 sm_90; do
+            n=$((n + 1))
+            what="$f:$k $arch"
+            if ! "$tilec" emit --emit=ptx --target=$arch --kernel="$k" "$f" >"$tmp/k.ptx" 2>"$tmp/err"; then
+                echo "FAIL $what: tilec emit failed"
+                sed 's/^/    /' "$tmp/err" | head -10
+                fail=$((fail + 1))
+                continue
+            fi
+            if ! "$ptxas" -arch=$arch -v "$tmp/k.ptx" -o "$tmp/k.cubin" >"$tmp/log" 2>&1; then
+                echo "FAIL $what: ptxas failed"
+                sed 's/^/    /' "$tmp/log" | head -10
+                fail=$((fail + 1))
+                continue
+            fi
+            usage=$(grep -E "registers|stack frame|spill" "$tmp/log" | tr -s ' \n' ' ')
+            if grep -Eq "[1-9][0-9]* bytes stack frame|[1-9][0-9]* bytes spill" "$tmp/log"; then
+                echo "FAIL $what: local memory: $usage"
+                fail=$((fail + 1))
+            else
+                echo "ok   $what: $usage"
+            fi
+        done
+    done
+done
+echo "$((n - fail))/$n passed"
+[ $fail -eq 0 ]
