@@ -285,13 +285,24 @@ static int cache_files(char *path, size_t cap)
     return n;
 }
 
+static int log_loaded; /* log lines that reported a disk cache hit */
+
+static void on_log(void *user, const char *msg)
+{
+    if (strstr(msg, "loaded 'scale' from"))
+        (*(int *)user)++;
+}
+
 /* One context, one launch of scale (BLOCK=8); returns 0 when the results are right. */
 static int one_process_run(void)
 {
     tile_Context *ctx;
     tile_Module *mod;
     tile_Kernel *k;
-    if (hook_setup(&ctx, &mod, &k) || run_scale(ctx, k, 100, 2.0f, 8))
+    if (hook_setup(&ctx, &mod, &k))
+        return 1;
+    tile_set_log(ctx, on_log, &log_loaded);
+    if (run_scale(ctx, k, 100, 2.0f, 8))
         return 1;
     tile_context_close(ctx);
     return 0;
@@ -330,7 +341,7 @@ static int test_disk_cache(void)
     if (one_process_run()) /* a new context finds the object on disk */
         return 1;
     RtStats s2 = rt_stats();
-    CHECK(s2.compiles == s1.compiles && s2.disk_hits == s1.disk_hits + 1);
+    CHECK(s2.compiles == s1.compiles && s2.disk_hits == s1.disk_hits + 1 && log_loaded == 1);
 
     for (int t = 0; t < 2; t++) { /* flipped byte, then truncation: ignored and rewritten */
         if (corrupt(path, t) || one_process_run())
