@@ -46,16 +46,16 @@ static void test_product_and_constraint(void) {
     arena_free(a);
 }
 
-static void test_constraint_sees_launch_values(void) {
+static void test_constraint_sees_given_consts(void) {
     Arena *a = arena_new();
     Diags d;
     diags_init(&d, a);
     const Func *f = parse(a, &d,
-        "@tune(B = [64, 128, 256])\n@constraint(B <= n)\n"
-        "kernel k(x: *f32, n: i32, const B: i32) { }\n");
+        "@tune(B = [64, 128, 256])\n@constraint(B <= 2 * D)\n"
+        "kernel k(x: *f32, n: i32, const B: i32, const D: i32) { }\n");
     TuneSpace s;
     CHECK(f && space_build(f, a, &d, &s) == 0);
-    ConstBinding fixed[] = {{"n", 128}};
+    ConstBinding fixed[] = {{"D", 64}};
     TuneConfig *cfg;
     CHECK(space_enumerate(&s, fixed, 1, a, &d, &cfg, NULL) == 2);
     arena_free(a);
@@ -93,7 +93,7 @@ static void test_bad_annotations(void) {
 
 int main(void) {
     test_product_and_constraint();
-    test_constraint_sees_launch_values();
+    test_constraint_sees_given_consts();
     test_bucket_and_key();
     test_bad_annotations();
     printf("%d passed, %d failed\n", passed, failed);
