@@ -13,6 +13,7 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
 #include "codegen.h"
+#include "gpu.h"
 #include "layout.h"
 #include "lower.h"
 #include "target.h"
@@ -200,7 +201,7 @@ static TirKernel *k_add(Arena *a)
     return b.k;
 }
 
-enum { SM_BM = 4, SM_BN = 64 };
+static int SM_BM = 4, SM_BN = 64; /* the second softmax test reduces across warps */
 
 /* out = softmax(x) along rows; params x, out, M, N, stride */
 static TirKernel *k_softmax(Arena *a)
@@ -329,6 +330,22 @@ static TirKernel *k_convert(Arena *a)
     return b.k;
 }
 
+enum { RP_M = 4, RP_N = 8 };
+
+/* A tile smaller than the threads cover (replicated elements): rows[i] = sum(x[i, :]),
+ * cols[j] = max(x[:, j]). params x, rows, cols */
+static TirKernel *k_replicated(Arena *a)
+{
+    TirType ps[3] = {pty(ET_F32, 0, 0, 0), pty(ET_F32, 0, 0, 0), pty(ET_F32, 0, 0, 0)};
+    B b = kernel_new(a, "replicated", ps, 3, 4);
+    TirValue *rm = arange(&b, RP_M), *rn = arange(&b, RP_N), *mask;
+    TirValue *px = ptr2(&b, param(&b, 0), rm, rn, cint(&b, RP_N), cint(&b, RP_M), cint(&b, RP_N), &mask);
+    TirValue *x = load(&b, px, NULL, NULL);
+    store(&b, addptr(&b, splat(&b, param(&b, 1), 1, RP_M, 0), rm), reduce(&b, RED_SUM, x, 1), NULL);
+    store(&b, addptr(&b, splat(&b, param(&b, 2), 1, RP_N, 0), rn), reduce(&b, RED_MAX, x, 0), NULL);
+    return b.k;
+}
+
 /* ---- compiling and running ---- */
 typedef void (*HostFn)(void **args, const int32_t *grid);
 
@@ -382,24 +399,42 @@ static int jit_load(Jit *j, const char *obj, size_t size, const char *symbol)
     return 0;
 }
 
-static int host_build(TirKernel *(*make)(Arena *), Arena *a, Jit *j)
-{
-    TirKernel *k = make(a);
-    char *obj;
-    size_t size;
-    if (compile(k, target_host(), CG_OBJECT, a, &obj, &size) != 0)
-        return -1;
-    return jit_load(j, obj, size, k->symbol);
-}
+static int on_gpu;      /* run on the CUDA device instead of the host JIT */
+static char gpu_sm[16];
 
-static void launch(Jit *j, void **args, int gx, int gy)
+static void launch_host(Jit *j, GpuArg *args, int n, int gx, int gy)
 {
+    void *argv[32];
+    for (int i = 0; i < n && i < 32; i++)
+        argv[i] = args[i].host ? (void *)&args[i].host : (void *)&args[i].scalar;
     for (int y = 0; y < gy; y++)
         for (int x = 0; x < gx; x++) {
             int32_t grid[6] = {x, y, 0, gx, gy, 1};
-            j->fn(args, grid);
+            j->fn(argv, grid);
         }
 }
+
+/* Compiles the kernel for the host (JIT) or the GPU and runs it over a gx x gy grid. */
+static int run_kernel(TirKernel *(*make)(Arena *), Arena *a, GpuArg *args, int n, int gx, int gy)
+{
+    TirKernel *k = make(a);
+    char *code;
+    size_t size;
+    if (on_gpu) {
+        if (compile(k, target_lookup(gpu_sm), CG_ASM, a, &code, &size) != 0)
+            return -1;
+        return gpu_run(code, k->symbol, k->num_warps * 32, k->smem_bytes, gx, gy, args, n);
+    }
+    Jit j;
+    if (compile(k, target_host(), CG_OBJECT, a, &code, &size) != 0 ||
+        jit_load(&j, code, size, k->symbol) != 0)
+        return -1;
+    launch_host(&j, args, n, gx, gy);
+    return 0;
+}
+
+#define BUF(p, n) {.host = (p), .bytes = sizeof(*(p)) * (size_t)(n)}
+#define I32(v) {.scalar = (v), .scalar_bytes = 4}
 
 static float *rand_floats(int n, unsigned *seed)
 {
@@ -425,33 +460,26 @@ static int close_to(double got, double want, double tol)
 /* ---- the host tests ---- */
 static int t_add(Arena *a)
 {
-    Jit j;
-    CHECK(host_build(k_add, a, &j) == 0, "vadd did not compile");
     unsigned seed = 1;
     int n = 1000, pad = 24;
     float *x = rand_floats(n, &seed), *y = rand_floats(n, &seed), *out = poisoned(n + pad);
-    void *px = x, *py = y, *po = out;
-    void *args[4] = {&px, &py, &po, &n};
-    launch(&j, args, (n + ADD_BLOCK - 1) / ADD_BLOCK, 1);
+    GpuArg args[4] = {BUF(x, n), BUF(y, n), BUF(out, n + pad), I32(n)};
+    CHECK(run_kernel(k_add, a, args, 4, (n + ADD_BLOCK - 1) / ADD_BLOCK, 1) == 0, "vadd did not run");
     for (int i = 0; i < n; i++)
         CHECK(out[i] == x[i] + y[i], "vadd[%d] = %g, want %g", i, out[i], x[i] + y[i]);
     for (int i = n; i < n + pad; i++)
         CHECK(isnan(out[i]), "vadd wrote past n at %d", i);
     free(x), free(y), free(out);
-    LLVMOrcDisposeLLJIT(j.jit);
     return 0;
 }
 
 static int t_softmax(Arena *a)
 {
-    Jit j;
-    CHECK(host_build(k_softmax, a, &j) == 0, "softmax did not compile");
     unsigned seed = 2;
     int M = 13, N = 50, ld = 53;
     float *x = rand_floats(M * ld, &seed), *out = poisoned(M * ld);
-    void *px = x, *po = out;
-    void *args[5] = {&px, &po, &M, &N, &ld};
-    launch(&j, args, (M + SM_BM - 1) / SM_BM, 1);
+    GpuArg args[5] = {BUF(x, M * ld), BUF(out, M * ld), I32(M), I32(N), I32(ld)};
+    CHECK(run_kernel(k_softmax, a, args, 5, (M + SM_BM - 1) / SM_BM, 1) == 0, "softmax did not run");
     for (int i = 0; i < M; i++) {
         double mx = -INFINITY, s = 0;
         for (int c = 0; c < N; c++)
@@ -467,7 +495,6 @@ static int t_softmax(Arena *a)
         }
     }
     free(x), free(out);
-    LLVMOrcDisposeLLJIT(j.jit);
     return 0;
 }
 
@@ -476,14 +503,12 @@ static TirKernel *k_matmul_t(Arena *a) { return k_matmul(a, 1); }
 
 static int run_matmul(Arena *a, int transposed)
 {
-    Jit j;
-    CHECK(host_build(transposed ? k_matmul_t : k_matmul_n, a, &j) == 0, "matmul did not compile");
     unsigned seed = 3;
     int M = 45, N = 37, K = 29;
     float *A = rand_floats(M * K, &seed), *Bm = rand_floats(K * N, &seed), *C = poisoned(M * N);
-    void *pa = A, *pb = Bm, *pc = C;
-    void *args[6] = {&pa, &pb, &pc, &M, &N, &K};
-    launch(&j, args, (M + MM_BM - 1) / MM_BM, (N + MM_BN - 1) / MM_BN);
+    GpuArg args[6] = {BUF(A, M * K), BUF(Bm, K * N), BUF(C, M * N), I32(M), I32(N), I32(K)};
+    CHECK(run_kernel(transposed ? k_matmul_t : k_matmul_n, a, args, 6, (M + MM_BM - 1) / MM_BM,
+                     (N + MM_BN - 1) / MM_BN) == 0, "matmul did not run");
     for (int m = 0; m < M; m++)
         for (int n = 0; n < N; n++) {
             double s = 0;
@@ -492,7 +517,6 @@ static int run_matmul(Arena *a, int transposed)
             CHECK(close_to(C[m * N + n], s, 1e-4), "matmul(%d,%d) = %g, want %g", m, n, C[m * N + n], s);
         }
     free(A), free(Bm), free(C);
-    LLVMOrcDisposeLLJIT(j.jit);
     return 0;
 }
 
@@ -501,8 +525,6 @@ static int t_trans_dot(Arena *a) { return run_matmul(a, 1); }
 
 static int t_argmax(Arena *a)
 {
-    Jit j;
-    CHECK(host_build(k_argmax, a, &j) == 0, "argmax did not compile");
     unsigned seed = 4;
     int M = 11, N = 37;
     float *x = rand_floats(M * N, &seed);
@@ -512,9 +534,8 @@ static int t_argmax(Arena *a)
     x[3 * N + 9] = NAN, x[3 * N + 20] = NAN; /* NaN is the extreme: first NaN */
     int32_t *omax = malloc(sizeof(int32_t) * 16), *omin = malloc(sizeof(int32_t) * 16);
     memset(omax, 0x7f, sizeof(int32_t) * 16), memset(omin, 0x7f, sizeof(int32_t) * 16);
-    void *px = x, *p1 = omax, *p2 = omin;
-    void *args[5] = {&px, &p1, &p2, &M, &N};
-    launch(&j, args, (M + AM_BM - 1) / AM_BM, 1);
+    GpuArg args[5] = {BUF(x, M * N), BUF(omax, 16), BUF(omin, 16), I32(M), I32(N)};
+    CHECK(run_kernel(k_argmax, a, args, 5, (M + AM_BM - 1) / AM_BM, 1) == 0, "argmax did not run");
     for (int i = 0; i < M; i++) {
         int bi = 0, li = 0;
         for (int c = 1; c < N; c++) {
@@ -527,20 +548,16 @@ static int t_argmax(Arena *a)
     }
     CHECK(omax[M] == 0x7f7f7f7f, "argmax wrote a masked row");
     free(x), free(omax), free(omin);
-    LLVMOrcDisposeLLJIT(j.jit);
     return 0;
 }
 
 static int t_loop(Arena *a)
 {
-    Jit j;
-    CHECK(host_build(k_loop, a, &j) == 0, "loop did not compile");
     unsigned seed = 5;
     int chunks = 7;
     float *x = rand_floats(chunks * LP_BLOCK, &seed), *out = poisoned(LP_BLOCK), total = NAN;
-    void *px = x, *po = out, *pt = &total;
-    void *args[4] = {&px, &po, &chunks, &pt};
-    launch(&j, args, 1, 1);
+    GpuArg args[4] = {BUF(x, chunks * LP_BLOCK), BUF(out, LP_BLOCK), I32(chunks), BUF(&total, 1)};
+    CHECK(run_kernel(k_loop, a, args, 4, 1, 1) == 0, "loop did not run");
     double all = 0;
     for (int c = 0; c < LP_BLOCK; c++) {
         double s = 0;
@@ -551,24 +568,49 @@ static int t_loop(Arena *a)
     }
     CHECK(close_to(total, all, 1e-4), "loop total = %g, want %g", total, all);
     free(x), free(out);
-    LLVMOrcDisposeLLJIT(j.jit);
     return 0;
 }
 
 static int t_convert(Arena *a)
 {
-    Jit j;
-    CHECK(host_build(k_convert, a, &j) == 0, "convert did not compile");
     unsigned seed = 6;
     float *x = rand_floats(CV_N, &seed), *out = poisoned(CV_N * CV_N);
-    void *px = x, *po = out;
-    void *args[2] = {&px, &po};
-    launch(&j, args, 1, 1);
+    GpuArg args[2] = {BUF(x, CV_N), BUF(out, CV_N * CV_N)};
+    CHECK(run_kernel(k_convert, a, args, 2, 1, 1) == 0, "convert did not run");
     for (int i = 0; i < CV_N; i++)
         for (int c = 0; c < CV_N; c++)
             CHECK(out[i * CV_N + c] == x[i] * 10.0f + x[c], "convert(%d,%d) = %g", i, c, out[i * CV_N + c]);
     free(x), free(out);
-    LLVMOrcDisposeLLJIT(j.jit);
+    return 0;
+}
+
+static int t_softmax_wide(Arena *a)
+{
+    SM_BM = 2, SM_BN = 512;
+    int rc = t_softmax(a);
+    SM_BM = 4, SM_BN = 64;
+    return rc;
+}
+
+static int t_replicated(Arena *a)
+{
+    unsigned seed = 7;
+    float *x = rand_floats(RP_M * RP_N, &seed), *rows = poisoned(RP_M), *cols = poisoned(RP_N);
+    GpuArg args[3] = {BUF(x, RP_M * RP_N), BUF(rows, RP_M), BUF(cols, RP_N)};
+    CHECK(run_kernel(k_replicated, a, args, 3, 1, 1) == 0, "replicated did not run");
+    for (int i = 0; i < RP_M; i++) {
+        double s = 0;
+        for (int j = 0; j < RP_N; j++)
+            s += x[i * RP_N + j];
+        CHECK(close_to(rows[i], s, 1e-5), "row sum %d = %g, want %g", i, rows[i], s);
+    }
+    for (int j = 0; j < RP_N; j++) {
+        float m = -INFINITY;
+        for (int i = 0; i < RP_M; i++)
+            m = fmaxf(m, x[i * RP_N + j]);
+        CHECK(cols[j] == m, "col max %d = %g, want %g", j, cols[j], m);
+    }
+    free(x), free(rows), free(cols);
     return 0;
 }
 
@@ -641,7 +683,7 @@ static int ptxas_check(const char *ptx, size_t size, const char *sm, const char 
 static int t_ptx(Arena *a)
 {
     static TirKernel *(*makers[])(Arena *) = {k_add, k_softmax, k_matmul_n, k_matmul_t,
-                                              k_argmax, k_loop, k_convert};
+                                              k_argmax, k_loop, k_convert, k_replicated};
     static const char *sms[] = {"sm_80", "sm_90"};
     for (unsigned s = 0; s < 2; s++)
         for (unsigned i = 0; i < sizeof makers / sizeof makers[0]; i++) {
@@ -670,22 +712,44 @@ static int t_targets(Arena *a)
     return 0;
 }
 
-int main(void)
+typedef struct Test {
+    const char *name;
+    int (*fn)(Arena *);
+    int numeric; /* also run on the GPU when one exists */
+} Test;
+
+static void run_tests(const Test *tests, int n, int gpu)
 {
-    struct { const char *name; int (*fn)(Arena *); } tests[] = {
-        {"targets", t_targets}, {"layout_math", t_layout_math}, {"vadd", t_add},
-        {"softmax", t_softmax}, {"matmul", t_matmul}, {"trans_dot", t_trans_dot},
-        {"argmax", t_argmax}, {"loop", t_loop}, {"convert", t_convert}, {"ptx", t_ptx},
-    };
-    LLVMInitializeNativeTarget();
-    LLVMInitializeNativeAsmPrinter();
-    for (unsigned i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+    on_gpu = gpu;
+    for (int i = 0; i < n; i++) {
+        if (gpu && !tests[i].numeric)
+            continue;
         Arena *a = arena_new();
         int rc = tests[i].fn(a);
         arena_free(a);
-        printf("%s %s\n", rc == 0 ? "ok  " : "FAIL", tests[i].name);
+        printf("%s %s%s%s\n", rc == 0 ? "ok  " : "FAIL", tests[i].name, gpu ? " on " : "",
+               gpu ? gpu_sm : "");
         rc == 0 ? passed++ : failed++;
     }
+}
+
+int main(void)
+{
+    static const Test tests[] = {
+        {"targets", t_targets, 0}, {"layout_math", t_layout_math, 0}, {"vadd", t_add, 1},
+        {"softmax", t_softmax, 1}, {"softmax_wide", t_softmax_wide, 1},
+        {"replicated", t_replicated, 1}, {"matmul", t_matmul, 1}, {"trans_dot", t_trans_dot, 1},
+        {"argmax", t_argmax, 1}, {"loop", t_loop, 1}, {"convert", t_convert, 1},
+        {"ptx", t_ptx, 0},
+    };
+    int n = (int)(sizeof tests / sizeof tests[0]);
+    LLVMInitializeNativeTarget();
+    LLVMInitializeNativeAsmPrinter();
+    run_tests(tests, n, 0);
+    if (gpu_available(gpu_sm, sizeof gpu_sm))
+        run_tests(tests, n, 1);
+    else
+        printf("(no CUDA device: GPU runs skipped)\n");
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
