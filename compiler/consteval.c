@@ -9,7 +9,7 @@ static int eval_error(Diags *d, const Expr *e, const char *msg, const char *name
     return -1;
 }
 
-static int eval_binary(OpKind op, int64_t a, int64_t b, int64_t *out) {
+int tc_int_binary(OpKind op, int64_t a, int64_t b, int64_t *out) {
     switch (op) {
     case OP_ADD: *out = (int64_t)((uint64_t)a + (uint64_t)b); return 0;
     case OP_SUB: *out = (int64_t)((uint64_t)a - (uint64_t)b); return 0;
@@ -68,7 +68,7 @@ int tc_eval_int(const Expr *e, const ConstBinding *vals, int n, int64_t *out, Di
         return 0;
     case EX_BINARY:
         if (tc_eval_int(e->a, vals, n, &a, d) || tc_eval_int(e->b, vals, n, &b, d)) return -1;
-        if (eval_binary(e->op, a, b, out)) return eval_error(d, e, "division by zero%s", "");
+        if (tc_int_binary(e->op, a, b, out)) return eval_error(d, e, "division by zero%s", "");
         return 0;
     case EX_CALL: return eval_call(e, vals, n, out, d);
     default: return eval_error(d, e, "expected an integer expression%s", "");

@@ -77,6 +77,10 @@ int tc_resolve_consts(const Func *f, const ConstBinding *given, int ngiven,
  * unsupported construct. */
 int tc_eval_int(const Expr *e, const ConstBinding *vals, int nvals, int64_t *out, Diags *diags);
 
+/* Integer arithmetic, comparison and logic of two values as the language defines them
+ * (wrapping; division truncates). -1 on division by zero or a non-binary operator. */
+int tc_int_binary(OpKind op, int64_t a, int64_t b, int64_t *out);
+
 /* Default target string for the host ("host"). */
 #define TC_TARGET_HOST "host"
 

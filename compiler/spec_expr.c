@@ -155,32 +155,9 @@ ElemKind spec_promote(const Val *a, const Val *b) {
 
 /* ---- constant folding ---- */
 static int fold_int(Spec *s, OpKind op, int64_t a, int64_t b, int64_t *out, SrcLoc loc) {
-    switch (op) {
-    case OP_ADD: *out = (int64_t)((uint64_t)a + (uint64_t)b); return 1;
-    case OP_SUB: *out = (int64_t)((uint64_t)a - (uint64_t)b); return 1;
-    case OP_MUL: *out = (int64_t)((uint64_t)a * (uint64_t)b); return 1;
-    case OP_DIV: case OP_REM:
-        if (b == 0 || (a == INT64_MIN && b == -1)) {
-            diag_error(s->diags, loc, "division by zero in a constant expression");
-            return 0;
-        }
-        *out = op == OP_DIV ? a / b : a % b;
-        return 1;
-    case OP_SHL: *out = b < 0 || b > 63 ? 0 : (int64_t)((uint64_t)a << b); return 1;
-    case OP_SHR: *out = b < 0 || b > 63 ? (a < 0 ? -1 : 0) : a >> b; return 1;
-    case OP_BITAND: *out = a & b; return 1;
-    case OP_BITOR: *out = a | b; return 1;
-    case OP_BITXOR: *out = a ^ b; return 1;
-    case OP_LT: *out = a < b; return 1;
-    case OP_LE: *out = a <= b; return 1;
-    case OP_GT: *out = a > b; return 1;
-    case OP_GE: *out = a >= b; return 1;
-    case OP_EQ: *out = a == b; return 1;
-    case OP_NE: *out = a != b; return 1;
-    case OP_LOGAND: *out = a && b; return 1;
-    case OP_LOGOR: *out = a || b; return 1;
-    default: return 0;
-    }
+    if (tc_int_binary(op, a, b, out) == 0) return 1;
+    diag_error(s->diags, loc, "division by zero in a constant expression");
+    return 0;
 }
 
 static int is_cmp(OpKind op) { return op >= OP_LT && op <= OP_NE; }
