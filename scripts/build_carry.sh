@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# build_carry.sh: builds tilec, test_exec and embed with LLVM linked statically into
+# build-static/, strips them, and packs them (with any shared library they need that a bare
+# machine may lack) as .carry/bin.tar.xz for the GPU machine, which has no LLVM.
+# scripts/gpu_check.sh unpacks and runs them there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=build-static scripts/build.sh -DTILE_STATIC_LLVM=ON -DCMAKE_BUILD_TYPE=Release
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/lib"
+for b in tilec tests/exec/test_exec examples/embed; do
+    strip -s -o "$stage/bin/$(basename "$b")" "build-static/$b"
+done
+# shared libraries outside glibc (libz3, libxml2, ...) travel along
+for lib in $(ldd "$stage"/bin/* | awk '/=> \//{print $3}' | sort -u); do
+    case $(basename "$lib") in
+    libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libgcc_s.so*) ;;
+    *) cp -L "$lib" "$stage/lib/" ;;
+    esac
+done
+mkdir -p .carry
+tar -C "$stage" -cJf .carry/bin.tar.xz bin lib
+ls -l .carry/bin.tar.xz
+tar -tJf .carry/bin.tar.xz

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# test.sh: installs the dependencies, builds, and runs every test suite with CTest.
+# With --full (or CI=true) it also builds with AddressSanitizer + UBSan and runs the suites
+# again there (the execution tests in their --quick form), and fuzzes the front end for 60 s.
+#   usage: scripts/test.sh [--full] [--no-setup]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+full=0 setup=1
+[ "${CI:-}" = "true" ] && full=1
+for a in "$@"; do
+    case $a in
+    --full) full=1 ;;
+    --no-setup) setup=0 ;;
+    *) echo "usage: scripts/test.sh [--full] [--no-setup]" >&2; exit 2 ;;
+    esac
+done
+jobs=$(nproc 2>/dev/null || echo 2)
+
+[ $setup -eq 1 ] && scripts/setup.sh
+echo "== build (build/)"
+BUILD_DIR=build scripts/build.sh
+echo "== tests"
+(cd build && ctest --output-on-failure -j"$jobs")
+
+if [ $full -eq 1 ]; then
+    echo "== AddressSanitizer + UBSan build (build-asan/)"
+    BUILD_DIR=build-asan scripts/build.sh -DTILE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+        -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
+    (cd build-asan && ctest --output-on-failure -j"$jobs" -E '^exec_')
+    build-asan/tests/exec/test_exec --backend=cpu --quick
+
+    echo "== fuzzing the front end for 60 s"
+    scripts/fuzz.sh 60
+fi
