@@ -70,6 +70,7 @@ void spec_bind(Spec *s, const char *name, Val v);
 /* spec_expr.c */
 Val spec_expr(Spec *s, const Expr *e);
 Val val_error(void);
+int64_t spec_f2i(double f);
 Val val_const_int(ElemKind ct, int64_t i, int weak);
 Val val_const_float(ElemKind ct, double f, int weak);
 Val val_tile(TirValue *v);
@@ -86,6 +87,9 @@ TirValue *spec_cast(Spec *s, TirValue *v, ElemKind et, SrcLoc loc);
 /* Common shape of several values under NumPy broadcasting; 0 and a diagnostic if none. */
 int spec_broadcast_shape(Spec *s, const Val *vals, int n, int *rank, int *shape, SrcLoc loc);
 ElemKind spec_promote(const Val *a, const Val *b);
+/* Tiles hold at most this many elements (a GPU program instance keeps them in registers). */
+enum { SPEC_MAX_NUMEL = 1 << 20 };
+int spec_check_numel(Spec *s, int rank, const int *shape, SrcLoc loc);
 TirValue *spec_emit(Spec *s, TirOpcode code, SrcLoc loc, TirValue **ops, int nops, TirType t);
 TirValue *spec_const_scalar(Spec *s, ElemKind et, int64_t i, double f, SrcLoc loc);
 Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc);

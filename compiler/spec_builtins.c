@@ -88,7 +88,7 @@ static int shape_arg(Spec *s, Args *a, int i, int *rank, int *shape) {
         shape[d] = (int)it.i;
     }
     *rank = n;
-    return 1;
+    return spec_check_numel(s, n, shape, a->e[i]->loc);
 }
 
 static int axis_arg(Spec *s, Args *a, int i, int rank, int *axis) {
@@ -403,6 +403,7 @@ static Val b_dot(Spec *s, Args *a) {
     x = spec_cast(s, x, in, a->call->loc);
     y = spec_cast(s, y, in, a->call->loc);
     int shape[2] = {m, n};
+    if (!spec_check_numel(s, 2, shape, a->call->loc)) return val_error();
     TirValue *acc;
     if (a->e[2]) {
         if (!need_value(s, a, 2)) return val_error();

@@ -11,8 +11,16 @@ Val val_const_int(ElemKind ct, int64_t i, int weak) {
     return (Val){.kind = V_CONST, .ct = ct, .i = i, .f = (double)i, .weak = weak};
 }
 
+/* float -> integer as a saturating conversion (NaN -> 0): never undefined behaviour. */
+int64_t spec_f2i(double f) {
+    if (f != f) return 0;
+    if (f >= 9.2233720368547758e18) return INT64_MAX;
+    if (f <= -9.2233720368547758e18) return INT64_MIN;
+    return (int64_t)f;
+}
+
 Val val_const_float(ElemKind ct, double f, int weak) {
-    return (Val){.kind = V_CONST, .ct = ct, .f = f, .i = (int64_t)f, .weak = weak};
+    return (Val){.kind = V_CONST, .ct = ct, .f = f, .i = spec_f2i(f), .weak = weak};
 }
 
 Val val_tile(TirValue *v) { return v ? (Val){.kind = V_TILE, .v = v} : val_error(); }
@@ -44,7 +52,7 @@ TirValue *spec_emit(Spec *s, TirOpcode code, SrcLoc loc, TirValue **ops, int nop
 TirValue *spec_const_scalar(Spec *s, ElemKind et, int64_t i, double f, SrcLoc loc) {
     TirType t = {.elem = et};
     TirOp *op = tir_op_append(s->k, s->block, TIR_CONST, loc, NULL, 0, &t, 1);
-    op->attr.i = et_is_float(et) ? (int64_t)f : et == ET_BOOL ? i != 0 : i;
+    op->attr.i = et_is_float(et) ? spec_f2i(f) : et == ET_BOOL ? i != 0 : i;
     op->attr.f = et_is_float(et) ? f : (double)i;
     return op->results[0];
 }
@@ -82,7 +90,15 @@ int spec_broadcast_shape(Spec *s, const Val *vals, int n, int *rank, int *shape,
             shape[td] = sh[d];
         }
     }
-    return 1;
+    return spec_check_numel(s, *rank, shape, loc);
+}
+
+int spec_check_numel(Spec *s, int rank, const int *shape, SrcLoc loc) {
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) n *= shape[d];
+    if (n <= SPEC_MAX_NUMEL) return 1;
+    diag_error(s->diags, loc, "tile of %lld elements is too large (at most %d)", (long long)n, SPEC_MAX_NUMEL);
+    return 0;
 }
 
 static TirValue *broadcast_to(Spec *s, TirValue *v, int rank, const int *shape, SrcLoc loc) {
@@ -365,7 +381,7 @@ static Val spec_cast_expr(Spec *s, const Expr *e) {
     if (a.kind == V_CONST) {
         if (et_is_float(et)) return val_const_float(et, et_is_float(a.ct) ? a.f : (double)a.i, 0);
         if (et == ET_BOOL) return val_const_int(et, et_is_float(a.ct) ? a.f != 0 : a.i != 0, 0);
-        return fold_binary(s, OP_ADD, val_const_int(et, et_is_float(a.ct) ? (int64_t)a.f : a.i, 0),
+        return fold_binary(s, OP_ADD, val_const_int(et, et_is_float(a.ct) ? spec_f2i(a.f) : a.i, 0),
                            val_const_int(et, 0, 1), e->loc);
     }
     return val_tile(spec_cast(s, a.v, et, e->loc));
