@@ -4,6 +4,7 @@
  * dumped (tilec --emit=...). */
 #include <string.h>
 #include <llvm-c/Core.h>
+#include "analysis_axis.h"
 #include "codegen.h"
 #include "driver.h"
 #include "lower.h"
@@ -47,6 +48,22 @@ static void fill_result(const TirKernel *k, CompiledKernel *out, Arena *a) {
         out->params[i] = (CompiledParam){k->params[i].name, k->params[i].type.elem, k->params[i].type.pointee};
 }
 
+/* The launch's divisibility facts (req->param_div16) become part of the specialization:
+ * recorded on the params and, when any is set, in the symbol (a suffix of one digit per
+ * runtime param, so specializations that differ only there do not collide). */
+static void apply_div16(const CompileRequest *req, TirKernel *k, Arena *a) {
+    char *bits = req->param_div16 ? arena_alloc(a, (size_t)k->nparams + 1) : NULL;
+    if (!bits) return;
+    int any = 0;
+    for (int i = 0; i < k->nparams; i++) {
+        k->params[i].div16 = req->param_div16[i] != 0;
+        bits[i] = (char)('0' + k->params[i].div16);
+        any |= k->params[i].div16;
+    }
+    bits[k->nparams] = 0;
+    if (any) k->symbol = arena_printf(a, "%s_d%s", k->symbol, bits);
+}
+
 /* LLVM IR -> optimized IR -> PTX or object. */
 static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t, Arena *arena,
                        Diags *d, CompiledKernel *out) {
@@ -84,10 +101,12 @@ int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKe
 
     TirKernel *k = spec_kernel(arena, req->module, f, consts, nconsts, t->threads_per_warp, diags);
     if (!k) return -1;
+    apply_div16(req, k, arena);
     if (t->kind == TARGET_HOST) k->num_warps = 1; /* one thread owns whole tiles */
     if (check_ir(k, 0, diags) || dump_tir(req, k, "specialize")) return -1;
 
     if (pass_assign_layouts(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "layout")) return -1;
+    k->axis = axis_analyze(k); /* contiguity and alignment, for vector loads and stores */
     if (req->stop_after == STAGE_TIR) {
         if (req->dump && !req->dump_after_pass) tir_print(k, req->dump);
         if (out) fill_result(k, out, arena);

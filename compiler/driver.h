@@ -35,6 +35,9 @@ typedef struct CompileRequest {
     Stage stop_after;          /* last stage to run */
     FILE *dump;                /* if set, the stop_after stage is printed here */
     const char *dump_after_pass; /* if set, TIR is printed to `dump` after the pass of that name */
+    /* One flag per runtime param in declaration order (NULL: nothing known): the pointer is
+     * 16-byte aligned, or the integer is a multiple of 16. Part of the specialization. */
+    const unsigned char *param_div16;
 } CompileRequest;
 
 typedef struct CompiledParam {

@@ -1,6 +1,9 @@
 /* lower_memory.c: loads and stores of scalars and tiles of pointers. Each thread accesses
  * the elements its layout gives it; masked-off elements never touch memory (a branch per
- * element, which the GPU backend turns into predicated accesses after unrolling). */
+ * element, which the GPU backend turns into predicated accesses after unrolling). Where the
+ * axis analysis proves a thread's consecutive registers address consecutive, aligned memory
+ * under one mask value, they go as one vector access of up to 16 bytes (lower_vector below). */
+#include "analysis_axis.h"
 #include "lower_int.h"
 
 static LLVMValueRef load_elem(Lower *L, ElemKind k, LLVMValueRef p)
@@ -61,6 +64,132 @@ static void store_one(Lower *L, TirOp *op, LLVMValueRef r)
     LLVMPositionBuilderAtEnd(L->b, join);
 }
 
+/* ---- vector accesses ---- */
+static int64_t pow2_floor(int64_t v)
+{
+    int64_t p = 1;
+    while (p * 2 <= v)
+        p *= 2;
+    return v < 1 ? 0 : p;
+}
+
+/* Registers per vector for a load or store: 1 unless along the layout's fastest dim the
+ * thread holds runs the analysis proves contiguous, aligned to the vector, and under a mask
+ * constant over them. */
+static int vec_width(Lower *L, TirOp *op, ElemKind k)
+{
+    const TirValue *ptr = op->ops[0];
+    if (!L->k->axis || ptr->type.rank == 0 || k == ET_BOOL || k == ET_PTR)
+        return 1;
+    for (int i = 1; i < op->nops; i++)
+        if (op->ops[i]->type.rank && !tir_layout_equal(op->ops[i]->layout, ptr->layout))
+            return 1;
+    LayoutInfo li;
+    lw_info(&li, ptr);
+    int d0 = li.order[0], vd = li.vdim[d0], eb = et_bytes(k);
+    if (vd < 0 || li.rstride[d0] != 1)
+        return 1;
+    const AxisInfo *ax = &L->k->axis[ptr->id];
+    int64_t v = li.sptp[d0] < 16 / eb ? li.sptp[d0] : 16 / eb;
+    v = ax->contig[vd] < v ? ax->contig[vd] : v;
+    v = ax->div[vd] / eb < v ? ax->div[vd] / eb : v;
+    TirValue *mask = op->code == TIR_LOAD ? (op->nops > 1 ? op->ops[1] : NULL)
+                                          : (op->nops > 2 ? op->ops[2] : NULL);
+    if (mask && mask->type.rank) {
+        int64_t c = L->k->axis[mask->id].cnst[vd];
+        v = c < v ? c : v;
+    }
+    v = pow2_floor(v);
+    return v > 1 ? (int)v : 1;
+}
+
+static LLVMValueRef reg_at(Lower *L, LLVMValueRef r0, int j)
+{
+    return j ? LLVMBuildAdd(L->b, r0, lw_i32c(L, j), "") : r0;
+}
+
+/* Registers r0 .. r0+n-1 of v (or zeros when v is NULL) as one <n x T>. */
+static LLVMValueRef gather_regs(Lower *L, const TirValue *v, ElemKind k, LLVMValueRef r0, int n)
+{
+    LLVMTypeRef et = lw_type(L, k);
+    LLVMValueRef x = LLVMGetUndef(LLVMVectorType(et, (unsigned)n));
+    for (int j = 0; j < n; j++) {
+        LLVMValueRef e = v ? lw_get(L, v, reg_at(L, r0, j)) : LLVMConstNull(et);
+        x = LLVMBuildInsertElement(L->b, x, e, lw_i32c(L, j), "");
+    }
+    return x;
+}
+
+/* One aligned vector load of n elements from p, under mask m (NULL: none). */
+static LLVMValueRef load_vec(Lower *L, TirOp *op, ElemKind k, LLVMValueRef p, LLVMValueRef m,
+                             LLVMValueRef r0, int n)
+{
+    LLVMTypeRef vt = LLVMVectorType(lw_type(L, k), (unsigned)n);
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b), ld = NULL, join = NULL;
+    LLVMValueRef other = NULL;
+    if (m) {
+        other = gather_regs(L, op->nops > 2 ? op->ops[2] : NULL, k, r0, n);
+        ld = lw_block(L, "vld"), join = lw_block(L, "vld.join");
+        LLVMBuildCondBr(L->b, m, ld, join);
+        LLVMPositionBuilderAtEnd(L->b, ld);
+    }
+    LLVMValueRef x = LLVMBuildLoad2(L->b, vt, p, "");
+    LLVMSetAlignment(x, (unsigned)(n * et_bytes(k)));
+    if (!m)
+        return x;
+    LLVMBuildBr(L->b, join);
+    LLVMPositionBuilderAtEnd(L->b, join);
+    LLVMValueRef phi = LLVMBuildPhi(L->b, vt, "");
+    LLVMValueRef vals[2] = {x, other};
+    LLVMBasicBlockRef bbs[2] = {ld, from};
+    LLVMAddIncoming(phi, vals, bbs, 2);
+    return phi;
+}
+
+static void load_group(Lower *L, TirOp *op, LLVMValueRef r0, int n)
+{
+    TirValue *res = op->results[0];
+    ElemKind k = res->type.elem;
+    LLVMValueRef p = lw_get(L, op->ops[0], r0);
+    LLVMValueRef m = op->nops > 1 ? lw_get(L, op->ops[1], r0) : NULL;
+    LLVMValueRef x = load_vec(L, op, k, p, m, r0, n);
+    for (int j = 0; j < n; j++)
+        lw_set(L, res, reg_at(L, r0, j), LLVMBuildExtractElement(L->b, x, lw_i32c(L, j), ""));
+}
+
+static void store_group(Lower *L, TirOp *op, LLVMValueRef r0, int n)
+{
+    ElemKind k = op->ops[1]->type.elem;
+    LLVMValueRef p = lw_get(L, op->ops[0], r0), x = gather_regs(L, op->ops[1], k, r0, n);
+    LLVMBasicBlockRef join = NULL;
+    if (op->nops > 2) {
+        LLVMBasicBlockRef st = lw_block(L, "vst");
+        join = lw_block(L, "vst.join");
+        LLVMBuildCondBr(L->b, lw_get(L, op->ops[2], r0), st, join);
+        LLVMPositionBuilderAtEnd(L->b, st);
+    }
+    LLVMValueRef s = LLVMBuildStore(L->b, x, p);
+    LLVMSetAlignment(s, (unsigned)(n * et_bytes(k)));
+    if (join) {
+        LLVMBuildBr(L->b, join);
+        LLVMPositionBuilderAtEnd(L->b, join);
+    }
+}
+
+/* The tile access as R/n vector accesses of n registers each. */
+static void lower_vector(Lower *L, TirOp *op, int n)
+{
+    ElemLoop lp;
+    LLVMValueRef g = lw_loop_begin(L, &lp, lw_regs(op->ops[0]) / n, L->t->unroll_elements);
+    LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
+    if (op->code == TIR_LOAD)
+        load_group(L, op, r0, n);
+    else
+        store_group(L, op, r0, n);
+    lw_loop_end(L, &lp);
+}
+
+/* ---- tiles and scalars ---- */
 static int lower_load(Lower *L, TirOp *op)
 {
     TirValue *res = op->results[0];
@@ -69,6 +198,11 @@ static int lower_load(Lower *L, TirOp *op)
         return 0;
     }
     lw_bind(L, res, lw_tile_storage(L, res));
+    int n = vec_width(L, op, res->type.elem);
+    if (n > 1) {
+        lower_vector(L, op, n);
+        return 0;
+    }
     ElemLoop lp;
     LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(res), L->t->unroll_elements);
     lw_set(L, res, r, load_one(L, op, r));
@@ -81,6 +215,11 @@ static int lower_store(Lower *L, TirOp *op)
     TirValue *ptr = op->ops[0];
     if (ptr->type.rank == 0) {
         store_one(L, op, NULL);
+        return 0;
+    }
+    int n = vec_width(L, op, op->ops[1]->type.elem);
+    if (n > 1) {
+        lower_vector(L, op, n);
         return 0;
     }
     ElemLoop lp;

@@ -31,6 +31,9 @@ static const char *const HELP =
     "  --target=TARGET            host | sm_80 | sm_86 | sm_89 | sm_90 | sm_90a ...\n"
     "                             (default host; sm_90 for --emit=ptx)\n"
     "  --dump-after=PASS          with --emit=tir: print the IR after that pass instead\n"
+    "  --assume-aligned[=ptr]     specialize as a launch would where pointers are 16-byte\n"
+    "                             aligned and integer params multiples of 16 (=ptr: pointers\n"
+    "                             only), so vector loads and stores show in the output\n"
     "  -o FILE                    write to FILE instead of standard output\n"
     "\n"
     "Options of run:\n"
@@ -171,7 +174,7 @@ int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out)
 }
 
 typedef struct Opts {
-    const char *file, *kernel, *emit, *target, *output, *dump_after;
+    const char *file, *kernel, *emit, *target, *output, *dump_after, *aligned;
     ConstBinding defs[TILEC_MAX_DEFS];
     int ndefs;
 } Opts;
@@ -204,6 +207,8 @@ static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
             o->dump_after = v;
         else if ((v = tilec_opt_value(argc, argv, &i, "--output")))
             o->output = v;
+        else if (strcmp(a, "--assume-aligned") == 0 || strcmp(a, "--assume-aligned=ptr") == 0)
+            o->aligned = a;
         else if (a[0] == '-' && a[1] != '\0')
             tilec_usage_error("unknown option '%s'", a);
         else if (o->file)
@@ -314,6 +319,20 @@ static const EmitKind *emit_kind(const char *name)
     return NULL;
 }
 
+/* --assume-aligned: the flags of CompileRequest.param_div16 for f's runtime params. */
+static const unsigned char *aligned_flags(const Func *f, const Opts *o, Arena *a)
+{
+    unsigned char *flags = o->aligned ? arena_alloc(a, (size_t)f->nparams + 1) : NULL;
+    int n = 0, ints = o->aligned && strcmp(o->aligned, "--assume-aligned") == 0;
+    for (int i = 0; flags && i < f->nparams; i++) {
+        const Param *p = &f->params[i];
+        if (!p->is_const)
+            flags[n++] = p->type && (p->type->ptr_depth ||
+                                     (ints && et_is_int(et_from_name(p->type->name))));
+    }
+    return flags;
+}
+
 static int emit_kernel(const Source *src, const Func *f, const Opts *o, const EmitKind *ek,
                        FILE *out)
 {
@@ -325,6 +344,7 @@ static int emit_kernel(const Source *src, const Func *f, const Opts *o, const Em
     CompileRequest req = {.module = src->module, .kernel = f->name, .consts = o->defs,
                           .nconsts = o->ndefs, .target = o->target ? o->target : ek->default_target,
                           .stop_after = ek->stage, .dump_after_pass = o->dump_after};
+    req.param_div16 = aligned_flags(f, o, a);
     /* obj: written here as bytes; every other stage is printed by the driver */
     req.dump = ek->stage == STAGE_OBJECT ? NULL : out;
     int rc = tc_compile(&req, a, &d, ek->stage == STAGE_OBJECT ? &ck : NULL);

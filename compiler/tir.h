@@ -174,6 +174,7 @@ typedef struct TirParam {
     const char *name;
     TirType type;          /* scalar type (ET_PTR with pointee for pointers) */
     int source_index;      /* index among the kernel's declared params (consts included) */
+    int div16;             /* known at launch: pointer 16-byte aligned / integer a multiple of 16 */
 } TirParam;
 
 typedef struct TirKernel {
@@ -188,6 +189,7 @@ typedef struct TirKernel {
     int threads_per_warp;   /* from the target: 32 NVPTX, 1 host */
     int next_value_id;
     int smem_bytes;         /* shared-memory scratch needed, set by lowering */
+    const struct AxisInfo *axis; /* by value id (compiler/analysis_axis.h); NULL: unknown */
 } TirKernel;
 
 /* ---- building ---- */
