@@ -70,7 +70,8 @@ static int by_name(const void *a, const void *b)
     return strcmp(((const ConstBinding *)a)->name, ((const ConstBinding *)b)->name);
 }
 
-static int key_hex(tile_Kernel *k, const ConstBinding *c, int n, const char *target, char *hex)
+static int key_hex(tile_Kernel *k, const ConstBinding *c, int n, const unsigned char *div16,
+                   const char *target, char *hex)
 {
     ConstBinding *sorted = malloc(sizeof *sorted * (size_t)(n + 1));
     if (!sorted)
@@ -87,6 +88,7 @@ static int key_hex(tile_Kernel *k, const ConstBinding *c, int n, const char *tar
         put_str(&h, sorted[i].name);
         put(&h, &sorted[i].value, sizeof sorted[i].value);
     }
+    put(&h, div16 ? (const void *)div16 : "", div16 ? (size_t)k->nparams : 0);
     put_str(&h, target);
     put_str(&h, TILE_COMPILER_VERSION);
     put_str(&h, ctx->ops->cache_id(ctx->dev));
@@ -98,7 +100,8 @@ static int key_hex(tile_Kernel *k, const ConstBinding *c, int n, const char *tar
     return 0;
 }
 
-int rt_cache_path(tile_Kernel *k, const ConstBinding *c, int n, const char *target, char *path)
+int rt_cache_path(tile_Kernel *k, const ConstBinding *c, int n, const unsigned char *div16,
+                  const char *target, char *path)
 {
     char dir[PATH_MAX], hex[HEXLEN + 1];
     if (cache_dir(dir) < 0 || strlen(dir) + 16 + HEXLEN >= PATH_MAX)
@@ -108,7 +111,7 @@ int rt_cache_path(tile_Kernel *k, const ConstBinding *c, int n, const char *targ
         rt_log(k->mod->ctx, "tile: cannot create cache directory %s: %s", dir, strerror(errno));
         return -1;
     }
-    if (key_hex(k, c, n, target, hex) < 0)
+    if (key_hex(k, c, n, div16, target, hex) < 0)
         return -1;
     size_t len = strlen(dir); /* fits: checked above */
     memcpy(path, dir, len);

@@ -104,12 +104,30 @@ static tile_Status eval_grid(Launch *l, const tile_Arg *args, unsigned grid[3])
     return check_grid(l, g, grid);
 }
 
+/* What the arguments divide by, one flag per runtime param (CompileRequest.param_div16):
+ * pointers 16-byte aligned, integers multiples of 16. Part of the specialization on GPUs,
+ * where it buys vector loads and stores; the CPU backend passes none (NULL), so one
+ * specialization serves every argument value there. */
+static const unsigned char *div16_flags(Launch *l, const tile_Arg *args)
+{
+    tile_Kernel *k = l->k;
+    unsigned char *f = k->mod->ctx->ops->kind == TILE_BACKEND_CPU ? NULL
+                     : arena_alloc(l->arena, (size_t)k->nparams + 1);
+    for (int i = 0; f && i < k->nparams; i++) {
+        const KParam *p = &k->params[i];
+        f[i] = args[i].kind == TILE_ARG_PTR ? args[i].v.ptr % 16 == 0
+             : args[i].kind == TILE_ARG_INT && et_is_int(p->elem) ? args[i].v.i % 16 == 0
+                                                                 : 0;
+    }
+    return f;
+}
+
 static tile_Status run(Launch *l, const unsigned grid[3], const tile_Arg *args)
 {
     tile_Kernel *k = l->k;
     tile_Context *ctx = k->mod->ctx;
     Spec *s;
-    tile_Status st = rt_spec_get(k, l->consts, l->nconsts, &s);
+    tile_Status st = rt_spec_get(k, l->consts, l->nconsts, div16_flags(l, args), &s);
     if (st != TILE_OK)
         return st;
     uint64_t slots_buf[INLINE_ARGS];

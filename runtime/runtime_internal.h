@@ -91,8 +91,10 @@ uint16_t rt_f16_bits(double x);
 uint16_t rt_bf16_bits(double x);
 
 /* Finds or compiles (through the disk cache) the specialization of k for `consts` (fully
- * resolved, declaration order). */
-tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *consts, int nconsts, Spec **out);
+ * resolved, declaration order) and the arguments' divisibility flags `div16` (one per
+ * runtime param, CompileRequest.param_div16; NULL: nothing known). */
+tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *consts, int nconsts,
+                        const unsigned char *div16, Spec **out);
 void rt_spec_free_all(tile_Module *mod);
 
 /* ---- the disk cache of compiled code ---- */
@@ -106,8 +108,8 @@ typedef struct CacheEntry {
 } CacheEntry;
 /* Fills `path` (PATH_MAX) with the cache file for this specialization; 0, or -1 when the
  * disk cache is disabled. */
-int rt_cache_path(tile_Kernel *k, const ConstBinding *consts, int nconsts, const char *target,
-                  char *path);
+int rt_cache_path(tile_Kernel *k, const ConstBinding *consts, int nconsts,
+                  const unsigned char *div16, const char *target, char *path);
 /* 0 and a filled entry (free with rt_cache_entry_free), or -1 when absent or invalid. */
 int rt_cache_read(const char *path, CacheEntry *e);
 /* Writes atomically (temp file + rename); 0 or -1 (errors are logged, never fatal). */

@@ -1,6 +1,6 @@
 /* spec.c: specializations. A kernel launched with given const values on a target is compiled
  * once per module (or loaded from the disk cache, diskcache.c) and kept in the module's map,
- * keyed by kernel name + const values + target. Launching threads share the map (mod->lock);
+ * keyed by kernel name + const values + the arguments' divisibility flags + target. Launching threads share the map (mod->lock);
  * compiles are serialized per module (mod->compile_lock) so each one happens only once. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,10 +8,11 @@
 #include <time.h>
 #include "runtime_internal.h"
 
-/* "kernel\x1ftarget\x1fname=value\x1f..." (malloc'ed) */
-static char *spec_key(const tile_Kernel *k, const ConstBinding *c, int n, const char *target)
+/* "kernel\x1ftarget\x1fname=value\x1f...[\x1fdiv16=0110]" (malloc'ed) */
+static char *spec_key(const tile_Kernel *k, const ConstBinding *c, int n,
+                      const unsigned char *div16, const char *target)
 {
-    size_t cap = strlen(k->func->name) + strlen(target) + 4;
+    size_t cap = strlen(k->func->name) + strlen(target) + (size_t)k->nparams + 16;
     for (int i = 0; i < n; i++)
         cap += strlen(c[i].name) + 24;
     char *key = malloc(cap);
@@ -21,6 +22,11 @@ static char *spec_key(const tile_Kernel *k, const ConstBinding *c, int n, const 
     for (int i = 0; i < n; i++)
         len += (size_t)snprintf(key + len, cap - len, "\x1f%s=%lld", c[i].name,
                                 (long long)c[i].value);
+    if (div16)
+        len += (size_t)snprintf(key + len, cap - len, "\x1f" "div16=");
+    for (int i = 0; div16 && i < k->nparams; i++)
+        key[len++] = div16[i] ? '1' : '0';
+    key[len] = 0;
     return key;
 }
 
@@ -143,14 +149,16 @@ static double now_ms(void)
 }
 
 /* Compiles, finalizes (PTX -> cubin), loads; writes the disk cache. */
-static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n, const char *target,
-                           const char *path, Arena *a, Spec **out)
+static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n,
+                           const unsigned char *div16, const char *target, const char *path,
+                           Arena *a, Spec **out)
 {
     tile_Context *ctx = k->mod->ctx;
     Diags d;
     diags_init(&d, a);
     CompileRequest req = { .module = k->mod->ast, .kernel = k->func->name, .consts = c,
-                           .nconsts = n, .target = target, .stop_after = STAGE_OBJECT };
+                           .nconsts = n, .target = target, .stop_after = STAGE_OBJECT,
+                           .param_div16 = div16 };
     CompiledKernel ck = { 0 };
     double t0 = now_ms();
     if (rt_compile_fn()(&req, a, &d, &ck) < 0)
@@ -179,34 +187,34 @@ static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n, const c
 }
 
 /* Disk cache, else compile, for one target. */
-static tile_Status build(tile_Kernel *k, const ConstBinding *c, int n, const char *target,
-                         Spec **out)
+static tile_Status build(tile_Kernel *k, const ConstBinding *c, int n,
+                         const unsigned char *div16, const char *target, Spec **out)
 {
     char path[4096] = "";
-    if (rt_cache_path(k, c, n, target, path) < 0)
+    if (rt_cache_path(k, c, n, div16, target, path) < 0)
         path[0] = 0;
     if (from_disk(k, path, out) == 0)
         return TILE_OK;
     Arena *a = arena_new();
     if (!a)
         return rt_error(k->mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "compile: out of memory");
-    tile_Status st = compile(k, c, n, target, path, a, out);
+    tile_Status st = compile(k, c, n, div16, target, path, a, out);
     arena_free(a);
     return st;
 }
 
 /* Builds for the context's target; when code for it does not load (e.g. sm_90a on a driver
  * that rejects it) tries the backend's fallback target and keeps it for later compiles. */
-static tile_Status build_any(tile_Kernel *k, const ConstBinding *c, int n, char *target,
-                             Spec **out)
+static tile_Status build_any(tile_Kernel *k, const ConstBinding *c, int n,
+                             const unsigned char *div16, char *target, Spec **out)
 {
     tile_Context *ctx = k->mod->ctx;
-    tile_Status st = build(k, c, n, target, out);
+    tile_Status st = build(k, c, n, div16, target, out);
     const char *fb = ctx->ops->fallback_target(ctx->dev);
     if (st != TILE_ERROR_DEVICE || !fb || !strcmp(fb, target))
         return st;
     rt_log(ctx, "tile: code for %s did not load (%s); trying %s", target, tile_error(ctx), fb);
-    st = build(k, c, n, fb, out);
+    st = build(k, c, n, div16, fb, out);
     if (st == TILE_OK) {
         pthread_mutex_lock(&ctx->lock);
         snprintf(ctx->target, sizeof ctx->target, "%s", fb);
@@ -223,14 +231,14 @@ static void current_target(tile_Context *ctx, char target[32])
     pthread_mutex_unlock(&ctx->lock);
 }
 
-static tile_Status compile_locked(tile_Kernel *k, const ConstBinding *c, int n, char *target,
-                                  Spec **out)
+static tile_Status compile_locked(tile_Kernel *k, const ConstBinding *c, int n,
+                                  const unsigned char *div16, char *target, Spec **out)
 {
     tile_Module *mod = k->mod;
-    tile_Status st = build_any(k, c, n, target, out);
+    tile_Status st = build_any(k, c, n, div16, target, out);
     if (st != TILE_OK)
         return st;
-    char *key = (*out)->key = spec_key(k, c, n, target);
+    char *key = (*out)->key = spec_key(k, c, n, div16, target);
     if (!key || insert(mod, *out, rt_hash64(key, strlen(key)))) {
         spec_free(mod->ctx, *out);
         return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "launch: out of memory");
@@ -238,12 +246,13 @@ static tile_Status compile_locked(tile_Kernel *k, const ConstBinding *c, int n, 
     return TILE_OK;
 }
 
-tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *c, int n, Spec **out)
+tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *c, int n,
+                        const unsigned char *div16, Spec **out)
 {
     tile_Module *mod = k->mod;
     char target[32];
     current_target(mod->ctx, target);
-    char *key = spec_key(k, c, n, target);
+    char *key = spec_key(k, c, n, div16, target);
     if (!key)
         return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "launch: out of memory");
     uint64_t h = rt_hash64(key, strlen(key));
@@ -251,7 +260,7 @@ tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *c, int n, Spec **out
     if (!(*out = lookup(mod, key, h))) {
         pthread_mutex_lock(&mod->compile_lock);
         if (!(*out = lookup(mod, key, h)))
-            st = compile_locked(k, c, n, target, out);
+            st = compile_locked(k, c, n, div16, target, out);
         pthread_mutex_unlock(&mod->compile_lock);
     }
     free(key);
