@@ -81,9 +81,11 @@ static int vec_width(Lower *L, TirOp *op, ElemKind k)
     const TirValue *ptr = op->ops[0];
     if (!L->k->axis || ptr->type.rank == 0 || k == ET_BOOL || k == ET_PTR)
         return 1;
-    for (int i = 1; i < op->nops; i++)
-        if (op->ops[i]->type.rank && !tir_layout_equal(op->ops[i]->layout, ptr->layout))
+    for (int i = 0; i < op->nops + op->nres; i++) {
+        const TirValue *v = i < op->nops ? op->ops[i] : op->results[i - op->nops];
+        if (v->type.rank && !tir_layout_equal(v->layout, ptr->layout))
             return 1;
+    }
     LayoutInfo li;
     lw_info(&li, ptr);
     int d0 = li.order[0], vd = li.vdim[d0], eb = et_bytes(k);
