@@ -1,6 +1,6 @@
 /* driver.c: the compile pipeline in one place. tc_compile reads top to bottom as the list
- * of stages: resolve consts, specialize (AST -> tile IR), verify, assign layouts, analyze axes, lower to
- * LLVM IR, optimize, emit PTX or a host object. Each stage can be the last one and be
+ * of stages: resolve consts, specialize (AST -> tile IR), verify, assign layouts, analyze
+ * axes, lower to LLVM IR, optimize, emit PTX or a host object. Each stage can be the last one and be
  * dumped (tilec --emit=...). */
 #include <string.h>
 #include <llvm-c/Core.h>

@@ -1,7 +1,8 @@
 /* spec.c: specializations. A kernel launched with given const values on a target is compiled
  * once per module (or loaded from the disk cache, diskcache.c) and kept in the module's map,
- * keyed by kernel name + const values + the arguments' divisibility flags + target. Launching threads share the map (mod->lock);
- * compiles are serialized per module (mod->compile_lock) so each one happens only once. */
+ * keyed by kernel name + const values + the arguments' divisibility flags + target.
+ * Launching threads share the map (mod->lock); compiles are serialized per module
+ * (mod->compile_lock) so each one happens only once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
