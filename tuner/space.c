@@ -80,7 +80,7 @@ int space_enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, A
     }
     *out = arena_alloc(a, sizeof(TuneConfig) * (size_t)(total + 1));
     ConstBinding *env = arena_alloc(a, sizeof(ConstBinding) * (size_t)(nfixed + s->nparams + 1));
-    memcpy(env, fixed, sizeof(ConstBinding) * (size_t)nfixed);
+    if (nfixed) memcpy(env, fixed, sizeof(ConstBinding) * (size_t)nfixed);
     int idx[64] = {0}, n = 0, dropped = 0;
     if (s->nparams > 64) return -1;
     for (int64_t c = 0; c < total; c++) {

@@ -430,6 +430,7 @@ static int run_kernel(TirKernel *(*make)(Arena *), Arena *a, GpuArg *args, int n
         jit_load(&j, code, size, k->symbol) != 0)
         return -1;
     launch_host(&j, args, n, gx, gy);
+    LLVMOrcDisposeLLJIT(j.jit);
     return 0;
 }
 
