@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
-# fuzz.sh: builds tests/fuzz_frontend.c with libFuzzer + ASan + UBSan (clang-22) and runs it
-# for SECONDS (default 60) from the seeds in tests/fuzz_corpus. Crashes are left in
-# build-fuzz/crash-*. Needs a configured build/ for the generated lexer and parser.
+# fuzz.sh: builds the libFuzzer targets with ASan + UBSan (clang-22) and runs each for SECONDS
+# (default 60) from the seeds in tests/fuzz_corpus and the examples:
+#   fuzz_frontend (tests/fuzz_frontend.c): lexer, parser, sema, dumps;
+#   fuzz_compile (tests/fuzz_compile.c): also const resolution, specialization to tile IR,
+#   verification and the layout pass for sm_90 and the host.
+# Crashes are left in build-fuzz/crash-*. Needs a configured build/ for the generated lexer
+# and parser.
 #   usage: scripts/fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 [ -f build/gen/parser.c ] || BUILD_DIR=build scripts/build.sh
-mkdir -p build-fuzz/corpus
-clang-22 -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -Ilang -Ibuild/gen tests/fuzz_frontend.c lang/*.c build/gen/parser.c build/gen/lexer.c \
-    -o build-fuzz/fuzz_frontend
+mkdir -p build-fuzz/corpus-frontend build-fuzz/corpus-compile
+flags=(-std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
+       -fno-sanitize-recover=undefined -fno-sanitize=function -Ilang -Icompiler -Ibuild/gen)
+gen=(build/gen/parser.c build/gen/lexer.c)
+clang-22 "${flags[@]}" tests/fuzz_frontend.c lang/*.c "${gen[@]}" -o build-fuzz/fuzz_frontend
+llvm_inc=$(llvm-config-22 --includedir)
+llvm_lib=$(llvm-config-22 --libdir)
+compiler=$(ls compiler/*.c | grep -v '/tilec')
+clang-22 "${flags[@]}" -I"$llvm_inc" tests/fuzz_compile.c lang/*.c $compiler "${gen[@]}" \
+    -L"$llvm_lib" -Wl,-rpath,"$llvm_lib" -lLLVM-22 -lm -o build-fuzz/fuzz_compile
 cd build-fuzz
-./fuzz_frontend -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    corpus ../tests/fuzz_corpus ../tests/parse ../tests/diag ../examples 2>&1 | tail -15
+for t in frontend compile; do
+    echo "== fuzz_$t for $secs s"
+    ./fuzz_$t -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        corpus-$t ../tests/fuzz_corpus ../tests/parse ../tests/diag ../examples 2>&1 | tail -6
+done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh: installs the dependencies, builds, and runs every test suite with CTest.
 # With --full (or CI=true) it also builds with AddressSanitizer + UBSan and runs the suites
-# again there (the execution tests in their --quick form), and fuzzes the front end for 60 s.
+# again there (the execution tests in their --quick form), and fuzzes the front end and the compiler up to the layout pass (45 s each).
 #   usage: scripts/test.sh [--full] [--no-setup]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +30,6 @@ if [ $full -eq 1 ]; then
     (cd build-asan && ctest --output-on-failure -j"$jobs" -E '^exec_')
     build-asan/tests/exec/test_exec --backend=cpu --quick
 
-    echo "== fuzzing the front end for 60 s"
-    scripts/fuzz.sh 60
+    echo "== fuzzing"
+    scripts/fuzz.sh 45
 fi
