@@ -3,6 +3,8 @@
  *   tilec emit FILE --emit=STAGE print one stage (tokens, ast, tir, llvm, ptx, asm, obj)
  *   tilec run FILE:KERNEL ...    launch with random inputs and time it (compiler/tilec_run.c)
  *   tilec list FILE              the kernels of a file and their parameters
+ *   tilec cache SUBCOMMAND       the tuning cache: list, show, clear, export, import
+ *                                (compiler/tilec_cache.c)
  * Exit codes: 0 ok, 1 errors in the input (or a failed run), 2 usage. */
 #include <errno.h>
 #include <stdarg.h>
@@ -22,6 +24,8 @@ static const char *const HELP =
     "  run FILE[:KERNEL] [NAME=VALUE ...]\n"
     "                             run a kernel on random inputs and time it\n"
     "  list FILE                  print the kernels of a file and their parameters\n"
+    "  cache list|show|clear|export|import\n"
+    "                             the tuning cache (see 'Subcommands of cache')\n"
     "\n"
     "Options of check and emit:\n"
     "  -D NAME=VALUE, -DNAME=VALUE  value of a const parameter (integer, true or false);\n"
@@ -48,6 +52,19 @@ static const char *const HELP =
     "  --seed=N                   seed of the random inputs (default 1)\n"
     "  --check                    also run on the CPU backend and compare every buffer\n"
     "  Lines `// run: NAME=VALUE ...` (or `// run KERNEL: ...`) in the source give defaults.\n"
+    "\n"
+    "Subcommands of cache (each takes --dir=DIR: default $TILE_CACHE_DIR, else\n"
+    "$XDG_CACHE_HOME/tile, else ~/.cache/tile; tuning files live in DIR/tuning):\n"
+    "  cache list                 one line per tuning file: kernel, device, arch, keys, path\n"
+    "  cache show FILE|KERNEL [--top=N] [--all]\n"
+    "                             each key's best configuration and its N fastest ones\n"
+    "                             (default 10); --all adds failed and pruned ones\n"
+    "  cache clear [KERNEL] [--yes]\n"
+    "                             remove the tuning files (of one kernel); without --yes,\n"
+    "                             only print what would be removed and exit 1\n"
+    "  cache export OUT.json      all tuning files as one JSON document (-: standard output)\n"
+    "  cache import IN.json       merge an export or a tuning file into the cache: entries\n"
+    "                             are unioned, an imported result replaces the same one\n"
     "\n"
     "  --help, --version\n"
     "\n"
@@ -491,6 +508,8 @@ int main(int argc, char **argv)
         return tilec_cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)
         return cmd_list(argc - 2, argv + 2);
+    if (strcmp(cmd, "cache") == 0)
+        return tilec_cmd_cache(argc - 2, argv + 2);
     /* `tilec --emit=tir FILE` and `tilec FILE` read as emit and check, like a C compiler */
     if (has_emit_option(argc, argv))
         return cmd_emit(argc - 1, argv + 1);

@@ -36,5 +36,6 @@ int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out);
 const char *tilec_opt_value(int argc, char **argv, int *i, const char *name);
 
 int tilec_cmd_run(int argc, char **argv);
+int tilec_cmd_cache(int argc, char **argv); /* compiler/tilec_cache.c */
 
 #endif
