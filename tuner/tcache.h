@@ -39,11 +39,13 @@ const char *tcache_path(const TCache *c); /* NULL for a memory-only cache */
 
 /* `key` is a tuning key from space_key ("n=4096;D=128;"); `config` a canonical
  * configuration string from tcache_config_string. */
-int tcache_get(const TCache *c, const char *key, const char *config, TResult *out); /* 1 found, 0 not */
+/* 1 found, 0 not */
+int tcache_get(const TCache *c, const char *key, const char *config, TResult *out);
 /* The chosen configuration of a key (NULL if none). This string and out->reason of
  * tcache_get stay valid until the cache changes (put, set_best, save). */
 const char *tcache_best(const TCache *c, const char *key);
-int tcache_put(TCache *c, const char *key, const char *config, const TResult *r); /* 0 ok, -1 oom */
+/* 0 ok, -1 when out of memory or for a non-finite time */
+int tcache_put(TCache *c, const char *key, const char *config, const TResult *r);
 int tcache_set_best(TCache *c, const char *key, const char *config); /* 0 ok, -1 oom */
 /* Writes the file atomically (flock on <hash>.lock beside it, re-read, merge, temp file,
  * fsync, rename), merging what other processes wrote since it was loaded: their entries

@@ -39,8 +39,8 @@ static int parse_item(char *item, const char **name, long long *value)
     const char *v = eq + 1;
     errno = 0;
     *value = strtoll(v, &end, 10);
-    if (!is_ident(item) || !(isdigit((unsigned char)*v) || (*v == '-' && isdigit((unsigned char)v[1]))) ||
-        *end || errno)
+    const char *digits = *v == '-' ? v + 1 : v;
+    if (!is_ident(item) || !isdigit((unsigned char)*digits) || *end || errno)
         return -1;
     *name = item;
     return 0;

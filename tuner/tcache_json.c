@@ -119,7 +119,8 @@ static int result_valid(const json_t *e)
 
 void tj_result_get(const json_t *e, TResult *out)
 {
-    *out = (TResult){ .status = (TResStatus)status_of(json_string_value(json_object_get(e, "status"))),
+    const char *status = json_string_value(json_object_get(e, "status"));
+    *out = (TResult){ .status = (TResStatus)status_of(status),
                       .ms = json_number_value(json_object_get(e, "ms")),
                       .compile_ms = json_number_value(json_object_get(e, "compile_ms")),
                       .reason = json_string_value(json_object_get(e, "reason")) };

@@ -90,7 +90,8 @@ static void test_round_trip(void)
     CHECK(tcache_get(c, "seq=2048;", "BLOCK_M=64,BLOCK_N=64", &got) == 1 &&
           got.status == TRES_FAILED && got.compile_ms == 12.5);
     CHECK(tcache_get(c, "seq=4096;", "BLOCK_M=64,BLOCK_N=64", &got) == 0);
-    CHECK(tcache_best(c, "seq=1024;") && !strcmp(tcache_best(c, "seq=1024;"), "BLOCK_M=128,BLOCK_N=64"));
+    const char *best = tcache_best(c, "seq=1024;");
+    CHECK(best && !strcmp(best, "BLOCK_M=128,BLOCK_N=64"));
     CHECK(tcache_best(c, "seq=2048;") == NULL);
     CHECK(tcache_put(c, "k", "A=1", &(TResult){ TRES_OK, NAN, 0, NULL }) == -1);
     tcache_close(c);
@@ -101,7 +102,8 @@ static void test_round_trip(void)
     CHECK(c && strcmp(tcache_path(c), path) && tcache_nkeys(c) == 0);
     tcache_close(c);
     char *text = read_text(path);
-    CHECK(text && strstr(text, "\"format\": 1") && strstr(text, "\"kernel\": \"flash_attention\"") &&
+    CHECK(text && strstr(text, "\"format\": 1") &&
+          strstr(text, "\"kernel\": \"flash_attention\"") &&
           strstr(text, "\"ms\": 0.1234") && strstr(text, "\n  \"keys\": {"));
     free(text);
     free(path);
@@ -205,7 +207,8 @@ static void writer(const char *dir, int w)
         TCache *c = tcache_open(dir, &META, NULL, 0);
         for (int i = 0; i < PER_ROUND; i++) {
             snprintf(cfg, sizeof cfg, "W=%d,R=%d,I=%d", w, r, i);
-            tcache_put(c, "shared;", cfg, &(TResult){ TRES_OK, w + r * 0.01 + i * 0.0001, 80.0, NULL });
+            double ms = w + r * 0.01 + i * 0.0001;
+            tcache_put(c, "shared;", cfg, &(TResult){ TRES_OK, ms, 80.0, NULL });
         }
         if (tcache_save(c, err, sizeof err) != 0)
             printf("  writer %d: %s\n", w, err);
@@ -256,7 +259,8 @@ static void *thread_main(void *p)
     for (int i = 0; i < 20; i++) {
         snprintf(cfg, sizeof cfg, "T=%d,I=%d", a->id, i);
         TCache *own = i % 2 ? tcache_open(a->dir, &META, NULL, 0) : NULL;
-        tcache_put(own ? own : a->shared, "threads;", cfg, &(TResult){ TRES_OK, i + 1.0, 80.0, NULL });
+        TResult r = { TRES_OK, i + 1.0, 80.0, NULL };
+        tcache_put(own ? own : a->shared, "threads;", cfg, &r);
         tcache_save(own ? own : a->shared, err, sizeof err);
         tcache_close(own);
     }
