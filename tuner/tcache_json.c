@@ -39,6 +39,7 @@ static char *slurp(const char *path, size_t *size, int *missing)
     if (fd < 0)
         return NULL;
     char *buf = NULL;
+    errno = 0;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < MAX_FILE &&
         (buf = malloc((size_t)st.st_size + 1))) {
         size_t got = 0;
@@ -47,6 +48,8 @@ static char *slurp(const char *path, size_t *size, int *missing)
                ((r = read(fd, buf + got, (size_t)st.st_size - got)) > 0 || errno == EINTR))
             got += r > 0 ? (size_t)r : 0;
         *size = got;
+    } else {
+        errno = errno ? errno : EINVAL; /* not a regular file, or too large */
     }
     close(fd);
     return buf;
