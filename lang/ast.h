@@ -90,10 +90,10 @@ typedef struct Param {
     Expr *default_value; /* const params only; may be NULL */
 } Param;
 
-typedef enum { ANN_GRID, ANN_TUNE, ANN_CONSTRAINT, ANN_KEY, ANN_UNKNOWN } AnnKind;
+typedef enum { ANN_GRID, ANN_TUNE, ANN_CONSTRAINT, ANN_KEY, ANN_UNKNOWN, ANN_RESET, ANN_RESTORE } AnnKind;
 
 typedef struct AnnArg {
-    const char *name;   /* @tune: parameter name; @key: parameter name; else NULL */
+    const char *name;   /* @tune, @key, @reset, @restore: parameter name; else NULL */
     SrcLoc loc;
     Expr *value;        /* @grid / @constraint: expression; @tune: EX_LIST of candidates */
     const char *bucket; /* @key: bucketing function name (e.g. "pow2") or NULL */

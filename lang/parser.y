@@ -499,6 +499,7 @@ static Param *param_new(Lexer *lx, const char *name, SrcLoc loc, TypeRef *t, int
 static AnnKind ann_kind(const char *name) {
     static const struct { const char *name; AnnKind kind; } tab[] = {
         {"grid", ANN_GRID}, {"tune", ANN_TUNE}, {"constraint", ANN_CONSTRAINT}, {"key", ANN_KEY},
+        {"reset", ANN_RESET}, {"restore", ANN_RESTORE},
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
         if (!strcmp(tab[i].name, name)) return tab[i].kind;
@@ -516,8 +517,8 @@ static Annotation *ann_new(Lexer *lx, const char *name, SrcLoc loc, PtrVec *args
     if (!a->args) return NULL;
     for (int i = 0; i < a->nargs; i++) {
         AnnArg *aa = args->items[i];
-        /* @key(n): a bare name is the parameter, not an expression */
-        if (a->kind == ANN_KEY && !aa->name && aa->value && aa->value->kind == EX_NAME) {
+        /* @key(n), @reset(p), @restore(p): a bare name is the parameter, not an expression */
+        if ((a->kind == ANN_KEY || a->kind == ANN_RESET || a->kind == ANN_RESTORE) && !aa->name && aa->value && aa->value->kind == EX_NAME) {
             aa->name = aa->value->name;
             aa->value = NULL;
         }

@@ -420,6 +420,25 @@ static void check_key(Sema *S, const Annotation *a) {
     }
 }
 
+/* @reset(p, ...) / @restore(p, ...): pointer parameters whose buffers the tuner zeroes or
+ * saves and copies back around each timed run. */
+static void check_buffers(Sema *S, const Annotation *a) {
+    if (!a->nargs) ERR(S, a->loc, "@%s expects pointer parameter names", a->name);
+    for (int i = 0; i < a->nargs; i++) {
+        const AnnArg *g = &a->args[i];
+        if (!g->name || g->value) {
+            ERR(S, g->loc, "@%s expects pointer parameter names", a->name);
+            continue;
+        }
+        const Sym *s = lookup(S, g->name);
+        SrcLoc loc = loc_first(g->loc, strlen(g->name));
+        if (!s)
+            ERR(S, loc, "@%s refers to unknown parameter '%s'", a->name, g->name);
+        else if (s->kind != SYM_PTR)
+            ERR(S, loc, "@%s needs a pointer parameter, '%s' is not one", a->name, g->name);
+    }
+}
+
 static void check_ann(Sema *S, const Func *f, int i) {
     const Annotation *a = &f->anns[i];
     SrcLoc loc = a->loc;
@@ -437,9 +456,11 @@ static void check_ann(Sema *S, const Func *f, int i) {
     case ANN_CONSTRAINT: check_ann_exprs(S, a, 1, 1, 1); break;
     case ANN_TUNE: check_tune(S, a); break;
     case ANN_KEY: check_key(S, a); break;
+    case ANN_RESET:
+    case ANN_RESTORE: check_buffers(S, a); break;
     case ANN_UNKNOWN:
-        ERR(S, loc, "unknown annotation '@%s' (expected @grid, @tune, @constraint or @key)",
-            a->name);
+        ERR(S, loc, "unknown annotation '@%s' (expected @grid, @tune, @constraint, @key, "
+            "@reset or @restore)", a->name);
         break;
     }
     S->ann = NULL;

@@ -9,6 +9,21 @@
 
 enum { BK_ERR_MAX = 1024 };
 
+/* What a device allows one block (0: no limit known). */
+typedef struct BkLimits {
+    int smem_optin;      /* dynamic shared memory per block, with opt-in */
+    int regs_per_block;  /* 32-bit registers per block */
+    int threads_per_block;
+    long long l2_bytes;
+} BkLimits;
+
+/* What the loaded code of one kernel needs (cuFuncGetAttribute). */
+typedef struct BkFuncAttrs {
+    int num_regs;          /* registers per thread */
+    int static_smem;       /* static shared memory, bytes */
+    int max_threads;       /* most threads per block it can launch with */
+} BkFuncAttrs;
+
 typedef struct BackendOps {
     tile_Backend kind;
     const char *name; /* "cpu", "cuda", "hip" */
@@ -39,6 +54,19 @@ typedef struct BackendOps {
     /* args[i] points at runtime param i's value. grid[] >= 1 and within max_grid. */
     tile_Status (*launch)(void *dev, void *fn, const unsigned grid[3], int threads,
                           int smem_bytes, void **args, char *err);
+
+    /* ---- for the tuner (tuner/tune_time.c); NULL where a backend has none ---- */
+    void (*limits)(void *dev, BkLimits *out);
+    tile_Status (*func_attrs)(void *dev, void *fn, BkFuncAttrs *out, char *err);
+    /* Launches as `launch` does, waits for it and sets *ms to its own duration (device
+     * events on GPUs, a monotonic clock on the CPU). */
+    tile_Status (*timed_launch)(void *dev, void *fn, const unsigned grid[3], int threads,
+                                int smem_bytes, void **args, double *ms, char *err);
+    /* Evicts the device's L2 cache (writes a buffer twice its size); NULL: nothing to flush. */
+    tile_Status (*flush_l2)(void *dev, char *err);
+    /* 1 once a sticky fault (illegal address, ...) made the device context unusable. */
+    int (*context_lost)(void *dev);
+    const char *(*driver_version)(void *dev); /* "12080"; "" on the CPU */
 } BackendOps;
 
 extern const BackendOps rt_backend_cpu;

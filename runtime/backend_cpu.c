@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
@@ -327,8 +328,33 @@ static tile_Status cpu_launch(void *dev, void *fn, const unsigned grid[3], int t
     return TILE_OK;
 }
 
+/* ---- for the tuner: a monotonic clock around the (synchronous) launch, nothing to flush ---- */
+static void cpu_limits(void *dev, BkLimits *out)
+{
+    (void)dev;
+    *out = (BkLimits){ 0, 0, 0, 0 };
+}
+
+static tile_Status cpu_timed_launch(void *dev, void *fn, const unsigned grid[3], int threads,
+                                    int smem_bytes, void **args, double *ms, char *err)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tile_Status st = cpu_launch(dev, fn, grid, threads, smem_bytes, args, err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+    return st;
+}
+
+static const char *cpu_driver_version(void *dev)
+{
+    (void)dev;
+    return "";
+}
+
 const BackendOps rt_backend_cpu = {
     TILE_BACKEND_CPU, "cpu", cpu_open, cpu_close, cpu_device_name, cpu_arch, cpu_target,
     cpu_fallback, cpu_cache_id, cpu_max_grid, cpu_malloc, cpu_free, cpu_h2d, cpu_d2h,
     cpu_memset, cpu_sync, cpu_finalize, cpu_load, cpu_unload, cpu_get_function, cpu_launch,
+    cpu_limits, NULL, cpu_timed_launch, NULL, NULL, cpu_driver_version,
 };

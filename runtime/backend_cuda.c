@@ -4,6 +4,7 @@
  * loaded with cuModuleLoadDataEx. One primary context per device; launches go to the default
  * stream and are asynchronous until tile_synchronize. */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +20,18 @@ static struct {
 #undef X
 } cu;
 static char driver_error[512]; /* why the driver did not load ("" when it did) */
+static _Atomic int context_dead; /* a sticky fault happened: the primary context is unusable */
 
 typedef struct CudaDev {
     CUdevice dev;
     CUcontext ctx;
     char name[256], arch[16], fallback[16], cache_id[384];
     unsigned long long max_grid[3];
-    int smem_optin;
+    int smem_optin, regs_per_block, threads_per_block, l2_bytes, version;
+    char driver[16];
+    pthread_mutex_t tune_lock; /* guards the timing events and the L2 flush buffer */
+    CUevent ev[2];
+    CUdeviceptr flush_buf;
 } CudaDev;
 
 static void load_driver(void)
@@ -55,7 +61,13 @@ static tile_Status fail(CUresult r, const char *call, char *err)
     const char *s = NULL;
     if (cu.cuGetErrorString(r, &s) != CUDA_SUCCESS || !s)
         s = "unknown error";
-    snprintf(err, BK_ERR_MAX, "CUDA error %d (%s) in %s", r, s, call);
+    /* illegal address, hardware stack error, illegal instruction, misaligned address,
+     * invalid address space, invalid pc, launch failure: the context cannot be used again */
+    int sticky = r == 700 || (r >= 714 && r <= 719);
+    if (sticky)
+        atomic_store(&context_dead, 1);
+    snprintf(err, BK_ERR_MAX, "CUDA error %d (%s) in %s%s", r, s, call,
+             sticky ? " (the CUDA context is unusable from now on)" : "");
     return r == CUDA_ERROR_OUT_OF_MEMORY ? TILE_ERROR_OUT_OF_MEMORY : TILE_ERROR_DEVICE;
 }
 
@@ -82,7 +94,13 @@ static tile_Status describe(CudaDev *d, char *err)
                                   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, d->dev));
     for (int i = 0; i < 3; i++)
         CU_TRY(cuDeviceGetAttribute, (&g[i], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i, d->dev));
+    CU_TRY(cuDeviceGetAttribute, (&d->regs_per_block,
+                                  CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, d->dev));
+    CU_TRY(cuDeviceGetAttribute, (&d->threads_per_block,
+                                  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, d->dev));
+    CU_TRY(cuDeviceGetAttribute, (&d->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, d->dev));
     CU_TRY(cuDriverGetVersion, (&version));
+    snprintf(d->driver, sizeof d->driver, "%d", version);
     for (int i = 0; i < 3; i++)
         d->max_grid[i] = (unsigned long long)g[i];
     /* sm_90a unlocks wgmma/TMA; code for it only runs on 9.0 itself, sm_90 is the fallback */
@@ -112,6 +130,7 @@ static tile_Status cuda_open(void **out, char *err)
         return TILE_ERROR_OUT_OF_MEMORY;
     }
     tile_Status st = TILE_OK;
+    pthread_mutex_init(&d->tune_lock, NULL);
     CUresult r = cu.cuDeviceGet(&d->dev, 0);
     if (r != CUDA_SUCCESS)
         st = fail(r, "cuDeviceGet", err);
@@ -134,7 +153,13 @@ static void cuda_close(void *dev)
     CudaDev *d = dev;
     cu.cuCtxSetCurrent(d->ctx);
     cu.cuCtxSynchronize();
+    for (int i = 0; i < 2; i++)
+        if (d->ev[i])
+            cu.cuEventDestroy(d->ev[i]);
+    if (d->flush_buf)
+        cu.cuMemFree(d->flush_buf);
     cu.cuDevicePrimaryCtxRelease(d->dev);
+    pthread_mutex_destroy(&d->tune_lock);
     free(d);
 }
 
@@ -314,9 +339,96 @@ static tile_Status cuda_launch(void *dev, void *fn, const unsigned grid[3], int 
     return st;
 }
 
+/* ---- for the tuner ---- */
+static void cuda_limits(void *dev, BkLimits *out)
+{
+    CudaDev *d = dev;
+    *out = (BkLimits){ d->smem_optin, d->regs_per_block, d->threads_per_block, d->l2_bytes };
+}
+
+static tile_Status cuda_func_attrs(void *dev, void *fn, BkFuncAttrs *out, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st != TILE_OK)
+        return st;
+    CU_TRY(cuFuncGetAttribute, (&out->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn));
+    CU_TRY(cuFuncGetAttribute, (&out->static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn));
+    CU_TRY(cuFuncGetAttribute, (&out->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn));
+    return TILE_OK;
+}
+
+static tile_Status events_ready(CudaDev *d, char *err)
+{
+    for (int i = 0; i < 2; i++)
+        if (!d->ev[i])
+            CU_TRY(cuEventCreate, (&d->ev[i], CU_EVENT_DEFAULT));
+    return TILE_OK;
+}
+
+/* Events on the default stream around one launch. */
+static tile_Status timed_locked(CudaDev *d, void *fn, const unsigned grid[3], int threads,
+                                int smem, void **args, double *ms, char *err)
+{
+    float t = 0;
+    tile_Status st = events_ready(d, err);
+    if (st != TILE_OK)
+        return st;
+    CU_TRY(cuEventRecord, (d->ev[0], NULL));
+    CU_TRY(cuLaunchKernel, (fn, grid[0], grid[1], grid[2], (unsigned)threads, 1, 1,
+                            (unsigned)smem, NULL, args, NULL));
+    CU_TRY(cuEventRecord, (d->ev[1], NULL));
+    CU_TRY(cuEventSynchronize, (d->ev[1]));
+    CU_TRY(cuEventElapsedTime, (&t, d->ev[0], d->ev[1]));
+    *ms = t;
+    return TILE_OK;
+}
+
+static tile_Status cuda_timed_launch(void *dev, void *fn, const unsigned grid[3], int threads,
+                                     int smem, void **args, double *ms, char *err)
+{
+    CudaDev *d = dev;
+    tile_Status st = current(d, err);
+    if (st != TILE_OK)
+        return st;
+    pthread_mutex_lock(&d->tune_lock);
+    st = timed_locked(d, fn, grid, threads, smem, args, ms, err);
+    pthread_mutex_unlock(&d->tune_lock);
+    return st;
+}
+
+static tile_Status flush_locked(CudaDev *d, char *err)
+{
+    size_t n = 2 * (size_t)(d->l2_bytes > 0 ? d->l2_bytes : 64 << 20);
+    if (!d->flush_buf)
+        CU_TRY(cuMemAlloc, (&d->flush_buf, n));
+    CU_TRY(cuMemsetD8, (d->flush_buf, 0, n));
+    return TILE_OK;
+}
+
+static tile_Status cuda_flush_l2(void *dev, char *err)
+{
+    CudaDev *d = dev;
+    tile_Status st = current(d, err);
+    if (st != TILE_OK)
+        return st;
+    pthread_mutex_lock(&d->tune_lock);
+    st = flush_locked(d, err);
+    pthread_mutex_unlock(&d->tune_lock);
+    return st;
+}
+
+static int cuda_context_lost(void *dev)
+{
+    (void)dev;
+    return atomic_load(&context_dead);
+}
+
+static const char *cuda_driver_version(void *dev) { return ((CudaDev *)dev)->driver; }
+
 const BackendOps rt_backend_cuda = {
     TILE_BACKEND_CUDA, "cuda", cuda_open, cuda_close, cuda_device_name, cuda_arch, cuda_target,
     cuda_fallback, cuda_cache_id, cuda_max_grid, cuda_malloc, cuda_free, cuda_h2d, cuda_d2h,
     cuda_memset, cuda_sync, cuda_finalize, cuda_load, cuda_unload, cuda_get_function,
-    cuda_launch,
+    cuda_launch, cuda_limits, cuda_func_attrs, cuda_timed_launch, cuda_flush_l2,
+    cuda_context_lost, cuda_driver_version,
 };

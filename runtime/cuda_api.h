@@ -14,6 +14,7 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUlinkState_st *CUlinkState;
 typedef int CUjit_option;
+typedef struct CUevent_st *CUevent;
 
 enum {
     CUDA_SUCCESS = 0,
@@ -24,6 +25,13 @@ enum {
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK = 12,
+    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+    CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+    CU_EVENT_DEFAULT = 0,
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
     CU_JIT_INFO_LOG_BUFFER = 3,
     CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
@@ -49,6 +57,12 @@ enum {
     X(cuModuleUnload, "cuModuleUnload", (CUmodule mod)) \
     X(cuModuleGetFunction, "cuModuleGetFunction", (CUfunction *f, CUmodule mod, const char *name)) \
     X(cuFuncSetAttribute, "cuFuncSetAttribute", (CUfunction f, int attr, int value)) \
+    X(cuFuncGetAttribute, "cuFuncGetAttribute", (int *v, int attr, CUfunction f)) \
+    X(cuEventCreate, "cuEventCreate", (CUevent *e, unsigned flags)) \
+    X(cuEventDestroy, "cuEventDestroy_v2", (CUevent e)) \
+    X(cuEventRecord, "cuEventRecord", (CUevent e, CUstream s)) \
+    X(cuEventSynchronize, "cuEventSynchronize", (CUevent e)) \
+    X(cuEventElapsedTime, "cuEventElapsedTime", (float *ms, CUevent start, CUevent end)) \
     X(cuLaunchKernel, "cuLaunchKernel", \
       (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
        unsigned bz, unsigned smem, CUstream stream, void **params, void **extra)) \

@@ -1,7 +1,8 @@
 /* launch.c: tile_launch. Checks the arguments, resolves const values, evaluates the @grid
  * expressions over consts and integer scalar arguments, finds or compiles the
  * specialization (spec.c) and hands the packed arguments to the backend. A grid with a zero
- * dimension launches nothing. */
+ * dimension launches nothing. Tuned kernels get their tuned const values first
+ * (rt_tune_choose, tuner/tune_state.c: a map lookup once the launch's key is known). */
 #include <stdlib.h>
 #include <string.h>
 #include "runtime_internal.h"
@@ -67,27 +68,28 @@ static tile_Status resolve_consts(Launch *l, const tile_Const *c, int n)
 }
 
 /* Names the @grid expressions may use: const values and integer scalar arguments. */
-static int grid_names(Launch *l, const tile_Arg *args, ConstBinding *vals)
+static int grid_names(tile_Kernel *k, const ConstBinding *c, int nc, const tile_Arg *args,
+                      ConstBinding *vals)
 {
     int n = 0;
-    for (int i = 0; i < l->nconsts; i++)
-        vals[n++] = l->consts[i];
-    for (int i = 0; i < l->k->nparams && n < 2 * MAX_CONSTS; i++)
-        if (!l->k->params[i].is_ptr && args[i].kind == TILE_ARG_INT)
-            vals[n++] = (ConstBinding){ l->k->params[i].name, args[i].v.i };
+    for (int i = 0; i < nc && n < MAX_CONSTS; i++)
+        vals[n++] = c[i];
+    for (int i = 0; i < k->nparams && n < 2 * MAX_CONSTS; i++)
+        if (!k->params[i].is_ptr && args[i].kind == TILE_ARG_INT)
+            vals[n++] = (ConstBinding){ k->params[i].name, args[i].v.i };
     return n;
 }
 
-static tile_Status check_grid(Launch *l, const int64_t g[3], unsigned grid[3])
+static tile_Status check_grid(tile_Kernel *k, const int64_t g[3], unsigned grid[3])
 {
-    tile_Context *ctx = l->k->mod->ctx;
+    tile_Context *ctx = k->mod->ctx;
     unsigned long long max[3];
     ctx->ops->max_grid(ctx->dev, max);
     for (int d = 0; d < 3; d++) {
         if (g[d] < 0 || (unsigned long long)g[d] > max[d])
             return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT,
                             "launch of '%s': grid dimension %c is %lld, outside 0..%llu",
-                            l->k->func->name, "xyz"[d], (long long)g[d], max[d]);
+                            k->func->name, "xyz"[d], (long long)g[d], max[d]);
         grid[d] = (unsigned)g[d];
     }
     return TILE_OK;
@@ -96,23 +98,31 @@ static tile_Status check_grid(Launch *l, const int64_t g[3], unsigned grid[3])
 static tile_Status eval_grid(Launch *l, const tile_Arg *args, unsigned grid[3])
 {
     ConstBinding vals[2 * MAX_CONSTS];
-    int nvals = grid_names(l, args, vals);
+    int nvals = grid_names(l->k, l->consts, l->nconsts, args, vals);
     int64_t g[3] = { 1, 1, 1 };
     for (int d = 0; d < l->k->ngrid; d++)
         if (tc_eval_int(l->k->grid[d], vals, nvals, &g[d], &l->diags) < 0)
             return diag_fail(l, TILE_ERROR_INVALID_ARGUMENT, "cannot evaluate @grid");
-    return check_grid(l, g, grid);
+    return check_grid(l->k, g, grid);
+}
+
+tile_Status rt_grid(tile_Kernel *k, const ConstBinding *c, int n, const tile_Arg *args,
+                    Arena *a, unsigned grid[3])
+{
+    Launch l = { .k = k, .arena = a, .nconsts = n < MAX_CONSTS ? n : MAX_CONSTS };
+    diags_init(&l.diags, a);
+    memcpy(l.consts, c, sizeof *c * (size_t)l.nconsts);
+    return eval_grid(&l, args, grid);
 }
 
 /* What the arguments divide by, one flag per runtime param (CompileRequest.param_div16):
  * pointers 16-byte aligned, integers multiples of 16. Part of the specialization on GPUs,
  * where it buys vector loads and stores; the CPU backend passes none (NULL), so one
  * specialization serves every argument value there. */
-static const unsigned char *div16_flags(Launch *l, const tile_Arg *args)
+const unsigned char *rt_div16(tile_Kernel *k, const tile_Arg *args, Arena *a)
 {
-    tile_Kernel *k = l->k;
     unsigned char *f = k->mod->ctx->ops->kind == TILE_BACKEND_CPU ? NULL
-                     : arena_alloc(l->arena, (size_t)k->nparams + 1);
+                     : arena_alloc(a, (size_t)k->nparams + 1);
     for (int i = 0; f && i < k->nparams; i++) {
         const KParam *p = &k->params[i];
         f[i] = args[i].kind == TILE_ARG_PTR ? args[i].v.ptr % 16 == 0
@@ -127,7 +137,7 @@ static tile_Status run(Launch *l, const unsigned grid[3], const tile_Arg *args)
     tile_Kernel *k = l->k;
     tile_Context *ctx = k->mod->ctx;
     Spec *s;
-    tile_Status st = rt_spec_get(k, l->consts, l->nconsts, div16_flags(l, args), &s);
+    tile_Status st = rt_spec_get(k, l->consts, l->nconsts, rt_div16(k, args, l->arena), &s);
     if (st != TILE_OK)
         return st;
     uint64_t slots_buf[INLINE_ARGS];
@@ -170,9 +180,11 @@ static tile_Status launch(tile_Kernel *k, const unsigned *explicit_grid, const t
     diags_init(&l.diags, l.arena);
     unsigned grid[3];
     st = resolve_consts(&l, consts, nconsts);
+    if (st == TILE_OK)
+        st = rt_tune_choose(k, args, consts, nconsts, l.consts, l.nconsts, explicit_grid, l.arena);
     if (st == TILE_OK && explicit_grid) {
         int64_t g[3] = { explicit_grid[0], explicit_grid[1], explicit_grid[2] };
-        st = check_grid(&l, g, grid);
+        st = check_grid(k, g, grid);
     } else if (st == TILE_OK) {
         st = eval_grid(&l, args, grid);
     }

@@ -37,6 +37,7 @@ struct tile_Kernel {
     int nparams;
     const Expr *grid[3]; /* @grid expressions; ngrid == 0: grid (1,1,1) */
     int ngrid;
+    struct KTune *_Atomic tune; /* tuning state (tuner/tune_state.c), made on first launch */
 };
 
 /* One compiled and loaded specialization (kernel + const values + target). */
@@ -72,6 +73,7 @@ struct tile_Context {
     void *log_user;
     tile_Module *modules;
     RtMap allocs; /* device pointer -> size (CPU and GPU) */
+    _Atomic int tuning; /* tile_Tuning; 0: not set (TILE_TUNE, else auto on GPUs, off on CPU) */
 };
 
 /* ---- errors and logging ---- */
@@ -96,6 +98,12 @@ uint16_t rt_bf16_bits(double x);
 tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *consts, int nconsts,
                         const unsigned char *div16, Spec **out);
 void rt_spec_free_all(tile_Module *mod);
+void rt_current_target(tile_Context *ctx, char target[32]);
+/* The divisibility flags of these arguments (NULL on the CPU backend), in `a`. */
+const unsigned char *rt_div16(tile_Kernel *k, const tile_Arg *args, Arena *a);
+/* The launch grid for resolved consts: @grid over consts and integer scalar args. */
+tile_Status rt_grid(tile_Kernel *k, const ConstBinding *c, int n, const tile_Arg *args,
+                    Arena *a, unsigned grid[3]);
 
 /* ---- the disk cache of compiled code ---- */
 typedef struct CacheEntry {
@@ -115,6 +123,26 @@ int rt_cache_read(const char *path, CacheEntry *e);
 /* Writes atomically (temp file + rename); 0 or -1 (errors are logged, never fatal). */
 int rt_cache_write(const char *path, const CacheEntry *e);
 void rt_cache_entry_free(CacheEntry *e);
+
+/* ---- for the tuner: many specializations built at once ---- */
+/* Finds (disk cache) or compiles and finalizes one specialization into *e (free with
+ * rt_cache_entry_free). Thread-safe: no context error is set; on failure *reason (in `a`
+ * or static) says why. */
+tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
+                          const unsigned char *div16, const char *target, Arena *a,
+                          CacheEntry *e, const char **reason);
+/* Loads an image into the module's map (or finds the one there); err on failure. */
+tile_Status rt_spec_install(tile_Kernel *k, const ConstBinding *c, int n,
+                            const unsigned char *div16, const char *target,
+                            const CacheEntry *e, Spec **out, char *err);
+
+/* ---- tuning at launch (tuner/tune_state.c) ---- */
+/* When k is tuned and the caller did not give every tuned const: replaces the tuned values
+ * in the resolved consts `c` with the chosen configuration of this launch's key (from
+ * memory, the tuning cache, tuning now, or the fallback, by the context's mode). */
+tile_Status rt_tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *given,
+                           int ngiven, ConstBinding *c, int n, const unsigned *grid, Arena *a);
+void rt_tune_free(tile_Kernel *k);
 
 /* ---- counters and hooks for tests ---- */
 typedef struct RtStats {

@@ -2,7 +2,8 @@
  * once per module (or loaded from the disk cache, diskcache.c) and kept in the module's map,
  * keyed by kernel name + const values + the arguments' divisibility flags + target.
  * Launching threads share the map (mod->lock); compiles are serialized per module
- * (mod->compile_lock) so each one happens only once. */
+ * (mod->compile_lock) so each one happens only once. The tuner compiles many at once through
+ * rt_spec_image (thread-safe, no locks) and then rt_spec_install (loads one into the map). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,8 @@ static int insert(tile_Module *mod, Spec *s, uint64_t h)
 
 void rt_spec_free_all(tile_Module *mod)
 {
+    for (int i = 0; i < mod->nkernels; i++)
+        rt_tune_free(&mod->kernels[i]); /* the kernels' tuning state dies with their specs */
     for (size_t i = 0; i < mod->specs.cap; i++)
         for (Spec *s = mod->specs.vals[i], *next; s; s = next) {
             next = s->next;
@@ -267,3 +270,97 @@ tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *c, int n,
     free(key);
     return st;
 }
+
+/* ---- for the tuner: build images in parallel, install them one by one ---- */
+
+/* One line (at most 300 bytes) of rendered diagnostics, for a tuning result's reason. */
+static char *first_lines(Diags *d, Arena *a)
+{
+    char *text = diags_render_all(d, a);
+    if (!text || !*text)
+        return arena_strdup(a, "compile failed (no diagnostics)");
+    char *nl = strchr(text, '\n');
+    if (nl)
+        *nl = 0;
+    if (strlen(text) > 300)
+        text[300] = 0;
+    return text;
+}
+
+tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
+                          const unsigned char *div16, const char *target, Arena *a,
+                          CacheEntry *e, const char **reason)
+{
+    tile_Context *ctx = k->mod->ctx;
+    char path[4096] = "", err[BK_ERR_MAX];
+    memset(e, 0, sizeof *e);
+    if (rt_cache_path(k, c, n, div16, target, path) < 0)
+        path[0] = 0;
+    if (path[0] && rt_cache_read(path, e) == 0) {
+        if (e->nparams == k->nparams) {
+            rt_count_disk_hit();
+            return TILE_OK;
+        }
+        rt_cache_entry_free(e);
+    }
+    Diags d;
+    diags_init(&d, a);
+    CompileRequest req = { .module = k->mod->ast, .kernel = k->func->name, .consts = c,
+                           .nconsts = n, .target = target, .stop_after = STAGE_OBJECT,
+                           .param_div16 = div16 };
+    CompiledKernel ck = { 0 };
+    if (rt_compile_fn()(&req, a, &d, &ck) < 0) {
+        *reason = first_lines(&d, a);
+        return TILE_ERROR_COMPILE;
+    }
+    rt_count_compile();
+    e->symbol = strdup(ck.symbol);
+    e->elems = malloc(sizeof *e->elems * (size_t)(ck.nparams + 1));
+    e->num_threads = ck.num_threads, e->smem_bytes = ck.smem_bytes, e->nparams = ck.nparams;
+    if (!e->symbol || !e->elems) {
+        rt_cache_entry_free(e);
+        *reason = "out of memory";
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < ck.nparams; i++)
+        e->elems[i] = ck.params[i].elem;
+    tile_Status st = ctx->ops->finalize(ctx->dev, ck.code, ck.code_size, ck.is_ptx, &e->image,
+                                        &e->image_size, err);
+    if (st != TILE_OK) {
+        rt_cache_entry_free(e);
+        *reason = arena_strdup(a, err);
+        return st;
+    }
+    if (path[0] && rt_cache_write(path, e) == 0)
+        rt_count_disk_write();
+    return TILE_OK;
+}
+
+tile_Status rt_spec_install(tile_Kernel *k, const ConstBinding *c, int n,
+                            const unsigned char *div16, const char *target,
+                            const CacheEntry *e, Spec **out, char *err)
+{
+    tile_Module *mod = k->mod;
+    char *key = spec_key(k, c, n, div16, target);
+    if (!key) {
+        snprintf(err, BK_ERR_MAX, "out of memory");
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    uint64_t h = rt_hash64(key, strlen(key));
+    tile_Status st = TILE_OK;
+    pthread_mutex_lock(&mod->compile_lock);
+    if (!(*out = lookup(mod, key, h)) && (st = spec_load(k, e, out, err)) == TILE_OK) {
+        (*out)->key = key;
+        key = NULL;
+        if (insert(mod, *out, h)) {
+            spec_free(mod->ctx, *out);
+            snprintf(err, BK_ERR_MAX, "out of memory");
+            st = TILE_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    pthread_mutex_unlock(&mod->compile_lock);
+    free(key);
+    return st;
+}
+
+void rt_current_target(tile_Context *ctx, char target[32]) { current_target(ctx, target); }

@@ -125,6 +125,86 @@ tile_Status tile_launch(tile_Kernel *k, const tile_Arg *args, int nargs,
 tile_Status tile_launch_grid(tile_Kernel *k, const unsigned grid[3], const tile_Arg *args,
                              int nargs, const tile_Const *consts, int nconsts);
 
+
+/* ---- tuning ----
+ * A kernel with @tune is tuned per key (its @key values): on a launch that does not give
+ * every tuned const, the runtime uses the key's chosen configuration, from memory, else from
+ * the tuning cache ($TILE_CACHE_DIR/tuning, default ~/.cache/tile/tuning), else by tuning now:
+ * every configuration that satisfies the @constraints is compiled (in parallel, on every
+ * core) and timed (warm-up, then the median of several runs; on GPUs with device events and
+ * the L2 cache flushed before each run); the fastest wins (ties: the earlier in enumeration
+ * order) and is saved, so every later process uses the same one. Giving every tuned const
+ * pins a configuration and skips all of this. Buffers named in @reset are zeroed before each
+ * timed run and once after tuning; those in @restore are saved before tuning and copied back
+ * before each run and after tuning, so accumulating kernels see one launch's effect.
+ * Modes: AUTO tunes unseen keys; CACHED (serving) never times: an unseen key runs the
+ * fallback configuration (the first one the constraints allow), logged once per key; OFF
+ * uses defaults and first candidates, like a kernel without @tune. Default: $TILE_TUNE
+ * (auto|cached|off), else AUTO on GPUs and OFF on the CPU backend (whose timings say little
+ * about GPU kernels). TILE_PRINT_AUTOTUNING=1 logs each choice (kernel, key, config, where
+ * it came from, time) to the log sink, or to stderr without one. Searching: exhaustive;
+ * TILE_TUNE_SEARCH=random with TILE_TUNE_SAMPLES=N times N configurations chosen by a
+ * deterministic function of the key; TILE_TUNE_BUDGET=SECONDS stops timing new ones. */
+typedef enum tile_Tuning {
+    TILE_TUNING_AUTO = 1,
+    TILE_TUNING_CACHED,
+    TILE_TUNING_OFF,
+} tile_Tuning;
+void tile_set_tuning(tile_Context *ctx, tile_Tuning mode);
+
+typedef enum tile_TuneStatus {
+    TILE_TUNE_OK,      /* timed (now, or earlier: from the cache) */
+    TILE_TUNE_FAILED,  /* did not compile, load or run: see reason */
+    TILE_TUNE_PRUNED,  /* cannot fit the device (shared memory, registers, threads) */
+    TILE_TUNE_SKIPPED, /* not timed: outside the random sample or past the time budget */
+} tile_TuneStatus;
+
+typedef struct tile_TuneResult {
+    const char *config; /* "BLOCK_M=64,BLOCK_N=32,num_warps=4" */
+    tile_TuneStatus status;
+    double ms;          /* median time of one launch (TILE_TUNE_OK) */
+    double compile_ms;  /* compile time of this configuration (0 if not compiled now) */
+    const char *reason; /* why it failed, was pruned or skipped ("" otherwise) */
+    int cached;         /* the result came from the cache, it was not timed now */
+    int index;          /* position in enumeration order */
+} tile_TuneResult;
+
+/* What tile_tune reports; owned by the kernel until its next tile_tune. */
+typedef struct tile_TuneReport {
+    const char *key;                /* the tuning key, e.g. "n=4096;" */
+    const tile_TuneResult *results; /* ranked: timed by time, then failed, pruned, skipped */
+    int nresults;
+    int best;                       /* index into results of the chosen one, -1 if none */
+    int total, timed, failed, pruned, cached, skipped;
+    double wall_s, compile_wall_s, compile_cpu_s, timing_s;
+    int threads;                    /* compile threads used */
+} tile_TuneReport;
+
+typedef struct tile_TuneProgress {
+    const char *phase;  /* "compile" or "time" */
+    int done, total;    /* configurations finished in this phase / in it */
+    int failed;         /* failed or pruned so far */
+    double best_ms;     /* < 0: none yet */
+    const char *best_config;
+    double eta_s;       /* estimated seconds left, < 0 unknown */
+} tile_TuneProgress;
+
+typedef struct tile_TuneOptions {
+    int force;        /* re-time configurations the cache has results for */
+    int reps;         /* timed runs per configuration (0: 10 on GPUs, 3 on the CPU) */
+    double budget_s;  /* stop timing new configurations after this long (0: $TILE_TUNE_BUDGET) */
+    int samples;      /* > 0: time this many, sampled (0: $TILE_TUNE_SEARCH/SAMPLES) */
+    void (*progress)(void *user, const tile_TuneProgress *p); /* may be NULL */
+    void *user;
+} tile_TuneOptions;
+
+/* Tunes k ahead of time for the key of these arguments (as tile_launch takes them; consts
+ * given fix those values and are seen by constraints), whatever the mode; stores the result
+ * in the cache and in memory so later launches with this key use it. `opts` may be NULL.
+ * *report (may be NULL) receives the ranked results. Does not launch the chosen config. */
+tile_Status tile_tune(tile_Kernel *k, const tile_Arg *args, int nargs, const tile_Const *consts,
+                      int nconsts, const tile_TuneOptions *opts, const tile_TuneReport **report);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,438 @@
+/* tune.c: one tuning of one kernel for one key (tune.h). The steps, in order:
+ * enumerate (constraints see the caller's consts and scalar args) -> reuse the cache's
+ * results -> sample (random search) -> compile in parallel -> load and prune what cannot fit
+ * -> time the rest (within the time budget) -> store every result and the best, save.
+ * Selection: lowest median; exact ties go to the earlier configuration in enumeration order. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tune.h"
+
+enum { MAX_FIXED = 512, REASON_MAX = 512 };
+
+/* One configuration of the space. */
+typedef struct Cand {
+    const ConstBinding *cfg; /* tuned values, space order */
+    int ncfg;
+    ConstBinding *consts;    /* every const resolved */
+    int nconsts;
+    tile_TuneResult r;
+    int todo;                /* compile and time it now */
+    CompileJob *job;
+} Cand;
+
+typedef struct Tuning {
+    const TuneRequest *req;
+    tile_Context *ctx;
+    Arena *a;
+    Cand *c;
+    int n, ntodo;
+    TuneBench bench;
+    const unsigned char *div16;
+    char target[32];
+    double t0, budget_ms, best_ms;
+    int best, failed, timed_now;
+    tile_TuneReport *rep;
+} Tuning;
+
+/* ---- options from the environment ---- */
+
+static double env_double(const char *name, double dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtod(v, NULL) : dflt;
+}
+
+static int env_samples(void)
+{
+    const char *s = getenv("TILE_TUNE_SEARCH");
+    if (!s || strcmp(s, "random"))
+        return 0;
+    int n = (int)env_double("TILE_TUNE_SAMPLES", 32);
+    return n > 0 ? n : 32;
+}
+
+/* ---- enumeration ---- */
+
+/* The space with every tuned param the caller gave narrowed to that value. */
+static TuneSpace narrowed(const TuneRequest *req, Arena *a)
+{
+    TuneSpace s = req->kt->space;
+    s.params = arena_alloc(a, sizeof *s.params * (size_t)(s.nparams + 1));
+    memcpy(s.params, req->kt->space.params, sizeof *s.params * (size_t)s.nparams);
+    for (int p = 0; p < s.nparams; p++)
+        for (int g = 0; g < req->ngiven; g++)
+            if (!strcmp(req->given[g].name, s.params[p].name)) {
+                s.params[p].values = arena_alloc(a, sizeof(int64_t));
+                s.params[p].values[0] = req->given[g].value;
+                s.params[p].nvalues = 1;
+            }
+    return s;
+}
+
+/* The caller's consts and the integer scalar args: what constraints may read. */
+static int fixed_values(const TuneRequest *req, ConstBinding *out)
+{
+    int n = 0;
+    for (int i = 0; i < req->ngiven && n < MAX_FIXED; i++)
+        out[n++] = (ConstBinding){ req->given[i].name, req->given[i].value };
+    for (int i = 0; i < req->k->nparams && n < MAX_FIXED; i++)
+        if (!req->k->params[i].is_ptr && req->args[i].kind == TILE_ARG_INT)
+            out[n++] = (ConstBinding){ req->k->params[i].name, req->args[i].v.i };
+    return n;
+}
+
+static tile_Status enum_error(Tuning *t, Diags *d, const char *what)
+{
+    char *text = diags_render_all(d, t->a);
+    return rt_error(t->ctx, TILE_ERROR_INVALID_ARGUMENT, "tuning '%s': %s%s%s",
+                    t->req->k->func->name, what, text && *text ? ":\n" : "", text ? text : "");
+}
+
+static char *config_string(const ConstBinding *cfg, int n, Arena *a)
+{
+    const char *names[64];
+    long long vals[64];
+    for (int i = 0; i < n && i < 64; i++)
+        names[i] = cfg[i].name, vals[i] = cfg[i].value;
+    char *s = tcache_config_string(names, vals, n < 64 ? n : 64);
+    char *copy = s ? arena_strdup(a, s) : NULL;
+    free(s);
+    return copy;
+}
+
+/* Resolves every const for one configuration: the caller's, the configuration's, defaults. */
+static int resolve(Tuning *t, Cand *c, Diags *d)
+{
+    const TuneRequest *req = t->req;
+    int ngiven = req->ngiven + c->ncfg;
+    ConstBinding *given = arena_alloc(t->a, sizeof *given * (size_t)(ngiven + 1));
+    for (int i = 0; i < req->ngiven; i++)
+        given[i] = (ConstBinding){ req->given[i].name, req->given[i].value };
+    memcpy(given + req->ngiven, c->cfg, sizeof *given * (size_t)c->ncfg);
+    int max = req->k->func->nparams + 3;
+    c->consts = arena_alloc(t->a, sizeof *c->consts * (size_t)max);
+    c->nconsts = tc_resolve_consts(req->k->func, given, ngiven, c->consts, max, t->a, d);
+    return c->nconsts < 0 ? -1 : 0;
+}
+
+static tile_Status enumerate(Tuning *t)
+{
+    const TuneRequest *req = t->req;
+    Diags d;
+    diags_init(&d, t->a);
+    TuneSpace s = narrowed(req, t->a);
+    ConstBinding fixed[MAX_FIXED];
+    TuneConfig *cfgs;
+    t->n = space_enumerate(&s, fixed, fixed_values(req, fixed), t->a, &d, &cfgs, NULL);
+    if (t->n < 0)
+        return enum_error(t, &d, "cannot enumerate configurations");
+    t->c = arena_alloc(t->a, sizeof *t->c * (size_t)(t->n + 1));
+    for (int i = 0; i < t->n; i++) {
+        Cand *c = &t->c[i];
+        c->cfg = cfgs[i].values, c->ncfg = cfgs[i].nvalues;
+        c->r = (tile_TuneResult){ .config = config_string(c->cfg, c->ncfg, t->a), .index = i,
+                                  .reason = "" };
+        if (!c->r.config)
+            return rt_error(t->ctx, TILE_ERROR_OUT_OF_MEMORY, "tuning: out of memory");
+        if (resolve(t, c, &d) < 0)
+            return enum_error(t, &d, "cannot resolve const parameters");
+    }
+    return TILE_OK;
+}
+
+/* ---- what to time: the cache's results, the sample ---- */
+
+static void from_cache(Tuning *t)
+{
+    TCache *tc = t->req->kt->tc;
+    for (int i = 0; i < t->n; i++) {
+        Cand *c = &t->c[i];
+        TResult r;
+        c->todo = 1;
+        if (t->req->force || !tc || !tcache_get(tc, t->req->key, c->r.config, &r))
+            continue;
+        c->todo = 0;
+        c->r.cached = 1;
+        c->r.status = r.status == TRES_OK ? TILE_TUNE_OK
+                    : r.status == TRES_PRUNED ? TILE_TUNE_PRUNED : TILE_TUNE_FAILED;
+        c->r.ms = r.ms;
+        c->r.reason = r.reason ? arena_strdup(t->a, r.reason) : "";
+    }
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Random search: `samples` configurations chosen by a function of the key alone, so every
+ * process samples the same ones; the others are skipped unless the cache has them. */
+static void sample(Tuning *t, int samples)
+{
+    if (samples <= 0 || samples >= t->n)
+        return;
+    int *idx = arena_alloc(t->a, sizeof *idx * (size_t)t->n);
+    unsigned char *in = arena_alloc(t->a, (size_t)t->n);
+    for (int i = 0; i < t->n; i++)
+        idx[i] = i;
+    uint64_t seed = rt_hash64(t->req->key, strlen(t->req->key));
+    for (int i = 0; i < samples; i++) { /* partial Fisher-Yates */
+        int j = i + (int)(splitmix(&seed) % (uint64_t)(t->n - i));
+        int tmp = idx[i];
+        idx[i] = idx[j], idx[j] = tmp;
+        in[idx[i]] = 1;
+    }
+    for (int i = 0; i < t->n; i++)
+        if (!in[i] && t->c[i].todo) {
+            t->c[i].todo = 0;
+            t->c[i].r.status = TILE_TUNE_SKIPPED;
+            t->c[i].r.reason = "not in the random sample";
+        }
+}
+
+/* ---- progress ---- */
+
+static void progress(Tuning *t, const char *phase, int done, int total, double phase_t0)
+{
+    if (!t->req->progress)
+        return;
+    double spent = (tune_now_ms() - phase_t0) / 1e3;
+    tile_TuneProgress p = { phase, done, total, t->failed, t->best >= 0 ? t->best_ms : -1,
+                            t->best >= 0 ? t->c[t->best].r.config : NULL,
+                            done ? spent / done * (total - done) : -1 };
+    t->req->progress(t->req->user, &p);
+}
+
+typedef struct CompileProgress {
+    Tuning *t;
+    double t0;
+} CompileProgress;
+
+static void compile_done(void *user, int finished)
+{
+    CompileProgress *cp = user;
+    progress(cp->t, "compile", finished, cp->t->ntodo, cp->t0);
+}
+
+/* ---- compile, load, prune, time ---- */
+
+static tile_Status compile_all(Tuning *t)
+{
+    CompileJob *jobs = arena_alloc(t->a, sizeof *jobs * (size_t)(t->ntodo + 1));
+    int n = 0;
+    for (int i = 0; i < t->n; i++)
+        if (t->c[i].todo) {
+            t->c[i].job = &jobs[n];
+            jobs[n++] = (CompileJob){ .consts = t->c[i].consts, .nconsts = t->c[i].nconsts };
+        }
+    double t0 = tune_now_ms();
+    CompileProgress cp = { t, t0 };
+    t->rep->threads = n ? tune_compile_all(t->req->k, t->div16, t->target, jobs, n, 0,
+                                           compile_done, &cp)
+                        : 0;
+    t->rep->compile_wall_s = (tune_now_ms() - t0) / 1e3;
+    for (int i = 0; i < n; i++)
+        t->rep->compile_cpu_s += jobs[i].cpu_ms / 1e3;
+    return TILE_OK;
+}
+
+static void job_free(CompileJob *j)
+{
+    if (!j)
+        return;
+    rt_cache_entry_free(&j->image);
+    arena_free(j->arena);
+    j->arena = NULL;
+}
+
+static void set_result(Tuning *t, Cand *c, tile_TuneStatus st, const char *reason)
+{
+    c->r.status = st;
+    c->r.reason = reason ? arena_strdup(t->a, reason) : "";
+    if (st != TILE_TUNE_OK)
+        t->failed++;
+}
+
+/* Loads, prunes and times one configuration; TILE_ERROR_DEVICE when the context died. */
+static tile_Status evaluate(Tuning *t, Cand *c)
+{
+    CompileJob *j = c->job;
+    char err[BK_ERR_MAX];
+    Spec *s;
+    unsigned grid[3];
+    c->r.compile_ms = j->wall_ms;
+    if (j->st != TILE_OK) {
+        set_result(t, c, TILE_TUNE_FAILED, j->reason);
+        return TILE_OK;
+    }
+    if (rt_spec_install(t->req->k, c->consts, c->nconsts, t->div16, t->target, &j->image, &s,
+                        err) != TILE_OK) {
+        set_result(t, c, TILE_TUNE_FAILED, err);
+        return TILE_OK;
+    }
+    const char *why = tune_prune_reason(t->ctx, s, t->a);
+    if (why) {
+        set_result(t, c, TILE_TUNE_PRUNED, why);
+        return TILE_OK;
+    }
+    if (t->req->grid)
+        memcpy(grid, t->req->grid, sizeof grid);
+    else if (rt_grid(t->req->k, c->consts, c->nconsts, t->req->args, t->a, grid) != TILE_OK) {
+        set_result(t, c, TILE_TUNE_FAILED, tile_error(t->ctx));
+        return TILE_OK;
+    }
+    if (!grid[0] || !grid[1] || !grid[2]) {
+        set_result(t, c, TILE_TUNE_FAILED, "the grid is empty");
+        return TILE_OK;
+    }
+    char reason[REASON_MAX];
+    int fatal = 0;
+    TResStatus r = tune_time_config(&t->bench, s, grid, t->best >= 0 ? t->best_ms : 0,
+                                    &c->r.ms, reason, sizeof reason, &fatal);
+    t->timed_now++;
+    if (r != TRES_OK) {
+        set_result(t, c, TILE_TUNE_FAILED, reason);
+        if (fatal)
+            return rt_error(t->ctx, TILE_ERROR_DEVICE,
+                            "tuning '%s': configuration %s faulted: %s", t->req->k->func->name,
+                            c->r.config, reason);
+        return TILE_OK;
+    }
+    c->r.status = TILE_TUNE_OK;
+    return TILE_OK;
+}
+
+static void consider(Tuning *t, int i)
+{
+    const tile_TuneResult *r = &t->c[i].r;
+    if (r->status == TILE_TUNE_OK && (t->best < 0 || r->ms < t->best_ms))
+        t->best = i, t->best_ms = r->ms; /* strict <: ties stay with the earlier one */
+}
+
+static tile_Status time_all(Tuning *t)
+{
+    double t0 = tune_now_ms();
+    int done = 0;
+    tile_Status st = TILE_OK;
+    for (int i = 0; i < t->n; i++) {
+        Cand *c = &t->c[i];
+        if (!c->todo)
+            continue;
+        if (st != TILE_OK || (t->budget_ms > 0 && tune_now_ms() - t->t0 > t->budget_ms)) {
+            c->todo = 0;
+            c->r.status = TILE_TUNE_SKIPPED;
+            c->r.reason = st != TILE_OK ? "not timed: the device faulted" : "past the time budget";
+        } else {
+            st = evaluate(t, c);
+            consider(t, i);
+        }
+        job_free(c->job);
+        progress(t, "time", ++done, t->ntodo, t0);
+    }
+    t->rep->timing_s = (tune_now_ms() - t0) / 1e3;
+    return st;
+}
+
+/* ---- results ---- */
+
+static void store(Tuning *t)
+{
+    TCache *tc = t->req->kt->tc;
+    if (!tc)
+        return;
+    for (int i = 0; i < t->n; i++) {
+        const tile_TuneResult *r = &t->c[i].r;
+        if (!t->c[i].todo || r->status == TILE_TUNE_SKIPPED)
+            continue;
+        TResult tr = { r->status == TILE_TUNE_OK ? TRES_OK
+                       : r->status == TILE_TUNE_PRUNED ? TRES_PRUNED : TRES_FAILED,
+                       r->ms, r->compile_ms, r->reason };
+        tcache_put(tc, t->req->key, r->config, &tr);
+    }
+    if (t->best >= 0)
+        tcache_set_best(tc, t->req->key, t->c[t->best].r.config);
+    char err[512];
+    if (tcache_save(tc, err, sizeof err) != 0)
+        rt_log(t->ctx, "tile: cannot save the tuning cache: %s", err);
+}
+
+static int rank(const tile_TuneResult *a, const tile_TuneResult *b)
+{
+    if (a->status != b->status)
+        return a->status < b->status ? -1 : 1;
+    if (a->status == TILE_TUNE_OK && a->ms != b->ms)
+        return a->ms < b->ms ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int rank_cmp(const void *a, const void *b) { return rank(a, b); }
+
+static void report(Tuning *t)
+{
+    tile_TuneReport *rep = t->rep;
+    tile_TuneResult *res = arena_alloc(t->a, sizeof *res * (size_t)(t->n + 1));
+    rep->key = arena_strdup(t->a, t->req->key);
+    rep->total = rep->nresults = t->n;
+    rep->best = -1;
+    for (int i = 0; i < t->n; i++) {
+        res[i] = t->c[i].r;
+        rep->cached += res[i].cached;
+        rep->timed += res[i].status == TILE_TUNE_OK && !res[i].cached;
+        rep->failed += res[i].status == TILE_TUNE_FAILED;
+        rep->pruned += res[i].status == TILE_TUNE_PRUNED;
+        rep->skipped += res[i].status == TILE_TUNE_SKIPPED;
+    }
+    qsort(res, (size_t)t->n, sizeof *res, rank_cmp);
+    for (int i = 0; t->best >= 0 && i < t->n; i++)
+        if (res[i].index == t->best)
+            rep->best = i;
+    rep->results = res;
+    rep->wall_s = (tune_now_ms() - t->t0) / 1e3;
+}
+
+static void bench_setup(Tuning *t)
+{
+    int gpu = t->ctx->ops->kind != TILE_BACKEND_CPU;
+    t->bench.reps = t->req->reps > 0 ? t->req->reps : gpu ? 10 : 3;
+    t->bench.config_budget_ms = env_double("TILE_TUNE_CONFIG_BUDGET", 1.0) * 1e3;
+}
+
+tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep)
+{
+    Tuning t = { .req = req, .ctx = req->k->mod->ctx, .a = a, .best = -1, .rep = rep };
+    memset(rep, 0, sizeof *rep);
+    t.t0 = tune_now_ms();
+    t.budget_ms = (req->budget_s > 0 ? req->budget_s : env_double("TILE_TUNE_BUDGET", 0)) * 1e3;
+    rt_current_target(t.ctx, t.target);
+    t.div16 = rt_div16(req->k, req->args, a);
+    tile_Status st = enumerate(&t);
+    if (st != TILE_OK)
+        return st;
+    from_cache(&t);
+    sample(&t, req->samples > 0 ? req->samples : env_samples());
+    for (int i = 0; i < t.n; i++) {
+        t.ntodo += t.c[i].todo;
+        if (!t.c[i].todo)
+            consider(&t, i);
+    }
+    if (t.ntodo && (st = tune_bench_init(&t.bench, req->k, req->args, a)) != TILE_OK)
+        return st;
+    bench_setup(&t);
+    if (t.ntodo && (st = compile_all(&t)) == TILE_OK) {
+        st = time_all(&t);
+        char err[BK_ERR_MAX];
+        if (st == TILE_OK && tune_bench_prepare(&t.bench, err) != TILE_OK)
+            st = rt_error(t.ctx, TILE_ERROR_DEVICE, "tuning '%s': restoring buffers: %s",
+                          req->k->func->name, err);
+    }
+    tune_bench_fini(&t.bench);
+    const char *old = req->kt->tc ? tcache_best(req->kt->tc, req->key) : NULL;
+    if (t.ntodo || (t.best >= 0 && (!old || strcmp(old, t.c[t.best].r.config))))
+        store(&t);
+    report(&t);
+    return st;
+}

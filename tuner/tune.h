@@ -1,0 +1,102 @@
+/* tune.h: the tuning engine. tune_run enumerates a kernel's configurations for one launch's
+ * key, reuses the tuning cache's results, compiles the rest in parallel (tune_compile.c),
+ * prunes what cannot fit the device, times the survivors (tune_time.c) and stores every
+ * result and the best in the cache. tune_state.c keeps the per-kernel state the runtime's
+ * fast path reads (key -> chosen configuration) and holds the public tuning API. */
+#ifndef TILE_TUNE_H
+#define TILE_TUNE_H
+#include "runtime_internal.h"
+#include "space.h"
+#include "tcache.h"
+
+/* Per-kernel tuning state (tile_Kernel.tune). */
+typedef struct KTune {
+    pthread_mutex_t lock;      /* guards chosen, tc */
+    pthread_mutex_t tune_lock; /* one tuning at a time per kernel */
+    Arena *arena;              /* space, names */
+    TuneSpace space;
+    int ntuned;                /* 0: the kernel has no @tune (or a bad one) */
+    RtMap chosen;              /* hash of key -> Choice chain */
+    TCache *tc;                /* opened on first need */
+    Arena *report_arena;       /* the last tile_tune report */
+} KTune;
+
+/* The configuration a key runs with. */
+typedef struct Choice {
+    char *key;
+    struct Choice *next;
+    ConstBinding *vals; /* names point into KTune.space */
+    int nvals;
+} Choice;
+
+/* One tuning: what to tune and how. */
+typedef struct TuneRequest {
+    tile_Kernel *k;
+    KTune *kt;
+    const tile_Arg *args;
+    const tile_Const *given;
+    int ngiven;
+    const unsigned *grid; /* explicit grid, or NULL for @grid */
+    const char *key;
+    int force, reps, samples;
+    double budget_s;
+    void (*progress)(void *user, const tile_TuneProgress *p);
+    void *user;
+} TuneRequest;
+
+/* Tunes; fills *rep (results in `a`). TILE_OK even when no configuration worked (rep->best
+ * is -1 then); an error only for a bad request, a dead device context or no memory. */
+tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep);
+
+/* ---- parallel compilation (tune_compile.c) ---- */
+typedef struct CompileJob {
+    const ConstBinding *consts; /* fully resolved */
+    int nconsts;
+    CacheEntry image;           /* out */
+    tile_Status st;
+    const char *reason;         /* out, on failure */
+    double wall_ms, cpu_ms;     /* out */
+    Arena *arena;               /* the job's own */
+} CompileJob;
+/* Builds every job's image on `threads` threads (0: one per core). Returns threads used. */
+int tune_compile_all(tile_Kernel *k, const unsigned char *div16, const char *target,
+                     CompileJob *jobs, int n, int threads,
+                     void (*done)(void *user, int finished), void *user);
+
+/* ---- timing (tune_time.c): the one place a configuration runs ---- */
+typedef struct TuneBuf {
+    tile_DevPtr ptr;
+    size_t bytes;
+    void *saved; /* @restore: the contents before tuning */
+} TuneBuf;
+
+typedef struct TuneBench {
+    tile_Context *ctx;
+    tile_Kernel *k;
+    const tile_Arg *args;
+    TuneBuf *resets, *restores;
+    int nresets, nrestores;
+    int reps;
+    double config_budget_ms; /* stop a configuration's repetitions past this */
+} TuneBench;
+
+/* Sets up the @reset / @restore buffers (saving the latter). */
+tile_Status tune_bench_init(TuneBench *b, tile_Kernel *k, const tile_Arg *args, Arena *a);
+/* Copies @restore buffers back and zeroes @reset ones (before each run, and after tuning). */
+tile_Status tune_bench_prepare(TuneBench *b, char *err);
+void tune_bench_fini(TuneBench *b);
+
+/* Why a loaded specialization cannot run on this device (NULL: it can), in `a`. */
+const char *tune_prune_reason(tile_Context *ctx, const Spec *s, Arena *a);
+
+/* Times one loaded configuration: a warm-up run, then up to b->reps timed runs (each after
+ * restoring buffers and flushing L2, outside the timed interval), stopping early past the
+ * per-config budget or when a run is far slower than `best_ms`. TRES_OK with the median in
+ * *ms, or TRES_FAILED with a reason; *fatal = 1 when the device context died (a sticky
+ * fault). A worker-process implementation can replace this function alone. */
+TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], double best_ms,
+                            double *ms, char *reason, size_t cap, int *fatal);
+
+double tune_now_ms(void);
+
+#endif

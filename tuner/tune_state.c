@@ -1,0 +1,423 @@
+/* tune_state.c: tuning as the runtime sees it. Per kernel: its space (read once), a map from
+ * tuning key to the chosen configuration (the launch fast path: one key string, one hash,
+ * one locked lookup), and its tuning cache file. On a miss: the cache's best, else tune now
+ * (AUTO), else the fallback (CACHED). Also the public tile_set_tuning and tile_tune. */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tune.h"
+
+enum { MAX_VALS = 512 };
+
+typedef enum { SRC_TUNED, SRC_CACHE, SRC_FALLBACK } Source;
+
+/* ---- modes and logging ---- */
+
+static int env_mode, env_print;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static void read_env(void)
+{
+    const char *m = getenv("TILE_TUNE"), *p = getenv("TILE_PRINT_AUTOTUNING");
+    env_mode = !m ? 0 : !strcmp(m, "auto") ? TILE_TUNING_AUTO
+             : !strcmp(m, "cached") ? TILE_TUNING_CACHED : !strcmp(m, "off") ? TILE_TUNING_OFF : 0;
+    env_print = p && *p && strcmp(p, "0");
+}
+
+static tile_Tuning mode_of(tile_Context *ctx)
+{
+    int m = atomic_load(&ctx->tuning);
+    pthread_once(&env_once, read_env);
+    if (m)
+        return (tile_Tuning)m;
+    if (env_mode)
+        return (tile_Tuning)env_mode;
+    return ctx->ops->kind == TILE_BACKEND_CPU ? TILE_TUNING_OFF : TILE_TUNING_AUTO;
+}
+
+void tile_set_tuning(tile_Context *ctx, tile_Tuning mode)
+{
+    if (ctx && mode >= TILE_TUNING_AUTO && mode <= TILE_TUNING_OFF)
+        atomic_store(&ctx->tuning, (int)mode);
+}
+
+/* To the log sink, else (TILE_PRINT_AUTOTUNING asked for it) to stderr. */
+static void print_choice(tile_Context *ctx, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    pthread_once(&env_once, read_env);
+    if (!env_print)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (ctx->log)
+        ctx->log(ctx->log_user, buf);
+    else
+        fprintf(stderr, "%s\n", buf);
+}
+
+/* ---- the per-kernel state ---- */
+
+static KTune *kt_new(tile_Kernel *k)
+{
+    KTune *kt = calloc(1, sizeof *kt);
+    if (!kt || !(kt->arena = arena_new())) {
+        free(kt);
+        return NULL;
+    }
+    pthread_mutex_init(&kt->lock, NULL);
+    pthread_mutex_init(&kt->tune_lock, NULL);
+    Diags d;
+    diags_init(&d, kt->arena);
+    if (space_build(k->func, kt->arena, &d, &kt->space) == 0)
+        kt->ntuned = kt->space.nparams;
+    return kt;
+}
+
+static KTune *kt_get(tile_Kernel *k)
+{
+    KTune *kt = atomic_load(&k->tune);
+    if (kt)
+        return kt;
+    pthread_mutex_lock(&k->mod->lock);
+    if (!(kt = atomic_load(&k->tune)) && (kt = kt_new(k)))
+        atomic_store(&k->tune, kt);
+    pthread_mutex_unlock(&k->mod->lock);
+    return kt;
+}
+
+void rt_tune_free(tile_Kernel *k)
+{
+    KTune *kt = atomic_load(&k->tune);
+    if (!kt)
+        return;
+    for (size_t i = 0; i < kt->chosen.cap; i++)
+        for (Choice *c = kt->chosen.vals[i], *next; c; c = next) {
+            next = c->next;
+            free(c->key);
+            free(c->vals);
+            free(c);
+        }
+    rtmap_free(&kt->chosen);
+    if (kt->tc)
+        tcache_close(kt->tc);
+    arena_free(kt->report_arena);
+    arena_free(kt->arena);
+    pthread_mutex_destroy(&kt->lock);
+    pthread_mutex_destroy(&kt->tune_lock);
+    free(kt);
+    atomic_store(&k->tune, NULL);
+}
+
+/* The tuning cache file of this kernel on this device (opened once). */
+static TCache *kt_cache(tile_Kernel *k, KTune *kt)
+{
+    if (kt->tc)
+        return kt->tc;
+    tile_Context *ctx = k->mod->ctx;
+    const BackendOps *ops = ctx->ops;
+    char hash[32], warning[512] = "";
+    snprintf(hash, sizeof hash, "%016llx",
+             (unsigned long long)rt_hash64(k->mod->file.text, k->mod->file.len));
+    TCacheMeta meta = { k->func->name, hash, TILE_COMPILER_VERSION, ops->device_name(ctx->dev),
+                        ops->arch(ctx->dev),
+                        ops->driver_version ? ops->driver_version(ctx->dev) : "" };
+    TCache *tc = tcache_open(NULL, &meta, warning, sizeof warning);
+    if (warning[0])
+        rt_log(ctx, "tile: %s", warning);
+    pthread_mutex_lock(&kt->lock);
+    kt->tc = tc;
+    pthread_mutex_unlock(&kt->lock);
+    return tc;
+}
+
+/* ---- key -> choice ---- */
+
+static Choice *choice_find(KTune *kt, const char *key, uint64_t h)
+{
+    Choice *c = rtmap_get(&kt->chosen, h);
+    while (c && strcmp(c->key, key))
+        c = c->next;
+    return c;
+}
+
+/* Records (or replaces) the configuration of a key. */
+static tile_Status choice_set(tile_Context *ctx, KTune *kt, const char *key,
+                              const ConstBinding *vals, int n)
+{
+    uint64_t h = rt_hash64(key, strlen(key));
+    ConstBinding *copy = malloc(sizeof *copy * (size_t)(n + 1));
+    if (!copy)
+        return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "tuning: out of memory");
+    memcpy(copy, vals, sizeof *copy * (size_t)n);
+    pthread_mutex_lock(&kt->lock);
+    Choice *c = choice_find(kt, key, h);
+    if (!c && (c = calloc(1, sizeof *c)) && (c->key = strdup(key))) {
+        c->next = rtmap_get(&kt->chosen, h);
+        if (rtmap_put(&kt->chosen, h, c))
+            free(c->key), c->key = NULL;
+    }
+    int ok = c && c->key;
+    if (ok) {
+        free(c->vals);
+        c->vals = copy, c->nvals = n;
+    }
+    pthread_mutex_unlock(&kt->lock);
+    if (!ok) {
+        free(c);
+        free(copy);
+        return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "tuning: out of memory");
+    }
+    return TILE_OK;
+}
+
+/* Overrides the resolved consts with the key's choice; 1 if the key had one. */
+static int choice_apply(KTune *kt, const char *key, ConstBinding *c, int n)
+{
+    uint64_t h = rt_hash64(key, strlen(key));
+    pthread_mutex_lock(&kt->lock);
+    Choice *ch = choice_find(kt, key, h);
+    for (int i = 0; ch && i < ch->nvals; i++)
+        for (int j = 0; j < n; j++)
+            if (!strcmp(c[j].name, ch->vals[i].name))
+                c[j].value = ch->vals[i].value;
+    pthread_mutex_unlock(&kt->lock);
+    return ch != NULL;
+}
+
+/* ---- keys and configurations ---- */
+
+static int pinned(const KTune *kt, const tile_Const *given, int ngiven)
+{
+    for (int p = 0; p < kt->space.nparams; p++) {
+        int found = 0;
+        for (int g = 0; g < ngiven && !found; g++)
+            found = !strcmp(given[g].name, kt->space.params[p].name);
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+/* The tuning key over resolved consts and integer scalar args (in `a`). */
+static char *launch_key(tile_Kernel *k, const ConstBinding *c, int n, const tile_Arg *args,
+                        Arena *a)
+{
+    ConstBinding vals[MAX_VALS];
+    int nv = 0;
+    for (int i = 0; i < n && nv < MAX_VALS; i++)
+        vals[nv++] = c[i];
+    for (int i = 0; i < k->nparams && nv < MAX_VALS; i++)
+        if (!k->params[i].is_ptr && args[i].kind == TILE_ARG_INT)
+            vals[nv++] = (ConstBinding){ k->params[i].name, args[i].v.i };
+    Diags d;
+    diags_init(&d, a);
+    char *key = space_key(k->func, vals, nv, a, &d);
+    if (!key) {
+        char *text = diags_render_all(&d, a);
+        rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "launch of '%s': no tuning key: %s",
+                 k->func->name, text ? text : "");
+    }
+    return key;
+}
+
+/* A configuration string from the cache as values of the current space; -1 when it does
+ * not fit it (a parameter or candidate no longer listed). */
+static int parse_config(const KTune *kt, const char *config, ConstBinding *out)
+{
+    const char *names[64];
+    long long vals[64];
+    char *storage = NULL;
+    int n = tcache_config_parse(config, names, vals, 64, &storage), ok = n >= 0;
+    for (int p = 0; ok && p < kt->space.nparams; p++) {
+        const TuneParam *tp = &kt->space.params[p];
+        int found = 0;
+        for (int i = 0; i < n && !found; i++)
+            if (!strcmp(names[i], tp->name))
+                for (int v = 0; v < tp->nvalues && !found; v++)
+                    found = tp->values[v] == vals[i];
+        for (int i = 0; i < n; i++)
+            if (!strcmp(names[i], tp->name))
+                out[p] = (ConstBinding){ tp->name, vals[i] };
+        ok = found;
+    }
+    free(storage);
+    return ok ? kt->space.nparams : -1;
+}
+
+/* The first configuration the constraints allow (defaults when there is none). */
+static int fallback_config(tile_Kernel *k, KTune *kt, const tile_Arg *args,
+                           const ConstBinding *c, int n, ConstBinding *out, Arena *a)
+{
+    ConstBinding fixed[MAX_VALS];
+    int nf = 0;
+    for (int i = 0; i < n && nf < MAX_VALS; i++) {
+        int tuned = 0;
+        for (int p = 0; p < kt->space.nparams; p++)
+            tuned |= !strcmp(kt->space.params[p].name, c[i].name);
+        if (!tuned)
+            fixed[nf++] = c[i];
+    }
+    for (int i = 0; i < k->nparams && nf < MAX_VALS; i++)
+        if (!k->params[i].is_ptr && args[i].kind == TILE_ARG_INT)
+            fixed[nf++] = (ConstBinding){ k->params[i].name, args[i].v.i };
+    Diags d;
+    diags_init(&d, a);
+    TuneConfig *cfgs;
+    int m = space_enumerate(&kt->space, fixed, nf, a, &d, &cfgs, NULL);
+    if (m <= 0)
+        return 0;
+    memcpy(out, cfgs[0].values, sizeof *out * (size_t)cfgs[0].nvalues);
+    return cfgs[0].nvalues;
+}
+
+/* ---- the slow path: a key this process has not seen ---- */
+
+typedef struct Miss {
+    tile_Kernel *k;
+    KTune *kt;
+    const char *key;
+    const tile_Arg *args;
+    const tile_Const *given;
+    int ngiven;
+    const unsigned *grid;
+    Arena *a;
+} Miss;
+
+static tile_Status from_tuning(Miss *m, ConstBinding *out, int *n, double *ms)
+{
+    TuneRequest req = { .k = m->k, .kt = m->kt, .args = m->args, .given = m->given,
+                        .ngiven = m->ngiven, .grid = m->grid, .key = m->key };
+    tile_TuneReport rep;
+    tile_Status st = tune_run(&req, m->a, &rep);
+    if (st != TILE_OK || rep.best < 0)
+        return st;
+    *ms = rep.results[rep.best].ms;
+    *n = parse_config(m->kt, rep.results[rep.best].config, out);
+    return TILE_OK;
+}
+
+static tile_Status resolve_miss(Miss *m, tile_Tuning mode, const ConstBinding *c, int nc)
+{
+    tile_Context *ctx = m->k->mod->ctx;
+    TCache *tc = kt_cache(m->k, m->kt);
+    const char *best = tc ? tcache_best(tc, m->key) : NULL;
+    ConstBinding vals[64];
+    int n = best ? parse_config(m->kt, best, vals) : -1;
+    Source src = SRC_CACHE;
+    double ms = 0;
+    TResult r;
+    tile_Status st = TILE_OK;
+    if (n >= 0 && tcache_get(tc, m->key, best, &r))
+        ms = r.ms;
+    if (n < 0 && mode == TILE_TUNING_AUTO) {
+        src = SRC_TUNED;
+        if ((st = from_tuning(m, vals, &n, &ms)) != TILE_OK)
+            return st;
+    }
+    if (n < 0) {
+        src = SRC_FALLBACK;
+        n = fallback_config(m->k, m->kt, m->args, c, nc, vals, m->a);
+    }
+    static const char *const what[] = { "tuned", "cache", "fallback" };
+    char *cfg = n > 0 ? NULL : "defaults";
+    const char *names[64];
+    long long v[64];
+    for (int i = 0; i < n; i++)
+        names[i] = vals[i].name, v[i] = vals[i].value;
+    char *s = n > 0 ? tcache_config_string(names, v, n) : NULL;
+    print_choice(ctx, "tile: autotuning: '%s' key '%s' -> %s (%s%s%.4f ms)", m->k->func->name,
+                 m->key, s ? s : cfg ? cfg : "?", what[src], src == SRC_FALLBACK ? ", " : ": ",
+                 ms);
+    free(s);
+    return choice_set(ctx, m->kt, m->key, vals, n);
+}
+
+tile_Status rt_tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *given,
+                           int ngiven, ConstBinding *c, int n, const unsigned *grid, Arena *a)
+{
+    KTune *kt = kt_get(k);
+    if (!kt || !kt->ntuned || pinned(kt, given, ngiven))
+        return TILE_OK;
+    tile_Tuning mode = mode_of(k->mod->ctx);
+    if (mode == TILE_TUNING_OFF)
+        return TILE_OK;
+    char *key = launch_key(k, c, n, args, a);
+    if (!key)
+        return TILE_ERROR_INVALID_ARGUMENT;
+    if (choice_apply(kt, key, c, n))
+        return TILE_OK;
+    Miss m = { k, kt, key, args, given, ngiven, grid, a };
+    pthread_mutex_lock(&kt->tune_lock);
+    tile_Status st = TILE_OK;
+    if (!choice_apply(kt, key, c, n) && (st = resolve_miss(&m, mode, c, n)) == TILE_OK)
+        choice_apply(kt, key, c, n);
+    pthread_mutex_unlock(&kt->tune_lock);
+    return st;
+}
+
+/* ---- tile_tune ---- */
+
+static tile_Status tune_now(tile_Kernel *k, KTune *kt, const tile_Arg *args,
+                            const tile_Const *consts, int nconsts, const tile_TuneOptions *o,
+                            const tile_TuneReport **out)
+{
+    tile_Context *ctx = k->mod->ctx;
+    Arena *a = arena_new();
+    tile_TuneReport *rep = a ? arena_alloc(a, sizeof *rep) : NULL;
+    if (!rep) {
+        arena_free(a);
+        return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_tune: out of memory");
+    }
+    Diags d;
+    diags_init(&d, a);
+    ConstBinding given[MAX_VALS], c[MAX_VALS];
+    for (int i = 0; i < nconsts && i < MAX_VALS; i++)
+        given[i] = (ConstBinding){ consts[i].name, consts[i].value };
+    int n = tc_resolve_consts(k->func, given, nconsts, c, MAX_VALS, a, &d);
+    char *key = n < 0 ? NULL : launch_key(k, c, n, args, a);
+    tile_Status st = TILE_ERROR_INVALID_ARGUMENT;
+    if (n < 0)
+        rt_error(ctx, st, "tile_tune of '%s': cannot resolve const parameters", k->func->name);
+    TuneRequest req = { .k = k, .kt = kt, .args = args, .given = consts, .ngiven = nconsts,
+                        .key = key, .force = o->force, .reps = o->reps, .samples = o->samples,
+                        .budget_s = o->budget_s, .progress = o->progress, .user = o->user };
+    ConstBinding vals[64];
+    if (key && (kt_cache(k, kt), st = tune_run(&req, a, rep)) == TILE_OK && rep->best >= 0) {
+        int nv = parse_config(kt, rep->results[rep->best].config, vals);
+        st = nv < 0 ? TILE_OK : choice_set(ctx, kt, key, vals, nv);
+    }
+    arena_free(kt->report_arena);
+    kt->report_arena = a;
+    if (out)
+        *out = rep;
+    return st;
+}
+
+tile_Status tile_tune(tile_Kernel *k, const tile_Arg *args, int nargs, const tile_Const *consts,
+                      int nconsts, const tile_TuneOptions *opts, const tile_TuneReport **report)
+{
+    if (!k)
+        return TILE_ERROR_INVALID_ARGUMENT;
+    tile_Context *ctx = k->mod->ctx;
+    if (nargs < 0 || (nargs && !args) || nconsts < 0 || (nconsts && !consts))
+        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_tune: bad args or consts");
+    tile_Status st = rt_args_check(k, args, nargs);
+    if (st != TILE_OK)
+        return st;
+    KTune *kt = kt_get(k);
+    if (!kt)
+        return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_tune: out of memory");
+    if (!kt->ntuned)
+        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_tune: '%s' has no @tune",
+                        k->func->name);
+    tile_TuneOptions none = { 0 };
+    pthread_mutex_lock(&kt->tune_lock);
+    st = tune_now(k, kt, args, consts, nconsts, opts ? opts : &none, report);
+    pthread_mutex_unlock(&kt->tune_lock);
+    return st;
+}
