@@ -98,5 +98,6 @@ TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], doubl
                             double *ms, char *reason, size_t cap, int *fatal);
 
 double tune_now_ms(void);
+long tune_timings(void); /* tune_time_config calls in this process (for tests) */
 
 #endif

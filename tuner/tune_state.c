@@ -113,6 +113,36 @@ void rt_tune_free(tile_Kernel *k)
     atomic_store(&k->tune, NULL);
 }
 
+/* The hash that keys a kernel's tuning file: the module's source without its @tune and
+ * @constraint annotations, so that editing candidate lists keeps the results of the
+ * configurations that stay (they time the same code). */
+static uint64_t source_hash(const char *text, size_t len)
+{
+    char *copy = malloc(len + 1);
+    size_t n = 0;
+    if (!copy)
+        return rt_hash64(text, len);
+    for (size_t i = 0; i < len;) {
+        size_t skip = !strncmp(text + i, "@tune", 5) ? 5
+                    : !strncmp(text + i, "@constraint", 11) ? 11 : 0;
+        if (!skip) {
+            copy[n++] = text[i++];
+            continue;
+        }
+        i += skip;
+        for (int depth = 0; i < len; i++) { /* to the closing parenthesis */
+            depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+            if (depth == 0 && text[i] == ')') {
+                i++;
+                break;
+            }
+        }
+    }
+    uint64_t h = rt_hash64(copy, n);
+    free(copy);
+    return h;
+}
+
 /* The tuning cache file of this kernel on this device (opened once). */
 static TCache *kt_cache(tile_Kernel *k, KTune *kt)
 {
@@ -122,7 +152,7 @@ static TCache *kt_cache(tile_Kernel *k, KTune *kt)
     const BackendOps *ops = ctx->ops;
     char hash[32], warning[512] = "";
     snprintf(hash, sizeof hash, "%016llx",
-             (unsigned long long)rt_hash64(k->mod->file.text, k->mod->file.len));
+             (unsigned long long)source_hash(k->mod->file.text, k->mod->file.len));
     TCacheMeta meta = { k->func->name, hash, TILE_COMPILER_VERSION, ops->device_name(ctx->dev),
                         ops->arch(ctx->dev),
                         ops->driver_version ? ops->driver_version(ctx->dev) : "" };
@@ -323,16 +353,15 @@ static tile_Status resolve_miss(Miss *m, tile_Tuning mode, const ConstBinding *c
         src = SRC_FALLBACK;
         n = fallback_config(m->k, m->kt, m->args, c, nc, vals, m->a);
     }
-    static const char *const what[] = { "tuned", "cache", "fallback" };
-    char *cfg = n > 0 ? NULL : "defaults";
     const char *names[64];
     long long v[64];
     for (int i = 0; i < n; i++)
         names[i] = vals[i].name, v[i] = vals[i].value;
-    char *s = n > 0 ? tcache_config_string(names, v, n) : NULL;
-    print_choice(ctx, "tile: autotuning: '%s' key '%s' -> %s (%s%s%.4f ms)", m->k->func->name,
-                 m->key, s ? s : cfg ? cfg : "?", what[src], src == SRC_FALLBACK ? ", " : ": ",
-                 ms);
+    char *s = n > 0 ? tcache_config_string(names, v, n) : NULL, when[64];
+    snprintf(when, sizeof when, src == SRC_FALLBACK ? "fallback: the key is not in the cache"
+                                : "%s: %.4f ms", src == SRC_TUNED ? "tuned" : "cache", ms);
+    print_choice(ctx, "tile: autotuning: '%s' key '%s' -> %s (%s)", m->k->func->name, m->key,
+                 s ? s : "defaults", when);
     free(s);
     return choice_set(ctx, m->kt, m->key, vals, n);
 }

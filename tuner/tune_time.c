@@ -2,6 +2,7 @@
  * while tuning goes through here: the @reset / @restore buffers, pruning by device limits,
  * and tune_time_config (warm-up, L2 flush, device-event timing, median). Isolating faults in
  * a worker process means replacing tune_time_config. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,10 @@
 #include "tune.h"
 
 enum { MAX_REPS = 1000, SLOW_FACTOR = 20 };
+
+static atomic_long n_timed;
+
+long tune_timings(void) { return atomic_load(&n_timed); }
 
 double tune_now_ms(void)
 {
@@ -185,6 +190,7 @@ TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], doubl
     double t[MAX_REPS], warm, spent = 0;
     int reps = b->reps < 1 ? 1 : b->reps > MAX_REPS ? MAX_REPS : b->reps, n = 0;
     *fatal = 0;
+    atomic_fetch_add(&n_timed, 1);
     if (s->nparams > 256 || rt_args_pack(b->k, s, b->args, slots, ptrs) != TILE_OK)
         return failed(b, "packing arguments", tile_error(b->ctx), reason, cap, fatal);
     if (run_once(b, s, grid, ptrs, &warm, err) != TILE_OK)

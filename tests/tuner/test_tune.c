@@ -1,0 +1,393 @@
+/* test_tune.c: the tuning engine and its use by tile_launch, on the CPU backend: a tuning
+ * picks and stores a configuration, a second context reuses it without timing, editing the
+ * candidate list times only the new ones, a failing configuration is recorded and skipped,
+ * @reset/@restore, serving mode, pinning, TILE_PRINT_AUTOTUNING, random sampling, parallel
+ * compiles. `test_tune NAME` runs one test; the cache lives in a mkdtemp directory. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tune.h"
+
+#define CHECK(cond) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            return 1; \
+        } \
+    } while (0)
+#define OK(ctx, call) \
+    do { \
+        tile_Status st_ = (call); \
+        if (st_ != TILE_OK) { \
+            fprintf(stderr, "%s:%d: %s: %d: %s\n", __FILE__, __LINE__, #call, (int)st_, \
+                    tile_error(ctx)); \
+            return 1; \
+        } \
+    } while (0)
+
+enum { N = 1000 };
+
+/* out[i] = 2 * x[i]; BLOCK 2^21 does not compile (a tile of more than 2^20 elements). */
+static const char *SCALE =
+    "@grid(cdiv(n, BLOCK))\n"
+    "@tune(BLOCK = [%s])\n"
+    "@key(n: pow2)\n"
+    "kernel scale(x: *f32, out: *f32, n: i32, const BLOCK: i32 = 16) {\n"
+    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    store(out + offs, load(x + offs, mask=offs < n) * 2.0, mask=offs < n);\n"
+    "}\n";
+
+/* acc[i] += x[i]: wrong after several timed runs unless the tuner resets / restores acc. */
+static const char *ACCUM =
+    "@grid(cdiv(n, BLOCK))\n"
+    "@tune(BLOCK = [16, 32, 64])\n"
+    "@%s(acc)\n"
+    "kernel accum(x: *f32, acc: *f32, n: i32, const BLOCK: i32 = 16) {\n"
+    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    let m = offs < n;\n"
+    "    store(acc + offs, load(acc + offs, mask=m) + load(x + offs, mask=m), mask=m);\n"
+    "}\n";
+
+typedef struct Fixture {
+    tile_Context *ctx;
+    tile_Module *mod;
+    tile_Kernel *k;
+    tile_DevPtr x, out;
+    tile_Arg args[3];
+    char log[8192];
+} Fixture;
+
+static void on_log(void *user, const char *msg)
+{
+    Fixture *f = user;
+    size_t n = strlen(f->log);
+    snprintf(f->log + n, sizeof f->log - n, "%s\n", msg);
+}
+
+static int open_src(Fixture *f, const char *fmt, const char *arg, const char *kernel)
+{
+    char src[2048];
+    memset(f, 0, sizeof *f);
+    snprintf(src, sizeof src, fmt, arg);
+    OK(NULL, tile_context_open(TILE_BACKEND_CPU, &f->ctx));
+    tile_set_log(f->ctx, on_log, f);
+    tile_set_tuning(f->ctx, TILE_TUNING_AUTO);
+    OK(f->ctx, tile_module_load_string(f->ctx, "test.tile", src, &f->mod));
+    OK(f->ctx, tile_kernel_get(f->mod, kernel, &f->k));
+    float x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)i;
+    OK(f->ctx, tile_malloc(f->ctx, sizeof x, &f->x));
+    OK(f->ctx, tile_malloc(f->ctx, sizeof x, &f->out));
+    OK(f->ctx, tile_copy_to_device(f->ctx, f->x, x, sizeof x));
+    OK(f->ctx, tile_memset(f->ctx, f->out, 0, sizeof x));
+    f->args[0] = tile_ptr(f->x), f->args[1] = tile_ptr(f->out), f->args[2] = tile_i32(N);
+    return 0;
+}
+
+static void close_fx(Fixture *f)
+{
+    if (f->ctx)
+        tile_context_close(f->ctx);
+    f->ctx = NULL;
+}
+
+static int out_is(Fixture *f, float factor)
+{
+    float out[N];
+    if (tile_copy_to_host(f->ctx, out, f->out, sizeof out) != TILE_OK)
+        return 0;
+    for (int i = 0; i < N; i++)
+        if (out[i] != factor * (float)i) {
+            fprintf(stderr, "out[%d] = %g, expected %g\n", i, out[i], factor * (float)i);
+            return 0;
+        }
+    return 1;
+}
+
+static char cache_root[64];
+
+/* A fresh tuning cache directory for each test. */
+static void fresh_cache(const char *name)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/%s", cache_root, name);
+    setenv("TILE_CACHE_DIR", dir, 1);
+}
+
+static int test_tune_and_reuse(void)
+{
+    Fixture f;
+    fresh_cache("reuse");
+    if (open_src(&f, SCALE, "16, 32, 64", "scale"))
+        return 1;
+    long t0 = tune_timings();
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    CHECK(tune_timings() - t0 == 3);
+    CHECK(out_is(&f, 2));
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0)); /* the fast path: nothing more timed */
+    CHECK(tune_timings() - t0 == 3);
+    close_fx(&f);
+    /* a second context (as another process would) reads the choice from the cache */
+    if (open_src(&f, SCALE, "16, 32, 64", "scale"))
+        return 1;
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    CHECK(tune_timings() - t0 == 3);
+    CHECK(out_is(&f, 2));
+    close_fx(&f);
+    return 0;
+}
+
+static int test_edit_candidates(void)
+{
+    Fixture f;
+    fresh_cache("edit");
+    if (open_src(&f, SCALE, "16, 32", "scale"))
+        return 1;
+    long t0 = tune_timings();
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    CHECK(tune_timings() - t0 == 2);
+    close_fx(&f);
+    if (open_src(&f, SCALE, "16, 32, 128", "scale")) /* one new candidate */
+        return 1;
+    const tile_TuneReport *rep;
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, NULL, &rep));
+    CHECK(tune_timings() - t0 == 3);
+    CHECK(rep->total == 3 && rep->cached == 2 && rep->timed == 1 && rep->best >= 0);
+    close_fx(&f);
+    return 0;
+}
+
+static int test_compile_failure(void)
+{
+    Fixture f;
+    fresh_cache("fail");
+    if (open_src(&f, SCALE, "16, 2097152, 32", "scale"))
+        return 1;
+    const tile_TuneReport *rep;
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, NULL, &rep));
+    CHECK(rep->total == 3 && rep->timed == 2 && rep->failed == 1);
+    const tile_TuneResult *bad = &rep->results[rep->nresults - 1];
+    printf("failed: %s: %s\n", bad->config, bad->reason);
+    CHECK(bad->status == TILE_TUNE_FAILED && strstr(bad->config, "2097152"));
+    CHECK(strstr(bad->reason, "error: "));
+    CHECK(rep->best == 0 && rep->results[0].status == TILE_TUNE_OK);
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    CHECK(out_is(&f, 2));
+    close_fx(&f);
+    return 0;
+}
+
+static int accum_case(const char *ann)
+{
+    Fixture f;
+    fresh_cache(ann);
+    if (open_src(&f, ACCUM, ann, "accum"))
+        return 1;
+    if (!strcmp(ann, "restore")) { /* acc starts at x: after the launch it must be 2x */
+        float x[N];
+        OK(f.ctx, tile_copy_to_host(f.ctx, x, f.x, sizeof x));
+        OK(f.ctx, tile_copy_to_device(f.ctx, f.out, x, sizeof x));
+    }
+    long t0 = tune_timings();
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    CHECK(tune_timings() - t0 == 3);
+    CHECK(out_is(&f, !strcmp(ann, "restore") ? 2 : 1)); /* one launch's effect, not many */
+    close_fx(&f);
+    return 0;
+}
+
+static int test_reset(void) { return accum_case("reset"); }
+static int test_restore(void) { return accum_case("restore"); }
+
+static int test_reset_foreign_pointer(void)
+{
+    Fixture f;
+    fresh_cache("foreign");
+    if (open_src(&f, ACCUM, "reset", "accum"))
+        return 1;
+    static float host[N];
+    f.args[1] = tile_ptr((tile_DevPtr)(uintptr_t)host); /* not from tile_malloc */
+    CHECK(tile_launch(f.k, f.args, 3, NULL, 0) == TILE_ERROR_INVALID_ARGUMENT);
+    printf("%s\n", tile_error(f.ctx));
+    CHECK(strstr(tile_error(f.ctx), "not allocated by tile_malloc"));
+    close_fx(&f);
+    return 0;
+}
+
+static int test_serving_mode(void)
+{
+    Fixture f;
+    fresh_cache("serving");
+    if (open_src(&f, SCALE, "64, 16, 32", "scale"))
+        return 1;
+    tile_set_tuning(f.ctx, TILE_TUNING_CACHED);
+    long t0 = tune_timings();
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    CHECK(tune_timings() == t0);
+    CHECK(out_is(&f, 2));
+    printf("%s", f.log);
+    CHECK(strstr(f.log, "BLOCK=64 (fallback"));
+    char *first = strstr(f.log, "fallback");
+    CHECK(first && !strstr(first + 1, "fallback"));
+    close_fx(&f);
+    return 0;
+}
+
+static int test_pinning(void)
+{
+    Fixture f;
+    fresh_cache("pin");
+    if (open_src(&f, SCALE, "16, 32, 64", "scale"))
+        return 1;
+    long t0 = tune_timings();
+    tile_Const pin[] = { { "BLOCK", 32 } };
+    OK(f.ctx, tile_launch(f.k, f.args, 3, pin, 1));
+    CHECK(tune_timings() == t0);
+    CHECK(out_is(&f, 2));
+    close_fx(&f);
+    return 0;
+}
+
+static int test_print_autotuning(void)
+{
+    Fixture f;
+    fresh_cache("print");
+    if (open_src(&f, SCALE, "16, 32", "scale"))
+        return 1;
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    close_fx(&f);
+    printf("%s", f.log);
+    CHECK(strstr(f.log, "tile: autotuning: 'scale' key 'n=1024;' -> BLOCK="));
+    CHECK(strstr(f.log, "(tuned: "));
+    if (open_src(&f, SCALE, "16, 32", "scale"))
+        return 1;
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    printf("%s", f.log);
+    CHECK(strstr(f.log, "(cache: "));
+    close_fx(&f);
+    return 0;
+}
+
+static int sample_once(const char *dir, char *chosen, size_t cap)
+{
+    Fixture f;
+    fresh_cache(dir);
+    if (open_src(&f, SCALE, "8, 16, 32, 64, 128, 256, 512, 1024", "scale"))
+        return 1;
+    tile_TuneOptions o = { .samples = 3 };
+    const tile_TuneReport *rep;
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, &o, &rep));
+    CHECK(rep->total == 8 && rep->timed == 3 && rep->skipped == 5);
+    size_t n = 0;
+    for (int i = 0; i < rep->nresults; i++)
+        if (rep->results[i].status == TILE_TUNE_OK)
+            n += (size_t)snprintf(chosen + n, cap - n, "%d ", rep->results[i].index);
+    close_fx(&f);
+    return 0;
+}
+
+static int test_random_sampling(void)
+{
+    char a[256], b[256];
+    if (sample_once("sample1", a, sizeof a) || sample_once("sample2", b, sizeof b))
+        return 1;
+    printf("sampled (indices): %s / %s\n", a, b);
+    /* the same key samples the same configurations (in whatever timing order) */
+    int ia[8] = { 0 }, ib[8] = { 0 }, v;
+    for (char *s = a; sscanf(s, "%d", &v) == 1; s = strchr(s, ' ') + 1)
+        ia[v] = 1;
+    for (char *s = b; sscanf(s, "%d", &v) == 1; s = strchr(s, ' ') + 1)
+        ib[v] = 1;
+    CHECK(!memcmp(ia, ib, sizeof ia));
+    return 0;
+}
+
+/* 8 specializations compiled at once on 8 threads (run under TSan to check for races). */
+static int test_parallel_compile(void)
+{
+    Fixture f;
+    fresh_cache("parallel");
+    setenv("TILE_TUNE_THREADS", "8", 1);
+    setenv("TILE_NO_DISK_CACHE", "1", 1);
+    if (open_src(&f, SCALE, "8, 16, 32, 64, 128, 256, 512, 1024", "scale"))
+        return 1;
+    long c0 = rt_stats().compiles;
+    const tile_TuneReport *rep;
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, NULL, &rep));
+    printf("compiled %ld on %d threads: wall %.3f s, cpu %.3f s\n", rt_stats().compiles - c0,
+           rep->threads, rep->compile_wall_s, rep->compile_cpu_s);
+    CHECK(rt_stats().compiles - c0 == 8 && rep->threads == 8 && rep->timed == 8);
+    for (int i = 0; i < 8; i++)
+        CHECK(rep->results[i].status == TILE_TUNE_OK);
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    CHECK(out_is(&f, 2));
+    unsetenv("TILE_TUNE_THREADS");
+    unsetenv("TILE_NO_DISK_CACHE");
+    close_fx(&f);
+    return 0;
+}
+
+/* Off (the CPU backend's default): the first candidate, nothing timed. */
+static int test_off(void)
+{
+    Fixture f;
+    fresh_cache("off");
+    if (open_src(&f, SCALE, "16, 32", "scale"))
+        return 1;
+    tile_set_tuning(f.ctx, TILE_TUNING_OFF);
+    long t0 = tune_timings();
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    CHECK(tune_timings() == t0 && out_is(&f, 2));
+    close_fx(&f);
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(void);
+} tests[] = {
+    { "reuse", test_tune_and_reuse },
+    { "edit_candidates", test_edit_candidates },
+    { "compile_failure", test_compile_failure },
+    { "reset", test_reset },
+    { "restore", test_restore },
+    { "reset_foreign_pointer", test_reset_foreign_pointer },
+    { "serving", test_serving_mode },
+    { "pinning", test_pinning },
+    { "print", test_print_autotuning },
+    { "random_sampling", test_random_sampling },
+    { "parallel_compile", test_parallel_compile },
+    { "off", test_off },
+};
+
+int main(int argc, char **argv)
+{
+    snprintf(cache_root, sizeof cache_root, "/tmp/tile-tune-test-XXXXXX");
+    if (!mkdtemp(cache_root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("TILE_PRINT_AUTOTUNING", "1", 1); /* read once per process; logs go to f->log */
+    int ran = 0, failed = 0;
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        if (argc > 1 && strcmp(argv[1], tests[i].name))
+            continue;
+        int rc = tests[i].fn();
+        printf("%s: %s\n", tests[i].name, rc == 0 ? "ok" : "FAILED");
+        ran++;
+        failed += rc != 0;
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_root);
+    if (system(cmd) != 0)
+        fprintf(stderr, "test_tune: could not remove %s\n", cache_root);
+    if (!ran) {
+        fprintf(stderr, "test_tune: no test named '%s'\n", argc > 1 ? argv[1] : "");
+        return 2;
+    }
+    return failed != 0;
+}
