@@ -2,6 +2,7 @@
  *   tilec check FILE             diagnostics, and every kernel specialized with its defaults
  *   tilec emit FILE --emit=STAGE print one stage (tokens, ast, tir, llvm, ptx, asm, obj)
  *   tilec run FILE:KERNEL ...    launch with random inputs and time it (compiler/tilec_run.c)
+ *   tilec tune FILE:KERNEL ...   tune it for the given sizes (compiler/tilec_tune.c)
  *   tilec list FILE              the kernels of a file and their parameters
  *   tilec cache SUBCOMMAND       the tuning cache: list, show, clear, export, import
  *                                (compiler/tilec_cache.c)
@@ -23,6 +24,8 @@ static const char *const HELP =
     "  emit FILE [--emit=STAGE]   stop after a stage and print it (default: tir)\n"
     "  run FILE[:KERNEL] [NAME=VALUE ...]\n"
     "                             run a kernel on random inputs and time it\n"
+    "  tune FILE[:KERNEL] [NAME=VALUE ...]\n"
+    "                             tune a kernel's @tune space for the key of these sizes\n"
     "  list FILE                  print the kernels of a file and their parameters\n"
     "  cache list|show|clear|export|import\n"
     "                             the tuning cache (see 'Subcommands of cache')\n"
@@ -52,6 +55,14 @@ static const char *const HELP =
     "  --seed=N                   seed of the random inputs (default 1)\n"
     "  --check                    also run on the CPU backend and compare every buffer\n"
     "  Lines `// run: NAME=VALUE ...` (or `// run KERNEL: ...`) in the source give defaults.\n"
+    "\n"
+    "Options of tune (and those of run but --check; -D values are fixed, not tuned):\n"
+    "  --reps=N                   timed runs per configuration (default 10 on GPUs, 3 on CPU)\n"
+    "  --budget=SECONDS           stop timing new configurations after this long\n"
+    "  --samples=N                random search: time N configurations (chosen by the key)\n"
+    "  --force                    re-time configurations the tuning cache has results for\n"
+    "  --top=N                    rows of the ranked table (default 10)\n"
+    "  Progress goes to stderr; results to the tuning cache ($TILE_CACHE_DIR/tuning).\n"
     "\n"
     "Subcommands of cache (each takes --dir=DIR: default $TILE_CACHE_DIR, else\n"
     "$XDG_CACHE_HOME/tile, else ~/.cache/tile; tuning files live in DIR/tuning):\n"
@@ -506,6 +517,8 @@ int main(int argc, char **argv)
         return cmd_emit(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0)
         return tilec_cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "tune") == 0)
+        return tilec_cmd_tune(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)
         return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "cache") == 0)

@@ -4,6 +4,7 @@
 #define TILEC_H
 #include <stdint.h>
 #include "driver.h"
+#include "tile.h"
 
 enum { TILEC_MAX_DEFS = 64 };
 
@@ -36,6 +37,25 @@ int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out);
 const char *tilec_opt_value(int argc, char **argv, int *i, const char *name);
 
 int tilec_cmd_run(int argc, char **argv);
+int tilec_cmd_tune(int argc, char **argv); /* compiler/tilec_tune.c */
+
+/* A kernel ready to launch as `tilec run` sets it up (compiler/tilec_run.c): FILE:KERNEL,
+ * NAME=VALUE, -D, --backend, --elems, --seed, --reps parsed from argv; buffers allocated and
+ * filled with random values. */
+typedef struct TilecSession {
+    tile_Context *ctx;
+    tile_Kernel *k;
+    const char *file, *kernel;
+    const tile_Arg *args;
+    int nargs;
+    const tile_Const *consts;
+    int nconsts;
+    long reps; /* --reps, 0 when not given */
+    void *priv;
+} TilecSession;
+/* 0, or -1 after printing why (usage errors exit 2). Close it either way. */
+int tilec_session_open(int argc, char **argv, TilecSession *s);
+void tilec_session_close(TilecSession *s);
 int tilec_cmd_cache(int argc, char **argv); /* compiler/tilec_cache.c */
 
 #endif

@@ -27,7 +27,7 @@ typedef struct RunOpts {
     const char *file, *kernel, *backend;
     long elems, reps;
     unsigned long seed;
-    int check;
+    int check, reps_set;
     ConstBinding defs[TILEC_MAX_DEFS];
     int ndefs;
     Value vals[MAX_VALUES];
@@ -250,7 +250,7 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
         } else if ((v = tilec_opt_value(argc, argv, &i, "--backend")))
             o->backend = v;
         else if ((v = tilec_opt_value(argc, argv, &i, "--reps")))
-            o->reps = parse_long(v, "--reps");
+            o->reps = parse_long(v, "--reps"), o->reps_set = 1;
         else if ((v = tilec_opt_value(argc, argv, &i, "--elems")))
             o->elems = parse_long(v, "--elems");
         else if ((v = tilec_opt_value(argc, argv, &i, "--seed")))
@@ -724,6 +724,19 @@ static const Func *find_kernel(RunOpts *o, const Module *m, Arena *a)
     return f;
 }
 
+/* `// run:` hints first, so that the command line (added later) wins in value_find. */
+static void values_load(RunOpts *o, const char *text, const Func *f, Arena *a)
+{
+    int ncl = o->nvals;
+    Value saved[MAX_VALUES];
+    memcpy(saved, o->vals, sizeof(Value) * (size_t)ncl);
+    o->nvals = 0;
+    values_from_hints(o, text, f->name, a);
+    for (int i = 0; i < ncl && o->nvals < MAX_VALUES; i++)
+        o->vals[o->nvals++] = saved[i];
+    values_resolve(o);
+}
+
 int tilec_cmd_run(int argc, char **argv)
 {
     Arena *a = arena_new();
@@ -739,21 +752,83 @@ int tilec_cmd_run(int argc, char **argv)
         goto out;
     const Func *f = src.module ? find_kernel(o, src.module, a) : NULL;
     if (f) {
-        /* hints first, so that the command line (added later) wins in value_find */
-        RunOpts *cl = o;
-        int ncl = cl->nvals;
-        Value saved[MAX_VALUES];
-        memcpy(saved, cl->vals, sizeof(Value) * (size_t)ncl);
-        cl->nvals = 0;
-        values_from_hints(cl, src.text, f->name, a);
-        for (int i = 0; i < ncl && cl->nvals < MAX_VALUES; i++)
-            cl->vals[cl->nvals++] = saved[i];
-        values_resolve(cl);
-        rc = run_kernel(cl, f) == 0 ? EXIT_OK : EXIT_ERROR;
+        values_load(o, src.text, f, a);
+        rc = run_kernel(o, f) == 0 ? EXIT_OK : EXIT_ERROR;
     }
     tilec_source_free(&src);
 out:
     free(o);
     arena_free(a);
     return rc;
+}
+
+/* ---- a kernel ready to launch, for other subcommands (tilec_tune.c) ---- */
+
+typedef struct SessionPriv {
+    Arena *arena;
+    RunOpts opts;
+    Source src;
+    int src_loaded;
+    RunParam rps[MAX_PARAMS];
+    Runner r;
+} SessionPriv;
+
+static int session_setup(SessionPriv *p, TilecSession *s, const Func *f)
+{
+    RunOpts *o = &p->opts;
+    int n = 0;
+    if (f->nparams > MAX_PARAMS)
+        tilec_usage_error("kernel '%s' has too many parameters", f->name);
+    values_load(o, p->src.text, f, p->arena);
+    params_setup(o, f, p->rps, &n);
+    p->r = (Runner){.rps = p->rps, .n = n};
+    consts_collect(o, f, p->r.consts, &p->r.nconsts);
+    uint64_t seed = o->seed;
+    for (int i = 0; i < n; i++)
+        if (p->rps[i].is_ptr) {
+            if (!(p->rps[i].init = malloc(p->rps[i].bytes + 1))) {
+                tilec_error("out of memory for buffer '%s'", p->rps[i].p->name);
+                return -1;
+            }
+            fill_random(&p->rps[i], &seed);
+        }
+    if (runner_open(&p->r, backend_from_name(o->backend), o->file, o->kernel) != 0 ||
+        runner_upload(&p->r, 1) != 0)
+        return -1;
+    *s = (TilecSession){ p->r.ctx, p->r.k, o->file, o->kernel, p->r.args, n, p->r.consts,
+                         p->r.nconsts, o->reps_set ? o->reps : 0, p };
+    return 0;
+}
+
+int tilec_session_open(int argc, char **argv, TilecSession *s)
+{
+    SessionPriv *p = calloc(1, sizeof *p);
+    memset(s, 0, sizeof *s);
+    if (!p || !(p->arena = arena_new())) {
+        free(p);
+        tilec_error("out of memory");
+        return -1;
+    }
+    s->priv = p;
+    run_opts_parse(&p->opts, argc, argv, p->arena);
+    if (tilec_source_load(&p->src, p->opts.file) != 0)
+        return -1;
+    p->src_loaded = 1;
+    const Func *f = p->src.module ? find_kernel(&p->opts, p->src.module, p->arena) : NULL;
+    return f ? session_setup(p, s, f) : -1;
+}
+
+void tilec_session_close(TilecSession *s)
+{
+    SessionPriv *p = s->priv;
+    if (!p)
+        return;
+    runner_close(&p->r);
+    for (int i = 0; i < p->r.n; i++)
+        free(p->rps[i].init);
+    if (p->src_loaded)
+        tilec_source_free(&p->src);
+    arena_free(p->arena);
+    free(p);
+    s->priv = NULL;
 }
