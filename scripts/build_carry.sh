@@ -9,7 +9,7 @@ BUILD_DIR=build-static scripts/build.sh -DTILE_STATIC_LLVM=ON -DCMAKE_BUILD_TYPE
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-for b in tilec tests/exec/test_exec examples/embed; do
+for b in tilec tests/exec/test_exec examples/embed bench/launch_overhead; do
     strip -s -o "$stage/bin/$(basename "$b")" "build-static/$b"
 done
 # shared libraries outside glibc (libz3, libxml2, ...) travel along
