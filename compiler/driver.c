@@ -5,6 +5,7 @@
 #include <string.h>
 #include <llvm-c/Core.h>
 #include "analysis_axis.h"
+#include "check_registers.h"
 #include "codegen.h"
 #include "driver.h"
 #include "lower.h"
@@ -106,6 +107,7 @@ int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKe
     if (check_ir(k, 0, diags) || dump_tir(req, k, "specialize")) return -1;
 
     if (pass_assign_layouts(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "layout")) return -1;
+    if (check_registers(k, t->kind != TARGET_HOST, diags)) return -1;
     k->axis = axis_analyze(k); /* contiguity and alignment, for vector loads and stores */
     if (req->stop_after == STAGE_TIR) {
         if (req->dump && !req->dump_after_pass) tir_print(k, req->dump);

@@ -55,6 +55,8 @@ expect 1 "undefined name" -- "$tilec" check "$tmp/bad.tile"
 has "bad.tile:2:13: error" err "diagnostic location"
 expect 1 "shape error found by specialization" -- "$tilec" check "$tmp/shape.tile"
 expect 1 "no such kernel" -- "$tilec" emit --kernel=nope examples/add.tile
+expect 1 "a tile too large for the registers of a GPU thread" -- "$tilec" emit --emit=llvm --target=sm_90 -D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=1 bench/flash_tune.tile
+has "registers per thread with 1 warps" err "register check names the fix"
 for f in examples/*.tile tests/exec/*.tile; do
     expect 0 "check $f" -- "$tilec" check "$f"
 done

@@ -1,0 +1,45 @@
+/* check_registers.c: a cheap resource check after layout assignment, before LLVM. On GPU
+ * targets a tile value lives in its threads' registers; one whose share exceeds the 255
+ * registers a thread can have must spill to local memory, so such a specialization is
+ * rejected early with a hint (the tuner then drops it without paying for its compile). */
+#include "check_registers.h"
+#include "layout.h"
+
+enum { MAX_REGS_PER_THREAD = 255 };
+
+/* Data tiles: floats, and whatever is loaded or a dot's result. Pointer, offset and mask
+ * tiles are left out: they are recomputed from bases and aranges rather than kept live. */
+static int is_data(const TirValue *v) {
+    TirOpcode c = v->def ? v->def->code : TIR_YIELD;
+    return et_is_float(v->type.elem) || c == TIR_LOAD || c == TIR_DOT;
+}
+
+/* 32-bit registers one thread needs for value v. */
+static int value_regs(const TirValue *v) {
+    if (!v->layout || v->layout->kind == LAYOUT_SCALAR || !is_data(v)) return 1;
+    int per_thread = layout_regs(v->layout, v->type.shape, v->type.rank);
+    int bytes = et_bytes(v->type.elem);
+    return (per_thread * bytes + 3) / 4;
+}
+
+static const TirValue *largest(const TirBlock *b, const TirValue *best) {
+    for (int i = 0; i < b->nargs; i++)
+        if (!best || value_regs(b->args[i]) > value_regs(best)) best = b->args[i];
+    for (const TirOp *op = b->first; op; op = op->next) {
+        for (int i = 0; i < op->nres; i++)
+            if (!best || value_regs(op->results[i]) > value_regs(best)) best = op->results[i];
+        for (int r = 0; r < op->nregions; r++) best = largest(op->regions[r], best);
+    }
+    return best;
+}
+
+int check_registers(const TirKernel *k, int gpu, Diags *d) {
+    if (!gpu) return 0;
+    const TirValue *v = largest(k->body, NULL);
+    if (!v || value_regs(v) <= MAX_REGS_PER_THREAD) return 0;
+    SrcLoc loc = v->def ? v->def->loc : (SrcLoc){0};
+    diag_error(d, loc, "tile %s needs %d registers per thread with %d warps (at most %d): "
+               "use more warps or smaller blocks", tir_type_str(k->arena, &v->type),
+               value_regs(v), k->num_warps, MAX_REGS_PER_THREAD);
+    return -1;
+}
