@@ -113,6 +113,7 @@ typedef struct CacheEntry {
     ElemKind *elems;
     void *image; /* loadable code (host object, cubin) */
     size_t image_size;
+    uint64_t code_hash; /* hash of the compiled code without its symbol name; 0: unknown */
 } CacheEntry;
 /* Fills `path` (PATH_MAX) with the cache file for this specialization; 0, or -1 when the
  * disk cache is disabled. */

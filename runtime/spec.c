@@ -287,6 +287,24 @@ static char *first_lines(Diags *d, Arena *a)
     return text;
 }
 
+/* Hash of compiled code with every occurrence of its symbol left out: specializations that
+ * differ only in consts the code does not use hash alike (the tuner times them once). */
+static uint64_t code_hash(const char *code, size_t size, const char *symbol)
+{
+    size_t slen = strlen(symbol), n = 0;
+    char *copy = malloc(size + 1);
+    if (!copy || !slen)
+        return free(copy), 0;
+    for (size_t i = 0; i < size;)
+        if (i + slen <= size && memcmp(code + i, symbol, slen) == 0)
+            i += slen;
+        else
+            copy[n++] = code[i++];
+    uint64_t h = rt_hash64(copy, n);
+    free(copy);
+    return h ? h : 1;
+}
+
 tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
                           const unsigned char *div16, const char *target, Arena *a,
                           CacheEntry *e, const char **reason)
@@ -324,6 +342,7 @@ tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
     }
     for (int i = 0; i < ck.nparams; i++)
         e->elems[i] = ck.params[i].elem;
+    e->code_hash = code_hash(ck.code, ck.code_size, ck.symbol);
     tile_Status st = ctx->ops->finalize(ctx->dev, ck.code, ck.code_size, ck.is_ptx, &e->image,
                                         &e->image_size, err);
     if (st != TILE_OK) {

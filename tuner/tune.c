@@ -2,13 +2,18 @@
  * enumerate (constraints see the caller's consts and scalar args) -> reuse the cache's
  * results -> sample (random search) -> compile in parallel -> load and prune what cannot fit
  * -> time the rest (within the time budget) -> store every result and the best, save.
- * Selection: lowest median; exact ties go to the earlier configuration in enumeration order. */
+ * Random search samples a key-determined subset, then refines around the best by timing its
+ * untimed neighbours (one step in one parameter's list) until none is faster.
+ * Configurations that compile to the same code with the same grid are timed once.
+ * Selection: the earliest configuration (enumeration order) within TIE_BAND of the fastest,
+ * so measurement noise between near-equal configurations cannot flip the choice. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tune.h"
 
 enum { MAX_FIXED = 512, REASON_MAX = 512 };
+static const double TIE_BAND = 0.005;
 
 /* One configuration of the space. */
 typedef struct Cand {
@@ -17,7 +22,9 @@ typedef struct Cand {
     ConstBinding *consts;    /* every const resolved */
     int nconsts;
     tile_TuneResult r;
-    int todo;                /* compile and time it now */
+    int todo;                /* compile and time it in this tuning */
+    int done;                /* compiled and timed (this tuning) */
+    unsigned grid[3];
     CompileJob *job;
 } Cand;
 
@@ -26,6 +33,7 @@ typedef struct Tuning {
     tile_Context *ctx;
     Arena *a;
     Cand *c;
+    TuneSpace space;         /* as enumerated (the caller's values narrowed) */
     int n, ntodo;
     TuneBench bench;
     const unsigned char *div16;
@@ -121,7 +129,7 @@ static tile_Status enumerate(Tuning *t)
     const TuneRequest *req = t->req;
     Diags d;
     diags_init(&d, t->a);
-    TuneSpace s = narrowed(req, t->a);
+    TuneSpace s = t->space = narrowed(req, t->a);
     ConstBinding fixed[MAX_FIXED];
     TuneConfig *cfgs;
     t->n = space_enumerate(&s, fixed, fixed_values(req, fixed), t->a, &d, &cfgs, NULL);
@@ -225,7 +233,7 @@ static tile_Status compile_all(Tuning *t)
     CompileJob *jobs = arena_alloc(t->a, sizeof *jobs * (size_t)(t->ntodo + 1));
     int n = 0;
     for (int i = 0; i < t->n; i++)
-        if (t->c[i].todo) {
+        if (t->c[i].todo && !t->c[i].done) {
             t->c[i].job = &jobs[n];
             jobs[n++] = (CompileJob){ .consts = t->c[i].consts, .nconsts = t->c[i].nconsts };
         }
@@ -234,7 +242,7 @@ static tile_Status compile_all(Tuning *t)
     t->rep->threads = n ? tune_compile_all(t->req->k, t->div16, t->target, jobs, n, 0,
                                            compile_done, &cp)
                         : 0;
-    t->rep->compile_wall_s = (tune_now_ms() - t0) / 1e3;
+    t->rep->compile_wall_s += (tune_now_ms() - t0) / 1e3;
     for (int i = 0; i < n; i++)
         t->rep->compile_cpu_s += jobs[i].cpu_ms / 1e3;
     return TILE_OK;
@@ -255,6 +263,21 @@ static void set_result(Tuning *t, Cand *c, tile_TuneStatus st, const char *reaso
     c->r.reason = reason ? arena_strdup(t->a, reason) : "";
     if (st != TILE_TUNE_OK)
         t->failed++;
+}
+
+/* An earlier configuration of this tuning with the same code and grid: take its result. */
+static int same_code_as_timed(Tuning *t, Cand *c)
+{
+    uint64_t h = c->job->image.code_hash;
+    for (Cand *o = t->c; h && o < c; o++)
+        if (o->done && o->job && o->job->image.code_hash == h && o->r.status == TILE_TUNE_OK &&
+            !memcmp(o->grid, c->grid, sizeof c->grid)) {
+            c->r.status = TILE_TUNE_OK;
+            c->r.ms = o->r.ms;
+            c->r.reason = arena_printf(t->a, "same code as %s", o->r.config);
+            return 1;
+        }
+    return 0;
 }
 
 /* Loads, prunes and times one configuration; TILE_ERROR_DEVICE when the context died. */
@@ -289,6 +312,9 @@ static tile_Status evaluate(Tuning *t, Cand *c)
         set_result(t, c, TILE_TUNE_FAILED, "the grid is empty");
         return TILE_OK;
     }
+    memcpy(c->grid, grid, sizeof grid);
+    if (same_code_as_timed(t, c))
+        return TILE_OK;
     char reason[REASON_MAX];
     int fatal = 0;
     TResStatus r = tune_time_config(&t->bench, s, grid, t->best >= 0 ? t->best_ms : 0,
@@ -313,6 +339,11 @@ static void consider(Tuning *t, int i)
         t->best = i, t->best_ms = r->ms; /* strict <: ties stay with the earlier one */
 }
 
+static int past_budget(const Tuning *t)
+{
+    return t->budget_ms > 0 && tune_now_ms() - t->t0 > t->budget_ms;
+}
+
 static tile_Status time_all(Tuning *t)
 {
     double t0 = tune_now_ms();
@@ -320,9 +351,10 @@ static tile_Status time_all(Tuning *t)
     tile_Status st = TILE_OK;
     for (int i = 0; i < t->n; i++) {
         Cand *c = &t->c[i];
-        if (!c->todo)
+        if (!c->todo || c->done)
             continue;
-        if (st != TILE_OK || (t->budget_ms > 0 && tune_now_ms() - t->t0 > t->budget_ms)) {
+        c->done = 1;
+        if (st != TILE_OK || past_budget(t)) {
             c->todo = 0;
             c->r.status = TILE_TUNE_SKIPPED;
             c->r.reason = st != TILE_OK ? "not timed: the device faulted" : "past the time budget";
@@ -330,11 +362,85 @@ static tile_Status time_all(Tuning *t)
             st = evaluate(t, c);
             consider(t, i);
         }
+        uint64_t h = c->job->image.code_hash; /* kept for later comparisons */
         job_free(c->job);
+        c->job->image.code_hash = h;
         progress(t, "time", ++done, t->ntodo, t0);
     }
-    t->rep->timing_s = (tune_now_ms() - t0) / 1e3;
+    t->rep->timing_s += (tune_now_ms() - t0) / 1e3;
     return st;
+}
+
+/* ---- random search: refine around the best ---- */
+
+static int value_index(const TuneParam *p, int64_t v)
+{
+    for (int i = 0; i < p->nvalues; i++)
+        if (p->values[i] == v)
+            return i;
+    return -1;
+}
+
+/* The configuration equal to c but for parameter p's value. */
+static Cand *with_value(Tuning *t, const Cand *c, int p, int64_t v)
+{
+    for (int i = 0; i < t->n; i++) {
+        Cand *o = &t->c[i];
+        int same = o->ncfg == c->ncfg;
+        for (int q = 0; same && q < c->ncfg; q++)
+            same = o->cfg[q].value == (q == p ? v : c->cfg[q].value);
+        if (same)
+            return o;
+    }
+    return NULL; /* excluded by a constraint */
+}
+
+/* Marks the untimed neighbours of the best for timing; returns how many. */
+static int mark_neighbours(Tuning *t)
+{
+    const Cand *b = &t->c[t->best];
+    int n = 0;
+    for (int p = 0; p < b->ncfg && p < t->space.nparams; p++) {
+        const TuneParam *tp = &t->space.params[p];
+        int vi = value_index(tp, b->cfg[p].value);
+        for (int step = -1; vi >= 0 && step <= 1; step += 2) {
+            Cand *o = vi + step >= 0 && vi + step < tp->nvalues ? with_value(t, b, p, tp->values[vi + step]) : NULL;
+            if (o && o->r.status == TILE_TUNE_SKIPPED && !o->todo) {
+                o->todo = 1, o->r.status = 0, o->r.reason = "";
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+static tile_Status refine(Tuning *t)
+{
+    tile_Status st = TILE_OK;
+    int moved = 1;
+    while (st == TILE_OK && moved && t->best >= 0 && !past_budget(t)) {
+        int before = t->best, n = mark_neighbours(t);
+        if (!n)
+            break;
+        t->ntodo += n;
+        if ((st = compile_all(t)) == TILE_OK)
+            st = time_all(t);
+        moved = t->best != before;
+    }
+    return st;
+}
+
+/* The earliest configuration within TIE_BAND of the fastest. */
+static void select_best(Tuning *t)
+{
+    if (t->best < 0)
+        return;
+    double limit = t->best_ms * (1 + TIE_BAND);
+    for (int i = 0; i < t->n; i++)
+        if (t->c[i].r.status == TILE_TUNE_OK && t->c[i].r.ms <= limit) {
+            t->best = i;
+            return;
+        }
 }
 
 /* ---- results ---- */
@@ -413,7 +519,8 @@ tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep)
     if (st != TILE_OK)
         return st;
     from_cache(&t);
-    sample(&t, req->samples > 0 ? req->samples : env_samples());
+    int samples = req->samples > 0 ? req->samples : env_samples();
+    sample(&t, samples);
     for (int i = 0; i < t.n; i++) {
         t.ntodo += t.c[i].todo;
         if (!t.c[i].todo)
@@ -424,12 +531,15 @@ tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep)
     bench_setup(&t);
     if (t.ntodo && (st = compile_all(&t)) == TILE_OK) {
         st = time_all(&t);
+        if (st == TILE_OK && samples > 0 && samples < t.n && env_double("TILE_TUNE_REFINE", 1))
+            st = refine(&t);
         char err[BK_ERR_MAX];
         if (st == TILE_OK && tune_bench_prepare(&t.bench, err) != TILE_OK)
             st = rt_error(t.ctx, TILE_ERROR_DEVICE, "tuning '%s': restoring buffers: %s",
                           req->k->func->name, err);
     }
     tune_bench_fini(&t.bench);
+    select_best(&t);
     const char *old = req->kt->tc ? tcache_best(req->kt->tc, req->key) : NULL;
     if (t.ntodo || (t.best >= 0 && (!old || strcmp(old, t.c[t.best].r.config))))
         store(&t);

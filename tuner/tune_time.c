@@ -9,7 +9,10 @@
 #include <time.h>
 #include "tune.h"
 
-enum { MAX_REPS = 1000, SLOW_FACTOR = 20 };
+/* A configuration whose first timed run is SLOW_FACTOR x the best so far gets no more runs:
+ * it cannot win. Others repeat until about TARGET_MS of kernel time (at least MIN_REPS). */
+enum { MAX_REPS = 1000, MIN_REPS = 3 };
+static const double SLOW_FACTOR = 1.5, TARGET_MS = 100.0;
 
 static atomic_long n_timed;
 
@@ -193,10 +196,15 @@ TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], doubl
     atomic_fetch_add(&n_timed, 1);
     if (s->nparams > 256 || rt_args_pack(b->k, s, b->args, slots, ptrs) != TILE_OK)
         return failed(b, "packing arguments", tile_error(b->ctx), reason, cap, fatal);
-    if (run_once(b, s, grid, ptrs, &warm, err) != TILE_OK)
+    if (run_once(b, s, grid, ptrs, &warm, err) != TILE_OK) /* loads the code, warms up */
         return failed(b, "launch", err, reason, cap, fatal);
-    if (best_ms > 0 && warm > SLOW_FACTOR * best_ms)
-        reps = 1; /* far slower than the best so far: one timed run tells enough */
+    if (run_once(b, s, grid, ptrs, &t[n], err) != TILE_OK)
+        return failed(b, "launch", err, reason, cap, fatal);
+    spent += t[n++];
+    if (best_ms > 0 && t[0] > SLOW_FACTOR * best_ms)
+        reps = 1; /* slower than the best so far by more than noise: it cannot win */
+    else if (reps > MIN_REPS && t[0] * reps > TARGET_MS)
+        reps = t[0] * MIN_REPS >= TARGET_MS ? MIN_REPS : (int)(TARGET_MS / t[0]);
     while (n < reps && spent < b->config_budget_ms) {
         if (run_once(b, s, grid, ptrs, &t[n], err) != TILE_OK)
             return failed(b, "launch", err, reason, cap, fatal);

@@ -276,6 +276,7 @@ static int sample_once(const char *dir, char *chosen, size_t cap)
 {
     Fixture f;
     fresh_cache(dir);
+    setenv("TILE_TUNE_REFINE", "0", 1); /* the sample alone: refinement follows timings */
     if (open_src(&f, SCALE, "8, 16, 32, 64, 128, 256, 512, 1024", "scale"))
         return 1;
     tile_TuneOptions o = { .samples = 3 };
@@ -286,6 +287,10 @@ static int sample_once(const char *dir, char *chosen, size_t cap)
     for (int i = 0; i < rep->nresults; i++)
         if (rep->results[i].status == TILE_TUNE_OK)
             n += (size_t)snprintf(chosen + n, cap - n, "%d ", rep->results[i].index);
+    unsetenv("TILE_TUNE_REFINE");
+    o.force = 1; /* with refinement: the sample plus the best's untimed neighbours */
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, &o, &rep));
+    CHECK(rep->total == 8 && rep->timed > 3 && rep->timed + rep->skipped == 8);
     close_fx(&f);
     return 0;
 }
