@@ -265,6 +265,13 @@ static void set_result(Tuning *t, Cand *c, tile_TuneStatus st, const char *reaso
         t->failed++;
 }
 
+/* The compiler's register check (compiler/check_registers.c) refused it before LLVM: a
+ * resource limit, so the configuration is pruned rather than failed. */
+static int exceeds_registers(const char *reason)
+{
+    return reason && strstr(reason, "registers per thread") != NULL;
+}
+
 /* An earlier configuration of this tuning with the same code and grid: take its result. */
 static int same_code_as_timed(Tuning *t, Cand *c)
 {
@@ -289,7 +296,8 @@ static tile_Status evaluate(Tuning *t, Cand *c)
     unsigned grid[3];
     c->r.compile_ms = j->wall_ms;
     if (j->st != TILE_OK) {
-        set_result(t, c, TILE_TUNE_FAILED, j->reason);
+        set_result(t, c, exceeds_registers(j->reason) ? TILE_TUNE_PRUNED : TILE_TUNE_FAILED,
+                   j->reason);
         return TILE_OK;
     }
     if (rt_spec_install(t->req->k, c->consts, c->nconsts, t->div16, t->target, &j->image, &s,
