@@ -152,6 +152,58 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+/* Hash of compiled code with every occurrence of its symbol left out: specializations that
+ * differ only in consts the code does not use hash alike (the tuner times them once). */
+static uint64_t code_hash(const char *code, size_t size, const char *symbol)
+{
+    size_t slen = strlen(symbol), n = 0;
+    char *copy = malloc(size + 1);
+    if (!copy || !slen)
+        return free(copy), 0;
+    for (size_t i = 0; i < size;)
+        if (i + slen <= size && memcmp(code + i, symbol, slen) == 0)
+            i += slen;
+        else
+            copy[n++] = code[i++];
+    uint64_t h = rt_hash64(copy, n);
+    free(copy);
+    return h ? h : 1;
+}
+
+/* tc_compile, then the backend's finalize (PTX -> cubin) into a loadable image `e` (free
+ * with rt_cache_entry_free). TILE_ERROR_COMPILE with the diagnostics in d, or another
+ * status with the reason in err. */
+static tile_Status build_image(tile_Kernel *k, const ConstBinding *c, int n,
+                               const unsigned char *div16, const char *target, Arena *a,
+                               Diags *d, CacheEntry *e, char *err)
+{
+    tile_Context *ctx = k->mod->ctx;
+    CompileRequest req = { .module = k->mod->ast, .kernel = k->func->name, .consts = c,
+                           .nconsts = n, .target = target, .stop_after = STAGE_OBJECT,
+                           .param_div16 = div16 };
+    CompiledKernel ck = { 0 };
+    memset(e, 0, sizeof *e);
+    if (rt_compile_fn()(&req, a, d, &ck) < 0)
+        return TILE_ERROR_COMPILE;
+    rt_count_compile();
+    e->symbol = strdup(ck.symbol);
+    e->elems = malloc(sizeof *e->elems * (size_t)(ck.nparams + 1));
+    e->num_threads = ck.num_threads, e->smem_bytes = ck.smem_bytes, e->nparams = ck.nparams;
+    if (!e->symbol || !e->elems) {
+        rt_cache_entry_free(e);
+        snprintf(err, BK_ERR_MAX, "out of memory");
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < ck.nparams; i++)
+        e->elems[i] = ck.params[i].elem;
+    e->code_hash = code_hash(ck.code, ck.code_size, ck.symbol);
+    tile_Status st = ctx->ops->finalize(ctx->dev, ck.code, ck.code_size, ck.is_ptx, &e->image,
+                                        &e->image_size, err);
+    if (st != TILE_OK)
+        rt_cache_entry_free(e);
+    return st;
+}
+
 /* Compiles, finalizes (PTX -> cubin), loads; writes the disk cache. */
 static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n,
                            const unsigned char *div16, const char *target, const char *path,
@@ -160,33 +212,22 @@ static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n,
     tile_Context *ctx = k->mod->ctx;
     Diags d;
     diags_init(&d, a);
-    CompileRequest req = { .module = k->mod->ast, .kernel = k->func->name, .consts = c,
-                           .nconsts = n, .target = target, .stop_after = STAGE_OBJECT,
-                           .param_div16 = div16 };
-    CompiledKernel ck = { 0 };
-    double t0 = now_ms();
-    if (rt_compile_fn()(&req, a, &d, &ck) < 0)
-        return compile_error(k, c, n, target, &d, a);
-    rt_count_compile();
-    ElemKind *elems = arena_alloc(a, sizeof *elems * (size_t)(ck.nparams + 1));
-    if (!elems)
-        return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "compile of '%s': out of memory", k->func->name);
-    for (int i = 0; i < ck.nparams; i++)
-        elems[i] = ck.params[i].elem;
-    CacheEntry e = { (char *)ck.symbol, ck.num_threads, ck.smem_bytes, ck.nparams, elems };
+    CacheEntry e;
     char err[BK_ERR_MAX];
-    tile_Status st = ctx->ops->finalize(ctx->dev, ck.code, ck.code_size, ck.is_ptx, &e.image,
-                                        &e.image_size, err);
+    double t0 = now_ms();
+    tile_Status st = build_image(k, c, n, div16, target, a, &d, &e, err);
+    if (st == TILE_ERROR_COMPILE)
+        return compile_error(k, c, n, target, &d, a);
     if (st == TILE_OK)
         st = spec_load(k, &e, out, err);
     if (st != TILE_OK) {
-        free(e.image);
+        rt_cache_entry_free(&e);
         return rt_error(ctx, st, "loading '%s' compiled for %s: %s", k->func->name, target, err);
     }
     rt_log(ctx, "tile: compiled '%s' for %s in %.1f ms", k->func->name, target, now_ms() - t0);
     if (path[0] && rt_cache_write(path, &e) == 0)
         rt_count_disk_write();
-    free(e.image);
+    rt_cache_entry_free(&e);
     return TILE_OK;
 }
 
@@ -287,29 +328,10 @@ static char *first_lines(Diags *d, Arena *a)
     return text;
 }
 
-/* Hash of compiled code with every occurrence of its symbol left out: specializations that
- * differ only in consts the code does not use hash alike (the tuner times them once). */
-static uint64_t code_hash(const char *code, size_t size, const char *symbol)
-{
-    size_t slen = strlen(symbol), n = 0;
-    char *copy = malloc(size + 1);
-    if (!copy || !slen)
-        return free(copy), 0;
-    for (size_t i = 0; i < size;)
-        if (i + slen <= size && memcmp(code + i, symbol, slen) == 0)
-            i += slen;
-        else
-            copy[n++] = code[i++];
-    uint64_t h = rt_hash64(copy, n);
-    free(copy);
-    return h ? h : 1;
-}
-
 tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
                           const unsigned char *div16, const char *target, Arena *a,
                           CacheEntry *e, const char **reason)
 {
-    tile_Context *ctx = k->mod->ctx;
     char path[4096] = "", err[BK_ERR_MAX];
     memset(e, 0, sizeof *e);
     if (rt_cache_path(k, c, n, div16, target, path) < 0)
@@ -323,31 +345,9 @@ tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
     }
     Diags d;
     diags_init(&d, a);
-    CompileRequest req = { .module = k->mod->ast, .kernel = k->func->name, .consts = c,
-                           .nconsts = n, .target = target, .stop_after = STAGE_OBJECT,
-                           .param_div16 = div16 };
-    CompiledKernel ck = { 0 };
-    if (rt_compile_fn()(&req, a, &d, &ck) < 0) {
-        *reason = first_lines(&d, a);
-        return TILE_ERROR_COMPILE;
-    }
-    rt_count_compile();
-    e->symbol = strdup(ck.symbol);
-    e->elems = malloc(sizeof *e->elems * (size_t)(ck.nparams + 1));
-    e->num_threads = ck.num_threads, e->smem_bytes = ck.smem_bytes, e->nparams = ck.nparams;
-    if (!e->symbol || !e->elems) {
-        rt_cache_entry_free(e);
-        *reason = "out of memory";
-        return TILE_ERROR_OUT_OF_MEMORY;
-    }
-    for (int i = 0; i < ck.nparams; i++)
-        e->elems[i] = ck.params[i].elem;
-    e->code_hash = code_hash(ck.code, ck.code_size, ck.symbol);
-    tile_Status st = ctx->ops->finalize(ctx->dev, ck.code, ck.code_size, ck.is_ptx, &e->image,
-                                        &e->image_size, err);
+    tile_Status st = build_image(k, c, n, div16, target, a, &d, e, err);
     if (st != TILE_OK) {
-        rt_cache_entry_free(e);
-        *reason = arena_strdup(a, err);
+        *reason = st == TILE_ERROR_COMPILE ? first_lines(&d, a) : arena_strdup(a, err);
         return st;
     }
     if (path[0] && rt_cache_write(path, e) == 0)
