@@ -531,5 +531,5 @@ int main(int argc, char **argv)
         return cmd_check(argc - 1, argv + 1);
     if (cmd[0] == '-')
         tilec_usage_error("unknown option '%s'", cmd);
-    tilec_usage_error("unknown command '%s' (expected check, emit, run or list)", cmd);
+    tilec_usage_error("unknown command '%s' (expected check, emit, run, list, tune or cache)", cmd);
 }
