@@ -523,6 +523,8 @@ int main(int argc, char **argv)
         return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "cache") == 0)
         return tilec_cmd_cache(argc - 2, argv + 2);
+    if (strcmp(cmd, "tune-worker") == 0) /* hidden: the tuner's worker process */
+        return tilec_cmd_tune_worker(argc - 2, argv + 2);
     /* `tilec --emit=tir FILE` and `tilec FILE` read as emit and check, like a C compiler */
     if (has_emit_option(argc, argv))
         return cmd_emit(argc - 1, argv + 1);

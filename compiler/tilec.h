@@ -57,5 +57,6 @@ typedef struct TilecSession {
 int tilec_session_open(int argc, char **argv, TilecSession *s);
 void tilec_session_close(TilecSession *s);
 int tilec_cmd_cache(int argc, char **argv); /* compiler/tilec_cache.c */
+int tilec_cmd_tune_worker(int argc, char **argv); /* compiler/tilec_worker.c, hidden */
 
 #endif

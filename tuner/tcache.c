@@ -249,6 +249,39 @@ int tcache_save(TCache *c, char *err, size_t errlen)
     return bad ? -1 : 0;
 }
 
+/* Drops from `own` every entry (and best) that `disk` has. */
+static void disown(json_t *own, const json_t *disk)
+{
+    const char *key, *config;
+    json_t *dv, *v;
+    json_object_foreach((json_t *)disk, key, dv) {
+        json_t *ov = json_object_get(own, key), *oc = json_object_get(ov, "configs");
+        json_object_foreach(json_object_get(dv, "configs"), config, v)
+            json_object_del(oc, config);
+        if (json_object_get(dv, "best"))
+            json_object_del(ov, "best");
+    }
+}
+
+int tcache_reload(TCache *c, char *warning, size_t warnlen)
+{
+    tc_msg(warning, warnlen, "%s", "");
+    if (!c->path)
+        return 0;
+    json_t *disk = tj_read_keys(c->path, &c->meta, warning, warnlen);
+    lock(c);
+    if (disk)
+        disown(c->own, disk);
+    int bad = !disk || tj_merge(disk, c->own);
+    if (!bad) {
+        json_decref(c->all);
+        c->all = json_incref(disk);
+    }
+    unlock(c);
+    json_decref(disk);
+    return bad ? -1 : 0;
+}
+
 /* ---- iteration ---- */
 static int by_str(const void *a, const void *b)
 {

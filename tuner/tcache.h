@@ -53,6 +53,10 @@ int tcache_set_best(TCache *c, const char *key, const char *config); /* 0 ok, -1
  * the keys it set. Afterwards the cache also holds the other writers' entries. 0 ok, -1
  * with a message in err. */
 int tcache_save(TCache *c, char *err, size_t errlen);
+/* Re-reads the file (another process, e.g. a tuning worker, saved results): its entries
+ * replace this process's for the same key+config (and best), which are no longer its own.
+ * Nothing happens for a memory-only cache. 0 ok, -1 when out of memory. */
+int tcache_reload(TCache *c, char *warning, size_t warnlen);
 
 /* "BLOCK_M=64,BLOCK_N=32,num_warps=4" from names/values in the given order (malloc'd). */
 char *tcache_config_string(const char *const *names, const long long *values, int n);

@@ -40,6 +40,8 @@ typedef struct Tuning {
     char target[32];
     double t0, budget_ms, best_ms;
     int best, failed, timed_now;
+    int trace_fd;            /* a tuning worker's trace (tune_trace_fd), or -1 */
+    int isolated;            /* workers tuned: every result is in the cache */
     tile_TuneReport *rep;
 } Tuning;
 
@@ -158,7 +160,8 @@ static void from_cache(Tuning *t)
         Cand *c = &t->c[i];
         TResult r;
         c->todo = 1;
-        if (t->req->force || !tc || !tcache_get(tc, t->req->key, c->r.config, &r))
+        if ((t->req->force && !t->isolated) || !tc ||
+            !tcache_get(tc, t->req->key, c->r.config, &r))
             continue;
         c->todo = 0;
         c->r.cached = 1;
@@ -227,6 +230,29 @@ static void compile_done(void *user, int finished)
 }
 
 /* ---- compile, load, prune, time ---- */
+
+static void put_result(TCache *tc, const char *key, const tile_TuneResult *r)
+{
+    TResult tr = { r->status == TILE_TUNE_OK ? TRES_OK
+                   : r->status == TILE_TUNE_PRUNED ? TRES_PRUNED : TRES_FAILED,
+                   r->ms, r->compile_ms, r->reason };
+    tcache_put(tc, key, r->config, &tr);
+}
+
+/* A tuning worker saves each result as soon as it has it, then traces "end" (not after a
+ * device fault: the parent records that configuration with the fault's reason). */
+static void save_one(Tuning *t, Cand *c, int ended)
+{
+    TCache *tc = t->req->kt->tc;
+    char err[512];
+    if (tc && c->r.status != TILE_TUNE_SKIPPED) {
+        put_result(tc, t->req->key, &c->r);
+        if (tcache_save(tc, err, sizeof err) != 0)
+            rt_log(t->ctx, "tile: cannot save the tuning cache: %s", err);
+    }
+    if (ended)
+        dprintf(t->trace_fd, "end\n");
+}
 
 static tile_Status compile_all(Tuning *t)
 {
@@ -367,8 +393,12 @@ static tile_Status time_all(Tuning *t)
             c->r.status = TILE_TUNE_SKIPPED;
             c->r.reason = st != TILE_OK ? "not timed: the device faulted" : "past the time budget";
         } else {
+            if (t->trace_fd >= 0)
+                dprintf(t->trace_fd, "begin %s\n", c->r.config);
             st = evaluate(t, c);
             consider(t, i);
+            if (t->trace_fd >= 0) /* a worker: keep the result even if a later one crashes */
+                save_one(t, c, st == TILE_OK);
         }
         uint64_t h = c->job->image.code_hash; /* kept for later comparisons */
         job_free(c->job);
@@ -460,12 +490,8 @@ static void store(Tuning *t)
         return;
     for (int i = 0; i < t->n; i++) {
         const tile_TuneResult *r = &t->c[i].r;
-        if (!t->c[i].todo || r->status == TILE_TUNE_SKIPPED)
-            continue;
-        TResult tr = { r->status == TILE_TUNE_OK ? TRES_OK
-                       : r->status == TILE_TUNE_PRUNED ? TRES_PRUNED : TRES_FAILED,
-                       r->ms, r->compile_ms, r->reason };
-        tcache_put(tc, t->req->key, r->config, &tr);
+        if (t->c[i].todo && r->status != TILE_TUNE_SKIPPED)
+            put_result(tc, t->req->key, r);
     }
     if (t->best >= 0)
         tcache_set_best(tc, t->req->key, t->c[t->best].r.config);
@@ -508,6 +534,48 @@ static void report(Tuning *t)
     rep->wall_s = (tune_now_ms() - t->t0) / 1e3;
 }
 
+/* What to time: all but the cache's results and what the random sample leaves out. */
+static void plan(Tuning *t, int samples)
+{
+    from_cache(t);
+    sample(t, samples);
+    t->ntodo = 0, t->best = -1;
+    for (int i = 0; i < t->n; i++) {
+        t->ntodo += t->c[i].todo;
+        if (!t->c[i].todo)
+            consider(t, i);
+    }
+}
+
+/* Tuning in worker processes (tune_isolate.c): afterwards the cache holds every result, so
+ * this process only selects; what the workers did not reach is reported as skipped. */
+static void isolate(Tuning *t, int samples)
+{
+    TuneIsolation iso = { 0 };
+    double left = t->budget_ms > 0 ? t->budget_ms - (tune_now_ms() - t->t0) : 0;
+    if (!tune_isolate(t->req, samples, t->budget_ms > 0 && left < 1 ? 1 : left, t->ntodo,
+                      t->rep, t->a, &iso))
+        return;
+    t->isolated = 1;
+    plan(t, samples);
+    for (int i = 0; i < t->n; i++) {
+        Cand *c = &t->c[i];
+        TResult r;
+        for (int j = 0; j < iso.nevaluated && c->r.cached; j++)
+            if (!strcmp(iso.evaluated[j], c->r.config)) {
+                c->r.cached = 0; /* evaluated now, by a worker */
+                if (tcache_get(t->req->kt->tc, t->req->key, c->r.config, &r))
+                    c->r.compile_ms = r.compile_ms;
+            }
+        if (c->todo) {
+            c->todo = 0;
+            c->r.status = TILE_TUNE_SKIPPED;
+            c->r.reason = iso.left_reason ? iso.left_reason : "not timed by the tuning worker";
+        }
+    }
+    t->ntodo = 0;
+}
+
 static void bench_setup(Tuning *t)
 {
     int gpu = t->ctx->ops->kind != TILE_BACKEND_CPU;
@@ -517,7 +585,8 @@ static void bench_setup(Tuning *t)
 
 tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep)
 {
-    Tuning t = { .req = req, .ctx = req->k->mod->ctx, .a = a, .best = -1, .rep = rep };
+    Tuning t = { .req = req, .ctx = req->k->mod->ctx, .a = a, .best = -1, .rep = rep,
+                 .trace_fd = tune_trace_fd() };
     memset(rep, 0, sizeof *rep);
     t.t0 = tune_now_ms();
     t.budget_ms = (req->budget_s > 0 ? req->budget_s : env_double("TILE_TUNE_BUDGET", 0)) * 1e3;
@@ -526,14 +595,10 @@ tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep)
     tile_Status st = enumerate(&t);
     if (st != TILE_OK)
         return st;
-    from_cache(&t);
     int samples = req->samples > 0 ? req->samples : env_samples();
-    sample(&t, samples);
-    for (int i = 0; i < t.n; i++) {
-        t.ntodo += t.c[i].todo;
-        if (!t.c[i].todo)
-            consider(&t, i);
-    }
+    plan(&t, samples);
+    if (t.ntodo && t.trace_fd < 0 && tune_isolate_wanted(t.ctx))
+        isolate(&t, samples);
     if (t.ntodo && (st = tune_bench_init(&t.bench, req->k, req->args, a)) != TILE_OK)
         return st;
     bench_setup(&t);

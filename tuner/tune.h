@@ -48,6 +48,11 @@ typedef struct TuneRequest {
  * is -1 then); an error only for a bad request, a dead device context or no memory. */
 tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep);
 
+/* tile_tune with an explicit grid (NULL: the kernel's @grid), for the tuning worker. */
+tile_Status tune_tile_grid(tile_Kernel *k, const unsigned *grid, const tile_Arg *args,
+                           int nargs, const tile_Const *consts, int nconsts,
+                           const tile_TuneOptions *opts, const tile_TuneReport **report);
+
 /* ---- parallel compilation (tune_compile.c) ---- */
 typedef struct CompileJob {
     const ConstBinding *consts; /* fully resolved */
@@ -96,6 +101,29 @@ const char *tune_prune_reason(tile_Context *ctx, const Spec *s, Arena *a);
  * fault). A worker-process implementation can replace this function alone. */
 TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], double best_ms,
                             double *ms, char *reason, size_t cap, int *fatal);
+
+/* ---- process isolation (tune_isolate.c) ---- */
+/* What the tuning workers did, for the report. */
+typedef struct TuneIsolation {
+    const char **evaluated; /* configurations a worker evaluated now (in the arena) */
+    int nevaluated;
+    const char *left_reason; /* why a configuration the cache lacks afterwards was not timed */
+} TuneIsolation;
+
+/* Whether this tuning should run in worker processes: $TILE_TUNE_ISOLATE=0|1, else on for
+ * CUDA (a sticky fault would kill the caller's context) and off elsewhere. */
+int tune_isolate_wanted(tile_Context *ctx);
+/* Tunes in `tilec tune-worker` processes, which save every result to the tuning cache as
+ * they go; a configuration that crashes a worker is recorded there as failed and a new worker
+ * goes on. Then reloads the kernel's cache (now holding every result) and adds the workers'
+ * compile and timing totals to rep. 1 when done so; 0 when isolation is impossible here (no
+ * worker executable, a pointer the runtime did not allocate, no cache file; logged): tune in
+ * this process then. `ntodo` only scales the progress reports. */
+int tune_isolate(const TuneRequest *req, int samples, double budget_ms, int ntodo,
+                 tile_TuneReport *rep, Arena *a, TuneIsolation *out);
+/* In a worker: the descriptor of $TILE_TUNE_TRACE_FD, where the engine writes "begin CONFIG"
+ * before evaluating a configuration and "end" after; -1 elsewhere. */
+int tune_trace_fd(void);
 
 double tune_now_ms(void);
 long tune_timings(void); /* tune_time_config calls in this process (for tests) */

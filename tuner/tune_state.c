@@ -392,8 +392,8 @@ tile_Status rt_tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Cons
 /* ---- tile_tune ---- */
 
 static tile_Status tune_now(tile_Kernel *k, KTune *kt, const tile_Arg *args,
-                            const tile_Const *consts, int nconsts, const tile_TuneOptions *o,
-                            const tile_TuneReport **out)
+                            const tile_Const *consts, int nconsts, const unsigned *grid,
+                            const tile_TuneOptions *o, const tile_TuneReport **out)
 {
     tile_Context *ctx = k->mod->ctx;
     Arena *a = arena_new();
@@ -413,7 +413,7 @@ static tile_Status tune_now(tile_Kernel *k, KTune *kt, const tile_Arg *args,
     if (n < 0)
         rt_error(ctx, st, "tile_tune of '%s': cannot resolve const parameters", k->func->name);
     TuneRequest req = { .k = k, .kt = kt, .args = args, .given = consts, .ngiven = nconsts,
-                        .key = key, .force = o->force, .reps = o->reps, .samples = o->samples,
+                        .grid = grid, .key = key, .force = o->force, .reps = o->reps, .samples = o->samples,
                         .budget_s = o->budget_s, .progress = o->progress, .user = o->user };
     ConstBinding vals[64];
     if (key && (kt_cache(k, kt), st = tune_run(&req, a, rep)) == TILE_OK && rep->best >= 0) {
@@ -429,6 +429,13 @@ static tile_Status tune_now(tile_Kernel *k, KTune *kt, const tile_Arg *args,
 
 tile_Status tile_tune(tile_Kernel *k, const tile_Arg *args, int nargs, const tile_Const *consts,
                       int nconsts, const tile_TuneOptions *opts, const tile_TuneReport **report)
+{
+    return tune_tile_grid(k, NULL, args, nargs, consts, nconsts, opts, report);
+}
+
+tile_Status tune_tile_grid(tile_Kernel *k, const unsigned *grid, const tile_Arg *args,
+                           int nargs, const tile_Const *consts, int nconsts,
+                           const tile_TuneOptions *opts, const tile_TuneReport **report)
 {
     if (!k)
         return TILE_ERROR_INVALID_ARGUMENT;
@@ -446,7 +453,7 @@ tile_Status tile_tune(tile_Kernel *k, const tile_Arg *args, int nargs, const til
                         k->func->name);
     tile_TuneOptions none = { 0 };
     pthread_mutex_lock(&kt->tune_lock);
-    st = tune_now(k, kt, args, consts, nconsts, opts ? opts : &none, report);
+    st = tune_now(k, kt, args, consts, nconsts, grid, opts ? opts : &none, report);
     pthread_mutex_unlock(&kt->tune_lock);
     return st;
 }
