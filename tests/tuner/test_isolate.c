@@ -1,0 +1,208 @@
+/* test_isolate.c: tuning in worker processes (tuner/tune_isolate.c). A kernel whose BLOCK=32
+ * configuration stores through a wild pointer (64 TiB past `out`: a segfault on the host, an
+ * illegal address on a GPU) is tuned with isolation on: tuning finishes, BLOCK=32 is recorded
+ * as failed with the fault, another configuration wins, this process and its buffers are
+ * untouched, and a launch after tuning is right. Without a usable worker: a logged fallback.
+ * `test_isolate NAME` runs one test (cpu_fault, fallback, gpu_fault; gpu_fault exits 77
+ * without CUDA). TILE_TUNE_WORKER names tilec (set by CTest). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tune.h"
+
+#define CHECK(cond) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            return 1; \
+        } \
+    } while (0)
+#define OK(ctx, call) \
+    do { \
+        tile_Status st_ = (call); \
+        if (st_ != TILE_OK) { \
+            fprintf(stderr, "%s:%d: %s: %d: %s\n", __FILE__, __LINE__, #call, (int)st_, \
+                    tile_error(ctx)); \
+            return 1; \
+        } \
+    } while (0)
+
+enum { N = 1000, SKIP = 77 };
+static const int64_t FAR = 1ll << 44; /* elements: 64 TiB, past any mapping */
+
+/* out[i] = 2 * x[i], except that BLOCK=32 (only) stores FAR elements away. */
+static const char *WILD =
+    "@grid(cdiv(n, BLOCK))\n"
+    "@tune(BLOCK = [16, 32, 64])\n"
+    "kernel wild(x: *f32, out: *f32, n: i32, far: i64, const BLOCK: i32 = 16) {\n"
+    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    store(out + (BLOCK / 32) % 2 * far + offs, load(x + offs, mask=offs < n) * 2.0,\n"
+    "          mask=offs < n);\n"
+    "}\n";
+
+typedef struct Fixture {
+    tile_Context *ctx;
+    tile_Kernel *k;
+    tile_DevPtr x, out;
+    tile_Arg args[4];
+    char log[8192];
+} Fixture;
+
+static void on_log(void *user, const char *msg)
+{
+    Fixture *f = user;
+    size_t n = strlen(f->log);
+    snprintf(f->log + n, sizeof f->log - n, "%s\n", msg);
+}
+
+/* Opens `backend` (SKIP when it has no device), loads WILD, x = 0..N-1, out = -1. */
+static int open_fx(Fixture *f, tile_Backend backend)
+{
+    tile_Module *mod;
+    memset(f, 0, sizeof *f);
+    if (tile_context_open(backend, &f->ctx) != TILE_OK) {
+        printf("skipped: %s\n", tile_error(NULL));
+        return SKIP;
+    }
+    tile_set_log(f->ctx, on_log, f);
+    OK(f->ctx, tile_module_load_string(f->ctx, "wild.tile", WILD, &mod));
+    OK(f->ctx, tile_kernel_get(mod, "wild", &f->k));
+    float x[N], out[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)i, out[i] = -1;
+    OK(f->ctx, tile_malloc(f->ctx, sizeof x, &f->x));
+    OK(f->ctx, tile_malloc(f->ctx, sizeof x, &f->out));
+    OK(f->ctx, tile_copy_to_device(f->ctx, f->x, x, sizeof x));
+    OK(f->ctx, tile_copy_to_device(f->ctx, f->out, out, sizeof out));
+    f->args[0] = tile_ptr(f->x), f->args[1] = tile_ptr(f->out);
+    f->args[2] = tile_i32(N), f->args[3] = tile_i64(FAR);
+    return 0;
+}
+
+/* out[i] == factor * i + add for all i (reads through the caller's context). */
+static int out_is(Fixture *f, float factor, float add)
+{
+    float out[N];
+    if (tile_copy_to_host(f->ctx, out, f->out, sizeof out) != TILE_OK) {
+        fprintf(stderr, "copy back: %s\n", tile_error(f->ctx));
+        return 0;
+    }
+    for (int i = 0; i < N; i++)
+        if (out[i] != factor * (float)i + add) {
+            fprintf(stderr, "out[%d] = %g, expected %g\n", i, out[i], factor * (float)i + add);
+            return 0;
+        }
+    return 1;
+}
+
+static const tile_TuneResult *result_of(const tile_TuneReport *rep, const char *config)
+{
+    for (int i = 0; i < rep->nresults; i++)
+        if (!strcmp(rep->results[i].config, config))
+            return &rep->results[i];
+    return NULL;
+}
+
+/* Tunes with isolation on; checks the report, that nothing ran here, and a launch after. */
+static int tune_wild(Fixture *f, const char *fault_word)
+{
+    const tile_TuneReport *rep;
+    long timed = tune_timings();
+    OK(f->ctx, tile_tune(f->k, f->args, 4, NULL, 0, NULL, &rep));
+    CHECK(tune_timings() == timed); /* every configuration ran in a worker */
+    const tile_TuneResult *bad = result_of(rep, "BLOCK=32");
+    CHECK(bad && bad->status == TILE_TUNE_FAILED && !bad->cached);
+    printf("BLOCK=32: %s\n", bad->reason);
+    CHECK(strstr(bad->reason, "device fault in the tuning worker"));
+    CHECK(strstr(bad->reason, fault_word));
+    CHECK(rep->total == 3 && rep->failed == 1 && rep->timed == 2 && rep->cached == 0);
+    CHECK(rep->best >= 0 && strcmp(rep->results[rep->best].config, "BLOCK=32"));
+    CHECK(out_is(f, 0, -1)); /* this process's buffers were never written */
+    tile_set_tuning(f->ctx, TILE_TUNING_AUTO);
+    OK(f->ctx, tile_launch(f->k, f->args, 4, NULL, 0)); /* the tuned choice */
+    OK(f->ctx, tile_synchronize(f->ctx));
+    CHECK(tune_timings() == timed);
+    CHECK(out_is(f, 2, 0));
+    return 0;
+}
+
+static int test_cpu_fault(void)
+{
+    Fixture f;
+    setenv("TILE_TUNE_ISOLATE", "1", 1);
+    int rc = open_fx(&f, TILE_BACKEND_CPU);
+    if (rc == 0)
+        rc = tune_wild(&f, "signal");
+    tile_context_close(f.ctx);
+    return rc;
+}
+
+/* No usable worker: a logged warning, then tuning in this process (a kernel that works). */
+static int test_fallback(void)
+{
+    Fixture f;
+    const tile_TuneReport *rep;
+    setenv("TILE_TUNE_ISOLATE", "1", 1);
+    setenv("TILE_TUNE_WORKER", "/nonexistent/tilec", 1);
+    if (open_fx(&f, TILE_BACKEND_CPU))
+        return 1;
+    const tile_Const safe = { "BLOCK", 16 }; /* narrowed: only BLOCK=16 is tuned */
+    long timed = tune_timings();
+    OK(f.ctx, tile_tune(f.k, f.args, 4, &safe, 1, NULL, &rep));
+    printf("log: %s", f.log);
+    CHECK(strstr(f.log, "without fault isolation"));
+    CHECK(strstr(f.log, "TILE_TUNE_WORKER='/nonexistent/tilec' is not executable"));
+    CHECK(tune_timings() == timed + 1 && rep->best >= 0);
+    tile_context_close(f.ctx);
+    return 0;
+}
+
+/* On a GPU: an illegal address in the worker; the caller's context still allocates,
+ * launches and copies. */
+static int test_gpu_fault(void)
+{
+    Fixture f;
+    setenv("TILE_TUNE_ISOLATE", "1", 1);
+    int rc = open_fx(&f, TILE_BACKEND_CUDA);
+    if (rc == 0)
+        rc = tune_wild(&f, "exit status 3");
+    tile_DevPtr more;
+    if (rc == 0 && tile_malloc(f.ctx, 1 << 20, &more) != TILE_OK)
+        rc = 1;
+    if (f.ctx)
+        tile_context_close(f.ctx);
+    return rc;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(void);
+} tests[] = {
+    { "cpu_fault", test_cpu_fault },
+    { "fallback", test_fallback },
+    { "gpu_fault", test_gpu_fault },
+};
+
+int main(int argc, char **argv)
+{
+    char root[64] = "/tmp/tile-isolate-test-XXXXXX";
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("TILE_CACHE_DIR", root, 1);
+    int ran = 0, failed = 0, skipped = 0;
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        if (argc > 1 && strcmp(argv[1], tests[i].name))
+            continue;
+        int rc = tests[i].fn();
+        printf("%s: %s\n", tests[i].name, rc == 0 ? "ok" : rc == SKIP ? "skipped" : "FAILED");
+        ran++;
+        failed += rc != 0 && rc != SKIP;
+        skipped += rc == SKIP;
+    }
+    if (!ran)
+        fprintf(stderr, "no test named '%s'\n", argv[1]);
+    return !ran || failed ? 1 : skipped == ran ? SKIP : 0;
+}
