@@ -144,7 +144,10 @@ tile_Status tile_launch_grid(tile_Kernel *k, const unsigned grid[3], const tile_
  * about GPU kernels). TILE_PRINT_AUTOTUNING=1 logs each choice (kernel, key, config, where
  * it came from, time) to the log sink, or to stderr without one. Searching: exhaustive;
  * TILE_TUNE_SEARCH=random with TILE_TUNE_SAMPLES=N times N configurations chosen by a
- * deterministic function of the key; TILE_TUNE_BUDGET=SECONDS stops timing new ones. */
+ * deterministic function of the key; TILE_TUNE_BUDGET=SECONDS stops timing new ones.
+ * Isolation: on CUDA (TILE_TUNE_ISOLATE=0|1 overrides, also for the CPU) configurations run in
+ * a `tilec tune-worker` process on copies of the arguments, so one that faults is recorded as
+ * failed without harming this context; TILE_TUNE_WORKER names the tilec to run. */
 typedef enum tile_Tuning {
     TILE_TUNING_AUTO = 1,
     TILE_TUNING_CACHED,

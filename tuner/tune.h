@@ -98,7 +98,7 @@ const char *tune_prune_reason(tile_Context *ctx, const Spec *s, Arena *a);
  * restoring buffers and flushing L2, outside the timed interval), stopping early past the
  * per-config budget or when a run is far slower than `best_ms`. TRES_OK with the median in
  * *ms, or TRES_FAILED with a reason; *fatal = 1 when the device context died (a sticky
- * fault). A worker-process implementation can replace this function alone. */
+ * fault; tune_isolate.c keeps that from reaching the caller's context). */
 TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], double best_ms,
                             double *ms, char *reason, size_t cap, int *fatal);
 

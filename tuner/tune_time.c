@@ -1,7 +1,7 @@
 /* tune_time.c: running one configuration for the tuner. Everything that touches the device
  * while tuning goes through here: the @reset / @restore buffers, pruning by device limits,
- * and tune_time_config (warm-up, L2 flush, device-event timing, median). Isolating faults in
- * a worker process means replacing tune_time_config. */
+ * and tune_time_config (warm-up, L2 flush, device-event timing, median). Faults are isolated
+ * a level up: tune_isolate.c runs the whole engine in a worker process. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
