@@ -13,12 +13,6 @@ Binding *spec_lookup(Spec *s, const char *name) {
     return NULL;
 }
 
-static Binding *scope_find(Scope *sc, const char *name) {
-    for (Binding *b = sc->vars; b; b = b->next)
-        if (strcmp(b->name, name) == 0) return b;
-    return NULL;
-}
-
 void spec_bind(Spec *s, const char *name, Val v) {
     Binding *b = arena_alloc(s->arena, sizeof *b);
     b->name = name;

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -192,6 +194,8 @@ typedef struct Iso {
     int ntodo, done, faults;
     int cap;              /* of out->evaluated */
     char *pending;        /* the configuration begun and not ended */
+    double pending_since; /* tune_now_ms() at its begin */
+    int timed_out;        /* the last worker was killed for a hanging configuration */
     tile_TuneReport *rep;
     Arena *a;
     TuneIsolation *out;
@@ -280,6 +284,7 @@ static void trace_line(Iso *s, char *line)
     if (!strncmp(line, "begin ", 6)) {
         free(s->pending);
         s->pending = strdup(line + 6);
+        s->pending_since = tune_now_ms();
         TuneIsolation *o = s->out;
         if (o->nevaluated == s->cap) { /* grows in the arena: old arrays stay till its end */
             const char **more = arena_alloc(s->a, sizeof *more * (size_t)(s->cap = 2 * s->cap + 16));
@@ -313,20 +318,68 @@ static void last_error_line(const char *path, char *out, size_t cap)
         fclose(f);
 }
 
+/* Seconds a configuration may run on the device before its worker is killed. */
+static double config_timeout_ms(void)
+{
+    const char *v = getenv("TILE_TUNE_CONFIG_TIMEOUT");
+    double t = v && *v ? strtod(v, NULL) : 20;
+    return (t > 0 ? t : 20) * 1e3;
+}
+
+/* Feeds complete lines of `buf` to trace_line; keeps a partial last line. */
+static size_t take_lines(Iso *s, char *buf, size_t len)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] == '\n') {
+            buf[i] = 0;
+            trace_line(s, buf + start);
+            start = i + 1;
+        }
+    memmove(buf, buf + start, len - start);
+    return len - start;
+}
+
+/* Reads the trace until the worker closes it; kills the worker when one configuration
+ * runs longer than the timeout (a hang must not hang the caller). */
+static void follow_trace(Iso *s, int rfd, pid_t pid)
+{
+    char buf[2 * LINE_MAX_];
+    size_t len = 0;
+    double limit = config_timeout_ms();
+    for (;;) {
+        struct pollfd pf = { rfd, POLLIN, 0 };
+        int r = poll(&pf, 1, 250);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (s->pending && tune_now_ms() - s->pending_since > limit) {
+            kill(pid, SIGKILL);
+            s->timed_out = 1;
+            return;
+        }
+        if (r <= 0)
+            continue;
+        ssize_t n = read(rfd, buf + len, sizeof buf - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        len = take_lines(s, buf, len + (size_t)n);
+        if (len >= sizeof buf - 1) /* an overlong line: drop it */
+            len = 0;
+    }
+}
+
 /* Runs one worker to its end; its exit status (waitpid's), or -1 when it did not start. */
 static int run_worker(Iso *s, int resume)
 {
     int rfd, status = 0;
+    s->timed_out = 0;
     pid_t pid = spawn(s, resume, &rfd);
     if (pid < 0)
         return -1;
-    FILE *f = fdopen(rfd, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    while (f && getline(&line, &cap, f) >= 0)
-        trace_line(s, line);
-    free(line);
-    f ? fclose(f) : close(rfd);
+    follow_trace(s, rfd, pid);
+    close(rfd);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     return status;
@@ -346,7 +399,8 @@ static void record_fault(Iso *s, const char *what)
 {
     TCache *tc = s->req->kt->tc;
     char reason[2 * LINE_MAX_], err[512];
-    snprintf(reason, sizeof reason, "device fault in the tuning worker: %s", what);
+    snprintf(reason, sizeof reason, "%s in the tuning worker: %s",
+             s->timed_out ? "hang" : "device fault", what);
     TResult r = { TRES_FAILED, 0, 0, reason };
     tcache_reload(tc, NULL, 0); /* the worker's results replace ours before we save */
     tcache_put(tc, s->req->key, s->pending, &r);
@@ -375,7 +429,10 @@ static int run_workers(Iso *s, double budget_ms)
             return 1;
         }
         last_error_line(s->errf, errline, sizeof errline);
-        describe_exit(status, errline, what, sizeof what);
+        if (s->timed_out)
+            snprintf(what, sizeof what, "timed out after %.0f s on the device", config_timeout_ms() / 1e3);
+        else
+            describe_exit(status, errline, what, sizeof what);
         if (!s->pending) { /* not a configuration's fault */
             if (!s->out->nevaluated)
                 return no_isolation(s->ctx, "the tuning worker failed: %s", what);

@@ -41,6 +41,19 @@ static const char *WILD =
     "          mask=offs < n);\n"
     "}\n";
 
+/* The same, except that BLOCK=32 spins forever (x[0] >= 0 never changes). */
+static const char *HANG =
+    "@grid(cdiv(n, BLOCK))\n"
+    "@tune(BLOCK = [16, 32, 64])\n"
+    "kernel wild(x: *f32, out: *f32, n: i32, far: i64, const BLOCK: i32 = 16) {\n"
+    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    let spins = 0;\n"
+    "    if BLOCK == 32 {\n"
+    "        while load(x) >= 0.0 { spins += 1; }\n"
+    "    }\n"
+    "    store(out + offs, load(x + offs, mask=offs < n) * 2.0 + spins as f32, mask=offs < n);\n"
+    "}\n";
+
 typedef struct Fixture {
     tile_Context *ctx;
     tile_Kernel *k;
@@ -57,7 +70,7 @@ static void on_log(void *user, const char *msg)
 }
 
 /* Opens `backend` (SKIP when it has no device), loads WILD, x = 0..N-1, out = -1. */
-static int open_fx(Fixture *f, tile_Backend backend)
+static int open_src(Fixture *f, tile_Backend backend, const char *src)
 {
     tile_Module *mod;
     memset(f, 0, sizeof *f);
@@ -66,7 +79,7 @@ static int open_fx(Fixture *f, tile_Backend backend)
         return SKIP;
     }
     tile_set_log(f->ctx, on_log, f);
-    OK(f->ctx, tile_module_load_string(f->ctx, "wild.tile", WILD, &mod));
+    OK(f->ctx, tile_module_load_string(f->ctx, "wild.tile", src, &mod));
     OK(f->ctx, tile_kernel_get(mod, "wild", &f->k));
     float x[N], out[N];
     for (int i = 0; i < N; i++)
@@ -79,6 +92,8 @@ static int open_fx(Fixture *f, tile_Backend backend)
     f->args[2] = tile_i32(N), f->args[3] = tile_i64(FAR);
     return 0;
 }
+
+static int open_fx(Fixture *f, tile_Backend backend) { return open_src(f, backend, WILD); }
 
 /* out[i] == factor * i + add for all i (reads through the caller's context). */
 static int out_is(Fixture *f, float factor, float add)
@@ -104,8 +119,15 @@ static const tile_TuneResult *result_of(const tile_TuneReport *rep, const char *
     return NULL;
 }
 
+static int tune_bad(Fixture *f, const char *kind, const char *fault_word);
+
 /* Tunes with isolation on; checks the report, that nothing ran here, and a launch after. */
 static int tune_wild(Fixture *f, const char *fault_word)
+{
+    return tune_bad(f, "device fault in the tuning worker", fault_word);
+}
+
+static int tune_bad(Fixture *f, const char *kind, const char *fault_word)
 {
     const tile_TuneReport *rep;
     long timed = tune_timings();
@@ -114,7 +136,7 @@ static int tune_wild(Fixture *f, const char *fault_word)
     const tile_TuneResult *bad = result_of(rep, "BLOCK=32");
     CHECK(bad && bad->status == TILE_TUNE_FAILED && !bad->cached);
     printf("BLOCK=32: %s\n", bad->reason);
-    CHECK(strstr(bad->reason, "device fault in the tuning worker"));
+    CHECK(strstr(bad->reason, kind));
     CHECK(!fault_word || strstr(bad->reason, fault_word));
     CHECK(rep->total == 3 && rep->failed == 1 && rep->timed == 2 && rep->cached == 0);
     CHECK(rep->best >= 0 && strcmp(rep->results[rep->best].config, "BLOCK=32"));
@@ -134,6 +156,20 @@ static int test_cpu_fault(void)
     int rc = open_fx(&f, TILE_BACKEND_CPU);
     if (rc == 0)
         rc = tune_wild(&f, "signal");
+    tile_context_close(f.ctx);
+    return rc;
+}
+
+/* A configuration that never ends: its worker is killed after TILE_TUNE_CONFIG_TIMEOUT. */
+static int test_cpu_hang(void)
+{
+    Fixture f;
+    setenv("TILE_TUNE_ISOLATE", "1", 1);
+    setenv("TILE_TUNE_CONFIG_TIMEOUT", "2", 1);
+    int rc = open_src(&f, TILE_BACKEND_CPU, HANG);
+    if (rc == 0)
+        rc = tune_bad(&f, "hang in the tuning worker", "timed out");
+    unsetenv("TILE_TUNE_CONFIG_TIMEOUT");
     tile_context_close(f.ctx);
     return rc;
 }
@@ -180,6 +216,7 @@ static const struct {
     int (*fn)(void);
 } tests[] = {
     { "cpu_fault", test_cpu_fault },
+    { "cpu_hang", test_cpu_hang },
     { "fallback", test_fallback },
     { "gpu_fault", test_gpu_fault },
 };
