@@ -329,10 +329,14 @@ static tile_Status cpu_launch(void *dev, void *fn, const unsigned grid[3], int t
 }
 
 /* ---- for the tuner: a monotonic clock around the (synchronous) launch, nothing to flush ---- */
+/* The last-level cache stands for a GPU's L2 (the tuner's input rotation sizes by it). */
 static void cpu_limits(void *dev, BkLimits *out)
 {
     (void)dev;
-    *out = (BkLimits){ 0, 0, 0, 0 };
+    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (llc <= 0)
+        llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    *out = (BkLimits){ 0, 0, 0, llc > 0 ? llc : 0 };
 }
 
 static tile_Status cpu_timed_launch(void *dev, void *fn, const unsigned grid[3], int threads,

@@ -83,7 +83,24 @@ typedef struct TuneBench {
     int nresets, nrestores;
     int reps;
     double config_budget_ms; /* stop a configuration's repetitions past this */
+    /* rotation of input sets (tune_rotate.c); nsets <= 1: one set, L2 flushed instead */
+    int nsets, run, nallocs;
+    tile_Arg *sets;          /* nsets x nparams arguments */
+    tile_DevPtr *copies;     /* (nsets - 1) x nallocs extra allocations */
+    size_t *copy_size;       /* per allocation */
 } TuneBench;
+
+/* Copies the arguments' allocations into enough input sets to exceed twice the L2, when they
+ * fit in it and the kernel has no @reset/@restore (see tune_rotate.c). Never fails for lack
+ * of memory: it times without rotation then. */
+tile_Status tune_rotation_init(TuneBench *b, Arena *a);
+/* The arguments of the next run. */
+const tile_Arg *tune_rotation_next(TuneBench *b);
+void tune_rotation_fini(TuneBench *b);
+/* Input sets of the most recent tuning's timing (for tests): 1 without rotation. */
+int tune_last_rotation(void);
+/* The runtime's allocation holding p: 1 and its base and size, or 0. */
+int tune_alloc_of(tile_Context *ctx, tile_DevPtr p, tile_DevPtr *base, size_t *size);
 
 /* Sets up the @reset / @restore buffers (saving the latter). */
 tile_Status tune_bench_init(TuneBench *b, tile_Kernel *k, const tile_Arg *args, Arena *a);

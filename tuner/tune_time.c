@@ -1,7 +1,7 @@
 /* tune_time.c: running one configuration for the tuner. Everything that touches the device
  * while tuning goes through here: the @reset / @restore buffers, pruning by device limits,
- * and tune_time_config (warm-up, L2 flush, device-event timing, median). Faults are isolated
- * a level up: tune_isolate.c runs the whole engine in a worker process. */
+ * and tune_time_config (warm-up, rotated inputs or an L2 flush, device-event timing,
+ * median). Faults are isolated a level up: tune_isolate.c runs the engine in a worker. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,16 +30,9 @@ double tune_now_ms(void)
 /* Bytes from p to the end of the allocation holding it; 0 if the runtime did not allocate it. */
 static size_t alloc_extent(tile_Context *ctx, tile_DevPtr p)
 {
-    size_t n = 0;
-    pthread_mutex_lock(&ctx->lock);
-    for (size_t i = 0; i < ctx->allocs.cap && !n; i++) {
-        size_t size = (size_t)(uintptr_t)ctx->allocs.vals[i];
-        tile_DevPtr base = ctx->allocs.keys[i];
-        if (size && p >= base && p < base + size)
-            n = base + size - p;
-    }
-    pthread_mutex_unlock(&ctx->lock);
-    return n;
+    tile_DevPtr base;
+    size_t size;
+    return tune_alloc_of(ctx, p, &base, &size) ? base + size - p : 0;
 }
 
 static int param_index(tile_Kernel *k, const char *name)
@@ -97,7 +90,9 @@ tile_Status tune_bench_init(TuneBench *b, tile_Kernel *k, const tile_Arg *args, 
     tile_Status st = add_bufs(b, ANN_RESET, &b->resets, &b->nresets, a);
     if (st == TILE_OK)
         st = add_bufs(b, ANN_RESTORE, &b->restores, &b->nrestores, a);
-    return st == TILE_OK ? save_restores(b) : st;
+    if (st == TILE_OK)
+        st = save_restores(b);
+    return st == TILE_OK ? tune_rotation_init(b, a) : st;
 }
 
 tile_Status tune_bench_prepare(TuneBench *b, char *err)
@@ -114,6 +109,7 @@ tile_Status tune_bench_prepare(TuneBench *b, char *err)
 
 void tune_bench_fini(TuneBench *b)
 {
+    tune_rotation_fini(b);
     for (int i = 0; i < b->nrestores; i++)
         free(b->restores[i].saved);
     b->nrestores = 0;
@@ -162,13 +158,19 @@ static double median(double *t, int n)
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-/* One run: buffers restored, L2 flushed (both untimed), then the timed launch. */
-static tile_Status run_once(TuneBench *b, Spec *s, const unsigned grid[3], void **ptrs,
-                            double *ms, char *err)
+/* One run: buffers restored and the next input set chosen, or the L2 flushed (untimed),
+ * then the timed launch. */
+static tile_Status run_once(TuneBench *b, Spec *s, const unsigned grid[3], double *ms, char *err)
 {
     const BackendOps *ops = b->ctx->ops;
+    uint64_t slots[256];
+    void *ptrs[256];
+    if (s->nparams > 256 || rt_args_pack(b->k, s, tune_rotation_next(b), slots, ptrs) != TILE_OK) {
+        snprintf(err, BK_ERR_MAX, "packing arguments: %s", tile_error(b->ctx));
+        return TILE_ERROR_INVALID_ARGUMENT;
+    }
     tile_Status st = tune_bench_prepare(b, err);
-    if (st == TILE_OK && ops->flush_l2)
+    if (st == TILE_OK && ops->flush_l2 && b->nsets <= 1)
         st = ops->flush_l2(b->ctx->dev, err);
     if (st == TILE_OK)
         st = ops->timed_launch(b->ctx->dev, s->fn, grid, s->num_threads, s->smem_bytes, ptrs,
@@ -187,18 +189,14 @@ static TResStatus failed(TuneBench *b, const char *what, const char *err, char *
 TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], double best_ms,
                             double *ms, char *reason, size_t cap, int *fatal)
 {
-    uint64_t slots[256];
-    void *ptrs[256];
     char err[BK_ERR_MAX];
     double t[MAX_REPS], warm, spent = 0;
     int reps = b->reps < 1 ? 1 : b->reps > MAX_REPS ? MAX_REPS : b->reps, n = 0;
     *fatal = 0;
     atomic_fetch_add(&n_timed, 1);
-    if (s->nparams > 256 || rt_args_pack(b->k, s, b->args, slots, ptrs) != TILE_OK)
-        return failed(b, "packing arguments", tile_error(b->ctx), reason, cap, fatal);
-    if (run_once(b, s, grid, ptrs, &warm, err) != TILE_OK) /* loads the code, warms up */
+    if (run_once(b, s, grid, &warm, err) != TILE_OK) /* loads the code, warms up */
         return failed(b, "launch", err, reason, cap, fatal);
-    if (run_once(b, s, grid, ptrs, &t[n], err) != TILE_OK)
+    if (run_once(b, s, grid, &t[n], err) != TILE_OK)
         return failed(b, "launch", err, reason, cap, fatal);
     spent += t[n++];
     if (best_ms > 0 && t[0] > SLOW_FACTOR * best_ms)
@@ -206,7 +204,7 @@ TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], doubl
     else if (reps > MIN_REPS && t[0] * reps > TARGET_MS)
         reps = t[0] * MIN_REPS >= TARGET_MS ? MIN_REPS : (int)(TARGET_MS / t[0]);
     while (n < reps && spent < b->config_budget_ms) {
-        if (run_once(b, s, grid, ptrs, &t[n], err) != TILE_OK)
+        if (run_once(b, s, grid, &t[n], err) != TILE_OK)
             return failed(b, "launch", err, reason, cap, fatal);
         spent += t[n++];
     }

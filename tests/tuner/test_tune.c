@@ -194,6 +194,7 @@ static int accum_case(const char *ann)
     long t0 = tune_timings();
     OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
     CHECK(tune_timings() - t0 == 3);
+    CHECK(tune_last_rotation() == 1); /* buffers prepared in place: no rotated copies */
     CHECK(out_is(&f, !strcmp(ann, "restore") ? 2 : 1)); /* one launch's effect, not many */
     close_fx(&f);
     return 0;
@@ -351,10 +352,27 @@ static int test_off(void)
     return 0;
 }
 
+/* Small inputs are rotated (copies of their allocations) rather than flushed from the cache;
+ * a kernel with @reset keeps one set. Results stay right either way. */
+static int test_rotation(void)
+{
+    Fixture f;
+    fresh_cache("rotation");
+    if (open_src(&f, SCALE, "16, 32", "scale"))
+        return 1;
+    tile_set_tuning(f.ctx, TILE_TUNING_AUTO);
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    printf("input sets: %d\n", tune_last_rotation());
+    CHECK(tune_last_rotation() > 1 && out_is(&f, 2));
+    close_fx(&f);
+    return 0;
+}
+
 static const struct {
     const char *name;
     int (*fn)(void);
 } tests[] = {
+    { "rotation", test_rotation },
     { "reuse", test_tune_and_reuse },
     { "edit_candidates", test_edit_candidates },
     { "compile_failure", test_compile_failure },
