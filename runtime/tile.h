@@ -194,7 +194,7 @@ typedef struct tile_TuneProgress {
 
 typedef struct tile_TuneOptions {
     int force;        /* re-time configurations the cache has results for */
-    int reps;         /* timed runs per configuration (0: 10 on GPUs, 3 on the CPU) */
+    int reps;         /* most timed runs per configuration (0: about 100 ms' worth, 3 to 100) */
     double budget_s;  /* stop timing new configurations after this long (0: $TILE_TUNE_BUDGET) */
     int samples;      /* > 0: time this many, sampled (0: $TILE_TUNE_SEARCH/SAMPLES) */
     void (*progress)(void *user, const tile_TuneProgress *p); /* may be NULL */

@@ -578,8 +578,7 @@ static void isolate(Tuning *t, int samples)
 
 static void bench_setup(Tuning *t)
 {
-    int gpu = t->ctx->ops->kind != TILE_BACKEND_CPU;
-    t->bench.reps = t->req->reps > 0 ? t->req->reps : gpu ? 10 : 3;
+    t->bench.reps = t->req->reps > 0 ? t->req->reps : 0; /* 0: as many as ~100 ms allow */
     t->bench.config_budget_ms = env_double("TILE_TUNE_CONFIG_BUDGET", 1.0) * 1e3;
 }
 

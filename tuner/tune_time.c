@@ -10,8 +10,10 @@
 #include "tune.h"
 
 /* A configuration whose first timed run is SLOW_FACTOR x the best so far gets no more runs:
- * it cannot win. Others repeat until about TARGET_MS of kernel time (at least MIN_REPS). */
-enum { MAX_REPS = 1000, MIN_REPS = 3 };
+ * it cannot win. Others repeat until about TARGET_MS of kernel time: at least MIN_REPS, at
+ * most b->reps when the caller set it, else AUTO_REPS (short kernels need many runs for a
+ * median steady to a fraction of a percent). */
+enum { MAX_REPS = 1000, MIN_REPS = 3, AUTO_REPS = 100 };
 static const double SLOW_FACTOR = 1.5, TARGET_MS = 100.0;
 
 static atomic_long n_timed;
@@ -191,7 +193,7 @@ TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], doubl
 {
     char err[BK_ERR_MAX];
     double t[MAX_REPS], warm, spent = 0;
-    int reps = b->reps < 1 ? 1 : b->reps > MAX_REPS ? MAX_REPS : b->reps, n = 0;
+    int reps = b->reps < 1 ? AUTO_REPS : b->reps > MAX_REPS ? MAX_REPS : b->reps, n = 0;
     *fatal = 0;
     atomic_fetch_add(&n_timed, 1);
     if (run_once(b, s, grid, &warm, err) != TILE_OK) /* loads the code, warms up */
