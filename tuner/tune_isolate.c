@@ -288,7 +288,8 @@ static void trace_line(Iso *s, char *line)
         TuneIsolation *o = s->out;
         if (o->nevaluated == s->cap) { /* grows in the arena: old arrays stay till its end */
             const char **more = arena_alloc(s->a, sizeof *more * (size_t)(s->cap = 2 * s->cap + 16));
-            memcpy(more, o->evaluated, sizeof *more * (size_t)o->nevaluated);
+            if (o->nevaluated)
+                memcpy(more, o->evaluated, sizeof *more * (size_t)o->nevaluated);
             o->evaluated = more;
         }
         o->evaluated[o->nevaluated++] = arena_strdup(s->a, line + 6);
