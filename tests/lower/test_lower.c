@@ -17,18 +17,10 @@
 #include "layout.h"
 #include "lower.h"
 #include "target.h"
+#include "../testing.h"
 
 static int passed, failed;
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                      \
-            printf(__VA_ARGS__);                                                             \
-            printf("\n");                                                                    \
-            return -1;                                                                       \
-        }                                                                                    \
-    } while (0)
 
 /* ---- building tile IR ---- */
 typedef struct B {
@@ -465,11 +457,11 @@ static int t_add(Arena *a)
     int n = 1000, pad = 24;
     float *x = rand_floats(n, &seed), *y = rand_floats(n, &seed), *out = poisoned(n + pad);
     GpuArg args[4] = {BUF(x, n), BUF(y, n), BUF(out, n + pad), I32(n)};
-    CHECK(run_kernel(k_add, a, args, 4, (n + ADD_BLOCK - 1) / ADD_BLOCK, 1) == 0, "vadd did not run");
+    CHECKF(run_kernel(k_add, a, args, 4, (n + ADD_BLOCK - 1) / ADD_BLOCK, 1) == 0, "vadd did not run");
     for (int i = 0; i < n; i++)
-        CHECK(out[i] == x[i] + y[i], "vadd[%d] = %g, want %g", i, out[i], x[i] + y[i]);
+        CHECKF(out[i] == x[i] + y[i], "vadd[%d] = %g, want %g", i, out[i], x[i] + y[i]);
     for (int i = n; i < n + pad; i++)
-        CHECK(isnan(out[i]), "vadd wrote past n at %d", i);
+        CHECKF(isnan(out[i]), "vadd wrote past n at %d", i);
     free(x), free(y), free(out);
     return 0;
 }
@@ -480,7 +472,7 @@ static int t_softmax(Arena *a)
     int M = 13, N = 50, ld = 53;
     float *x = rand_floats(M * ld, &seed), *out = poisoned(M * ld);
     GpuArg args[5] = {BUF(x, M * ld), BUF(out, M * ld), I32(M), I32(N), I32(ld)};
-    CHECK(run_kernel(k_softmax, a, args, 5, (M + SM_BM - 1) / SM_BM, 1) == 0, "softmax did not run");
+    CHECKF(run_kernel(k_softmax, a, args, 5, (M + SM_BM - 1) / SM_BM, 1) == 0, "softmax did not run");
     for (int i = 0; i < M; i++) {
         double mx = -INFINITY, s = 0;
         for (int c = 0; c < N; c++)
@@ -490,9 +482,9 @@ static int t_softmax(Arena *a)
         for (int c = 0; c < ld; c++) {
             float got = out[i * ld + c];
             if (c >= N)
-                CHECK(isnan(got), "softmax wrote masked element (%d,%d)", i, c);
+                CHECKF(isnan(got), "softmax wrote masked element (%d,%d)", i, c);
             else
-                CHECK(close_to(got, exp(x[i * ld + c] - mx) / s, 1e-5), "softmax(%d,%d) = %g", i, c, got);
+                CHECKF(close_to(got, exp(x[i * ld + c] - mx) / s, 1e-5), "softmax(%d,%d) = %g", i, c, got);
         }
     }
     free(x), free(out);
@@ -508,14 +500,14 @@ static int run_matmul(Arena *a, int transposed)
     int M = 45, N = 37, K = 29;
     float *A = rand_floats(M * K, &seed), *Bm = rand_floats(K * N, &seed), *C = poisoned(M * N);
     GpuArg args[6] = {BUF(A, M * K), BUF(Bm, K * N), BUF(C, M * N), I32(M), I32(N), I32(K)};
-    CHECK(run_kernel(transposed ? k_matmul_t : k_matmul_n, a, args, 6, (M + MM_BM - 1) / MM_BM,
+    CHECKF(run_kernel(transposed ? k_matmul_t : k_matmul_n, a, args, 6, (M + MM_BM - 1) / MM_BM,
                      (N + MM_BN - 1) / MM_BN) == 0, "matmul did not run");
     for (int m = 0; m < M; m++)
         for (int n = 0; n < N; n++) {
             double s = 0;
             for (int k = 0; k < K; k++)
                 s += (double)A[m * K + k] * (transposed ? Bm[n * K + k] : Bm[k * N + n]);
-            CHECK(close_to(C[m * N + n], s, 1e-4), "matmul(%d,%d) = %g, want %g", m, n, C[m * N + n], s);
+            CHECKF(close_to(C[m * N + n], s, 1e-4), "matmul(%d,%d) = %g, want %g", m, n, C[m * N + n], s);
         }
     free(A), free(Bm), free(C);
     return 0;
@@ -536,7 +528,7 @@ static int t_argmax(Arena *a)
     int32_t *omax = malloc(sizeof(int32_t) * 16), *omin = malloc(sizeof(int32_t) * 16);
     memset(omax, 0x7f, sizeof(int32_t) * 16), memset(omin, 0x7f, sizeof(int32_t) * 16);
     GpuArg args[5] = {BUF(x, M * N), BUF(omax, 16), BUF(omin, 16), I32(M), I32(N)};
-    CHECK(run_kernel(k_argmax, a, args, 5, (M + AM_BM - 1) / AM_BM, 1) == 0, "argmax did not run");
+    CHECKF(run_kernel(k_argmax, a, args, 5, (M + AM_BM - 1) / AM_BM, 1) == 0, "argmax did not run");
     for (int i = 0; i < M; i++) {
         int bi = 0, li = 0;
         for (int c = 1; c < N; c++) {
@@ -544,10 +536,10 @@ static int t_argmax(Arena *a)
             if ((v > b) || (isnan(v) && !isnan(b))) bi = c;
             if ((v < l) || (isnan(v) && !isnan(l))) li = c;
         }
-        CHECK(omax[i] == bi, "argmax row %d = %d, want %d", i, omax[i], bi);
-        CHECK(omin[i] == li, "argmin row %d = %d, want %d", i, omin[i], li);
+        CHECKF(omax[i] == bi, "argmax row %d = %d, want %d", i, omax[i], bi);
+        CHECKF(omin[i] == li, "argmin row %d = %d, want %d", i, omin[i], li);
     }
-    CHECK(omax[M] == 0x7f7f7f7f, "argmax wrote a masked row");
+    CHECKF(omax[M] == 0x7f7f7f7f, "argmax wrote a masked row");
     free(x), free(omax), free(omin);
     return 0;
 }
@@ -558,16 +550,16 @@ static int t_loop(Arena *a)
     int chunks = 7;
     float *x = rand_floats(chunks * LP_BLOCK, &seed), *out = poisoned(LP_BLOCK), total = NAN;
     GpuArg args[4] = {BUF(x, chunks * LP_BLOCK), BUF(out, LP_BLOCK), I32(chunks), BUF(&total, 1)};
-    CHECK(run_kernel(k_loop, a, args, 4, 1, 1) == 0, "loop did not run");
+    CHECKF(run_kernel(k_loop, a, args, 4, 1, 1) == 0, "loop did not run");
     double all = 0;
     for (int c = 0; c < LP_BLOCK; c++) {
         double s = 0;
         for (int i = 0; i < chunks; i++)
             s += x[i * LP_BLOCK + c];
         all += s;
-        CHECK(close_to(out[c], s, 1e-5), "loop[%d] = %g, want %g", c, out[c], s);
+        CHECKF(close_to(out[c], s, 1e-5), "loop[%d] = %g, want %g", c, out[c], s);
     }
-    CHECK(close_to(total, all, 1e-4), "loop total = %g, want %g", total, all);
+    CHECKF(close_to(total, all, 1e-4), "loop total = %g, want %g", total, all);
     free(x), free(out);
     return 0;
 }
@@ -577,10 +569,10 @@ static int t_convert(Arena *a)
     unsigned seed = 6;
     float *x = rand_floats(CV_N, &seed), *out = poisoned(CV_N * CV_N);
     GpuArg args[2] = {BUF(x, CV_N), BUF(out, CV_N * CV_N)};
-    CHECK(run_kernel(k_convert, a, args, 2, 1, 1) == 0, "convert did not run");
+    CHECKF(run_kernel(k_convert, a, args, 2, 1, 1) == 0, "convert did not run");
     for (int i = 0; i < CV_N; i++)
         for (int c = 0; c < CV_N; c++)
-            CHECK(out[i * CV_N + c] == x[i] * 10.0f + x[c], "convert(%d,%d) = %g", i, c, out[i * CV_N + c]);
+            CHECKF(out[i * CV_N + c] == x[i] * 10.0f + x[c], "convert(%d,%d) = %g", i, c, out[i * CV_N + c]);
     free(x), free(out);
     return 0;
 }
@@ -598,18 +590,18 @@ static int t_replicated(Arena *a)
     unsigned seed = 7;
     float *x = rand_floats(RP_M * RP_N, &seed), *rows = poisoned(RP_M), *cols = poisoned(RP_N);
     GpuArg args[3] = {BUF(x, RP_M * RP_N), BUF(rows, RP_M), BUF(cols, RP_N)};
-    CHECK(run_kernel(k_replicated, a, args, 3, 1, 1) == 0, "replicated did not run");
+    CHECKF(run_kernel(k_replicated, a, args, 3, 1, 1) == 0, "replicated did not run");
     for (int i = 0; i < RP_M; i++) {
         double s = 0;
         for (int j = 0; j < RP_N; j++)
             s += x[i * RP_N + j];
-        CHECK(close_to(rows[i], s, 1e-5), "row sum %d = %g, want %g", i, rows[i], s);
+        CHECKF(close_to(rows[i], s, 1e-5), "row sum %d = %g, want %g", i, rows[i], s);
     }
     for (int j = 0; j < RP_N; j++) {
         float m = -INFINITY;
         for (int i = 0; i < RP_M; i++)
             m = fmaxf(m, x[i * RP_N + j]);
-        CHECK(cols[j] == m, "col max %d = %g, want %g", j, cols[j], m);
+        CHECKF(cols[j] == m, "col max %d = %g, want %g", j, cols[j], m);
     }
     free(x), free(rows), free(cols);
     return 0;
@@ -620,18 +612,18 @@ static int t_layout_math(Arena *a)
 {
     int shape[2] = {64, 64};
     TirLayout l = layout_default_blocked(2, shape, 4, 4, 32);
-    CHECK(l.spt[1] == 4 && l.tpw[1] == 16 && l.tpw[0] == 2 && l.wpc[0] == 4, "default blocked 64x64");
-    CHECK(layout_regs(&l, shape, 2) == 32, "64x64 over 128 threads: 32 registers");
+    CHECKF(l.spt[1] == 4 && l.tpw[1] == 16 && l.tpw[0] == 2 && l.wpc[0] == 4, "default blocked 64x64");
+    CHECKF(layout_regs(&l, shape, 2) == 32, "64x64 over 128 threads: 32 registers");
     int small[2] = {4, 8};
-    CHECK(layout_regs(&l, small, 2) == 4, "4x8 (replicated) holds spt'=4 per thread");
+    CHECKF(layout_regs(&l, small, 2) == 4, "4x8 (replicated) holds spt'=4 per thread");
     TirLayout s = layout_slice(&l, 1);
     int row[1] = {64};
-    CHECK(layout_regs(&s, row, 1) == 8, "slice along dim 1 of 64 rows: 8 per thread");
+    CHECKF(layout_regs(&s, row, 1) == 8, "slice along dim 1 of 64 rows: 8 per thread");
     int one = 1024;
     TirLayout l1 = layout_default_blocked(1, &one, 4, 4, 32);
-    CHECK(l1.spt[0] == 4 && l1.tpw[0] == 32 && l1.wpc[0] == 4, "default rank-1");
+    CHECKF(l1.spt[0] == 4 && l1.tpw[0] == 32 && l1.wpc[0] == 4, "default rank-1");
     TirLayout h = layout_default_blocked(2, shape, 4, 1, 1);
-    CHECK(layout_regs(&h, shape, 2) == 4096, "host layout owns whole tiles");
+    CHECKF(layout_regs(&h, shape, 2) == 4096, "host layout owns whole tiles");
     (void)a;
     return 0;
 }
@@ -655,12 +647,12 @@ static int ptxas_check(const char *ptx, size_t size, const char *sm, const char 
     char path[256], cmd[1024], line[512];
     snprintf(path, sizeof path, "/tmp/tile_test_lower_%d_%s_%s.ptx", (int)getpid(), name, sm);
     FILE *f = fopen(path, "w");
-    CHECK(f, "cannot write %s", path);
+    CHECKF(f, "cannot write %s", path);
     fwrite(ptx, 1, size, f);
     fclose(f);
     snprintf(cmd, sizeof cmd, "%s -arch=%s -v -o /dev/null %s 2>&1", ptxas_path(), sm, path);
     FILE *p = popen(cmd, "r");
-    CHECK(p, "cannot run ptxas");
+    CHECKF(p, "cannot run ptxas");
     int bad = 0;
     while (fgets(line, sizeof line, p)) {
         int stack = 0;
@@ -676,7 +668,7 @@ static int ptxas_check(const char *ptx, size_t size, const char *sm, const char 
             printf("  %s %s: %s", name, sm, line);
     }
     int rc = pclose(p);
-    CHECK(!bad && rc == 0, "ptxas rejected %s for %s (kept %s)", name, sm, path);
+    CHECKF(!bad && rc == 0, "ptxas rejected %s for %s (kept %s)", name, sm, path);
     unlink(path);
     return 0;
 }
@@ -691,9 +683,9 @@ static int t_ptx(Arena *a)
             TirKernel *k = makers[i](a);
             char *ptx;
             size_t size;
-            CHECK(compile(k, target_lookup(sms[s]), CG_ASM, a, &ptx, &size) == 0,
+            CHECKF(compile(k, target_lookup(sms[s]), CG_ASM, a, &ptx, &size) == 0,
                   "%s: no PTX for %s", k->name, sms[s]);
-            CHECK(strstr(ptx, ".entry"), "%s: no .entry in PTX", k->name);
+            CHECKF(strstr(ptx, ".entry"), "%s: no .entry in PTX", k->name);
             if (ptxas_path() && ptxas_check(ptx, size, sms[s], k->name) != 0)
                 return -1;
         }
@@ -704,11 +696,11 @@ static int t_ptx(Arena *a)
 
 static int t_targets(Arena *a)
 {
-    CHECK(target_lookup("host") == target_host(), "host target");
+    CHECKF(target_lookup("host") == target_host(), "host target");
     const Target *t = target_lookup("sm_90a");
-    CHECK(t && t->kind == TARGET_NVPTX && t->sm == 90 && strcmp(t->cpu, "sm_90a") == 0, "sm_90a");
-    CHECK(target_lookup("sm_90a") == t, "targets are cached");
-    CHECK(!target_lookup("sm_x") && !target_lookup("gfx90a"), "unknown targets");
+    CHECKF(t && t->kind == TARGET_NVPTX && t->sm == 90 && strcmp(t->cpu, "sm_90a") == 0, "sm_90a");
+    CHECKF(target_lookup("sm_90a") == t, "targets are cached");
+    CHECKF(!target_lookup("sm_x") && !target_lookup("gfx90a"), "unknown targets");
     (void)a;
     return 0;
 }

@@ -13,18 +13,10 @@
 #include "runtime_internal.h"
 #include "vec.h"
 #include "tile.h"
+#include "../testing.h"
 
 static int passed, failed;
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                      \
-            printf(__VA_ARGS__);                                                             \
-            printf("\n");                                                                    \
-            return -1;                                                                       \
-        }                                                                                    \
-    } while (0)
 
 const char *ADD =
     "@grid(cdiv(n, BLOCK))\n"
@@ -114,35 +106,35 @@ static int t_ptx_add(Arena *a)
 {
     char *v = ptx_of(a, ADD, "add", "1111"), *x_off = ptx_of(a, ADD, "add", "0111");
     char *none = ptx_of(a, ADD, "add", NULL);
-    CHECK(v && x_off && none, "no PTX");
-    CHECK(count(v, "ld.global.v4.b32") + count(v, "ld.global.v4.f32") == 4 &&
+    CHECKF(v && x_off && none, "no PTX");
+    CHECKF(count(v, "ld.global.v4.b32") + count(v, "ld.global.v4.f32") == 4 &&
           count(v, "st.global.v4") == 2 && !count(v, "ld.global.b32"),
           "aligned add: want 4 vector loads and 2 vector stores:\n%s", v);
-    CHECK(count(x_off, "ld.global.v4") == 2 && count(x_off, "ld.global.b32") == 8,
+    CHECKF(count(x_off, "ld.global.v4") == 2 && count(x_off, "ld.global.b32") == 8,
           "add with x misaligned: y vectorized, x per element:\n%s", x_off);
-    CHECK(!count(none, "global.v"), "add without flags vectorized");
-    CHECK(ptxas_ok(v, "add") && ptxas_ok(x_off, "add_x"), "ptxas rejects the add PTX");
+    CHECKF(!count(none, "global.v"), "add without flags vectorized");
+    CHECKF(ptxas_ok(v, "add") && ptxas_ok(x_off, "add_x"), "ptxas rejects the add PTX");
     return 0;
 }
 
 static int t_ptx_loop(Arena *a)
 {
     char *v = ptx_of(a, ROWSUM, "rowsum", "11111"), *lda = ptx_of(a, ROWSUM, "rowsum", "11110");
-    CHECK(v && lda, "no PTX");
-    CHECK(count(v, "ld.global.v4") >= 1 && !count(v, "ld.global.b32"),
+    CHECKF(v && lda, "no PTX");
+    CHECKF(count(v, "ld.global.v4") >= 1 && !count(v, "ld.global.b32"),
           "rowsum: the loop's loads should be vectors:\n%s", v);
-    CHECK(!count(lda, "ld.global.v4"), "rowsum with lda unknown vectorized");
-    CHECK(ptxas_ok(v, "rowsum"), "ptxas rejects the rowsum PTX");
+    CHECKF(!count(lda, "ld.global.v4"), "rowsum with lda unknown vectorized");
+    CHECKF(ptxas_ok(v, "rowsum"), "ptxas rejects the rowsum PTX");
     return 0;
 }
 
 static int t_ptx_f16(Arena *a)
 {
     char *v = ptx_of(a, COPY16, "copy16", "111");
-    CHECK(v, "no PTX");
-    CHECK(count(v, "ld.global.v4.b32") >= 1 && count(v, "st.global.v4.b32") >= 1 &&
+    CHECKF(v, "no PTX");
+    CHECKF(count(v, "ld.global.v4.b32") >= 1 && count(v, "st.global.v4.b32") >= 1 &&
           !count(v, "ld.global.b16"), "f16 copy: want 8 halves per v4.b32 access:\n%s", v);
-    CHECK(ptxas_ok(v, "copy16"), "ptxas rejects the f16 PTX");
+    CHECKF(ptxas_ok(v, "copy16"), "ptxas rejects the f16 PTX");
     return 0;
 }
 
@@ -169,8 +161,8 @@ static int host_open(Host *h, const char *src, const char *name, const char *fla
 {
     hook_flags = flags;
     rt_set_compile_hook(hook_compile);
-    CHECK(tile_context_open(TILE_BACKEND_CPU, &h->ctx) == TILE_OK, "no CPU context");
-    CHECK(tile_module_load_string(h->ctx, "test.tile", src, &h->mod) == TILE_OK &&
+    CHECKF(tile_context_open(TILE_BACKEND_CPU, &h->ctx) == TILE_OK, "no CPU context");
+    CHECKF(tile_module_load_string(h->ctx, "test.tile", src, &h->mod) == TILE_OK &&
           tile_kernel_get(h->mod, name, &h->k) == TILE_OK, "%s", tile_error(h->ctx));
     return 0;
 }
@@ -214,8 +206,8 @@ static int run_add(int n, int xoff, const char *flags)
             bad = i;
     free(x), free(y), free(out);
     host_close(&h);
-    CHECK(ok, "add launch failed");
-    CHECK(bad < 0, "add n=%d xoff=%d flags=%s: wrong at %d", n, xoff, flags ? flags : "-", bad);
+    CHECKF(ok, "add launch failed");
+    CHECKF(bad < 0, "add n=%d xoff=%d flags=%s: wrong at %d", n, xoff, flags ? flags : "-", bad);
     return 0;
 }
 
@@ -248,7 +240,7 @@ static int run_rowsum(int M, int K, int lda, const char *flags)
     }
     free(A), free(out);
     host_close(&h);
-    CHECK(ok && bad < 0, "rowsum M=%d K=%d lda=%d: wrong at row %d", M, K, lda, bad);
+    CHECKF(ok && bad < 0, "rowsum M=%d K=%d lda=%d: wrong at row %d", M, K, lda, bad);
     return 0;
 }
 

@@ -6,16 +6,8 @@
 #include "analysis_axis.h"
 #include "spec.h"
 #include "vec.h"
+#include "../testing.h"
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                      \
-            printf(__VA_ARGS__);                                                             \
-            printf("\n");                                                                    \
-            return -1;                                                                       \
-        }                                                                                    \
-    } while (0)
 
 /* ---- the analysis ---- */
 static TirKernel *specialize(Arena *a, const char *src, const char *name, const char *flags)
@@ -54,19 +46,19 @@ static TirOp *nth_op(TirKernel *k, TirOpcode code, int nth) { return find_op(k->
 int t_axis_add(Arena *a)
 {
     TirKernel *k = specialize(a, ADD, "add", "1111");
-    CHECK(k, "add does not specialize");
+    CHECKF(k, "add does not specialize");
     const AxisInfo *ax = axis_analyze(k);
     TirOp *ld = nth_op(k, TIR_LOAD, 0);
-    CHECK(ax && ld && ld->nops >= 2, "no masked load");
+    CHECKF(ax && ld && ld->nops >= 2, "no masked load");
     const AxisInfo *p = &ax[ld->ops[0]->id], *m = &ax[ld->ops[1]->id];
-    CHECK(p->contig[0] == 1024 && p->div[0] == 16, "x + offs: contig %lld div %lld",
+    CHECKF(p->contig[0] == 1024 && p->div[0] == 16, "x + offs: contig %lld div %lld",
           (long long)p->contig[0], (long long)p->div[0]);
-    CHECK(m->cnst[0] == 16, "offs < n: constancy %lld, want 16", (long long)m->cnst[0]);
+    CHECKF(m->cnst[0] == 16, "offs < n: constancy %lld, want 16", (long long)m->cnst[0]);
     k = specialize(a, ADD, "add", "0110");
     ax = axis_analyze(k);
     ld = nth_op(k, TIR_LOAD, 0);
     p = &ax[ld->ops[0]->id], m = &ax[ld->ops[1]->id];
-    CHECK(p->div[0] == 4 && m->cnst[0] == 1, "unaligned x: div %lld (want 4), mask %lld (want 1)",
+    CHECKF(p->div[0] == 4 && m->cnst[0] == 1, "unaligned x: div %lld (want 4), mask %lld (want 1)",
           (long long)p->div[0], (long long)m->cnst[0]);
     return 0;
 }
@@ -74,21 +66,21 @@ int t_axis_add(Arena *a)
 int t_axis_loop(Arena *a)
 {
     TirKernel *k = specialize(a, ROWSUM, "rowsum", "11111");
-    CHECK(k, "rowsum does not specialize");
+    CHECKF(k, "rowsum does not specialize");
     const AxisInfo *ax = axis_analyze(k);
     TirOp *fo = nth_op(k, TIR_FOR, 0), *ld = nth_op(k, TIR_LOAD, 0);
-    CHECK(fo && ld && ld->nops == 3, "no loop or masked load");
-    CHECK(ax[fo->regions[0]->args[0]->id].div[0] == 32, "iv divisibility %lld, want 32",
+    CHECKF(fo && ld && ld->nops == 3, "no loop or masked load");
+    CHECKF(ax[fo->regions[0]->args[0]->id].div[0] == 32, "iv divisibility %lld, want 32",
           (long long)ax[fo->regions[0]->args[0]->id].div[0]);
     const AxisInfo *p = &ax[ld->ops[0]->id], *m = &ax[ld->ops[1]->id];
-    CHECK(p->contig[1] == 32 && p->div[1] == 16 && p->contig[0] == 1,
+    CHECKF(p->contig[1] == 32 && p->div[1] == 16 && p->contig[0] == 1,
           "a tile: contig [%lld, %lld] div %lld", (long long)p->contig[0],
           (long long)p->contig[1], (long long)p->div[1]);
-    CHECK(m->cnst[1] == 16, "mask constancy along K %lld, want 16", (long long)m->cnst[1]);
+    CHECKF(m->cnst[1] == 16, "mask constancy along K %lld, want 16", (long long)m->cnst[1]);
     k = specialize(a, ROWSUM, "rowsum", "11110"); /* lda not a multiple of 16 */
     ax = axis_analyze(k);
     ld = nth_op(k, TIR_LOAD, 0);
-    CHECK(ax[ld->ops[0]->id].div[1] == 4, "lda unknown: div %lld, want 4",
+    CHECKF(ax[ld->ops[0]->id].div[1] == 4, "lda unknown: div %lld, want 4",
           (long long)ax[ld->ops[0]->id].div[1]);
     return 0;
 }

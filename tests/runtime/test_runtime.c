@@ -21,24 +21,7 @@
 #define TILE_SOURCE_DIR "."
 #endif
 
-#define CHECK(cond) \
-    do { \
-        if (!(cond)) { \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            return 1; \
-        } \
-    } while (0)
-/* a call that must return `want`; prints the context's message either way */
-#define EXPECT(ctx, want, call) \
-    do { \
-        tile_Status st_ = (call); \
-        if (st_ != (want)) { \
-            fprintf(stderr, "%s:%d: %s returned %d, expected %d: %s\n", __FILE__, __LINE__, \
-                    #call, (int)st_, (int)(want), tile_error(ctx)); \
-            return 1; \
-        } \
-    } while (0)
-#define OK(ctx, call) EXPECT(ctx, TILE_OK, call)
+#include "../testing.h"
 #define HAS(ctx, text) \
     do { \
         if (!strstr(tile_error(ctx), text)) { \
@@ -501,10 +484,7 @@ static int test_cuda_fault(void)
     return 0;
 }
 
-static const struct {
-    const char *name;
-    int (*fn)(void);
-} tests[] = {
+static const NamedTest tests[] = {
     { "api_errors", test_api_errors },
     { "launch_errors", test_launch_errors },
     { "convert", test_convert },
@@ -518,20 +498,5 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    int ran = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-        if (argc > 1 && strcmp(argv[1], tests[i].name))
-            continue;
-        int rc = tests[i].fn();
-        printf("%s: %s\n", tests[i].name, rc == 0 ? "ok" : rc == 77 ? "skipped" : "FAILED");
-        if (argc > 1)
-            return rc;
-        ran++;
-        failed += rc != 0 && rc != 77;
-    }
-    if (!ran) {
-        fprintf(stderr, "test_runtime: no test named '%s'\n", argv[1]);
-        return 2;
-    }
-    return failed != 0;
+    return run_named_tests("test_runtime", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

@@ -11,22 +11,7 @@
 #include <unistd.h>
 #include "tune.h"
 
-#define CHECK(cond) \
-    do { \
-        if (!(cond)) { \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            return 1; \
-        } \
-    } while (0)
-#define OK(ctx, call) \
-    do { \
-        tile_Status st_ = (call); \
-        if (st_ != TILE_OK) { \
-            fprintf(stderr, "%s:%d: %s: %d: %s\n", __FILE__, __LINE__, #call, (int)st_, \
-                    tile_error(ctx)); \
-            return 1; \
-        } \
-    } while (0)
+#include "../testing.h"
 
 enum { N = 1000, SKIP = 77 };
 static const int64_t FAR = 1ll << 44; /* elements: 64 TiB, past any mapping */
@@ -211,10 +196,7 @@ static int test_gpu_fault(void)
     return rc;
 }
 
-static const struct {
-    const char *name;
-    int (*fn)(void);
-} tests[] = {
+static const NamedTest tests[] = {
     { "cpu_fault", test_cpu_fault },
     { "cpu_hang", test_cpu_hang },
     { "fallback", test_fallback },
@@ -229,17 +211,5 @@ int main(int argc, char **argv)
         return 1;
     }
     setenv("TILE_CACHE_DIR", root, 1);
-    int ran = 0, failed = 0, skipped = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-        if (argc > 1 && strcmp(argv[1], tests[i].name))
-            continue;
-        int rc = tests[i].fn();
-        printf("%s: %s\n", tests[i].name, rc == 0 ? "ok" : rc == SKIP ? "skipped" : "FAILED");
-        ran++;
-        failed += rc != 0 && rc != SKIP;
-        skipped += rc == SKIP;
-    }
-    if (!ran)
-        fprintf(stderr, "no test named '%s'\n", argv[1]);
-    return !ran || failed ? 1 : skipped == ran ? SKIP : 0;
+    return run_named_tests("test_isolate", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

@@ -10,22 +10,7 @@
 #include <unistd.h>
 #include "tune.h"
 
-#define CHECK(cond) \
-    do { \
-        if (!(cond)) { \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            return 1; \
-        } \
-    } while (0)
-#define OK(ctx, call) \
-    do { \
-        tile_Status st_ = (call); \
-        if (st_ != TILE_OK) { \
-            fprintf(stderr, "%s:%d: %s: %d: %s\n", __FILE__, __LINE__, #call, (int)st_, \
-                    tile_error(ctx)); \
-            return 1; \
-        } \
-    } while (0)
+#include "../testing.h"
 
 enum { N = 1000 };
 
@@ -368,10 +353,7 @@ static int test_rotation(void)
     return 0;
 }
 
-static const struct {
-    const char *name;
-    int (*fn)(void);
-} tests[] = {
+static const NamedTest tests[] = {
     { "rotation", test_rotation },
     { "reuse", test_tune_and_reuse },
     { "edit_candidates", test_edit_candidates },
@@ -395,22 +377,10 @@ int main(int argc, char **argv)
         return 1;
     }
     setenv("TILE_PRINT_AUTOTUNING", "1", 1); /* read once per process; logs go to f->log */
-    int ran = 0, failed = 0;
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-        if (argc > 1 && strcmp(argv[1], tests[i].name))
-            continue;
-        int rc = tests[i].fn();
-        printf("%s: %s\n", tests[i].name, rc == 0 ? "ok" : "FAILED");
-        ran++;
-        failed += rc != 0;
-    }
+    int rc = run_named_tests("test_tune", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", cache_root);
     if (system(cmd) != 0)
         fprintf(stderr, "test_tune: could not remove %s\n", cache_root);
-    if (!ran) {
-        fprintf(stderr, "test_tune: no test named '%s'\n", argc > 1 ? argv[1] : "");
-        return 2;
-    }
-    return failed != 0;
+    return rc;
 }
