@@ -159,6 +159,25 @@ LLVMValueRef lw_smem_ptr(Lower *L, LLVMValueRef base, LLVMTypeRef t, LLVMValueRe
     return LLVMBuildGEP2(L->b, t, base, &idx, 1, "");
 }
 
+static int type_bytes(Lower *L, LLVMTypeRef t)
+{
+    return (int)LLVMABISizeOfType(LLVMGetModuleDataLayout(L->mod), t);
+}
+
+LLVMValueRef lw_smem_load(Lower *L, LLVMTypeRef t, LLVMValueRef ptr)
+{
+    if (L->t->smem_access)
+        L->t->smem_access(&L->tc, ptr, type_bytes(L, t), 0);
+    return LLVMBuildLoad2(L->b, t, ptr, "");
+}
+
+void lw_smem_store(Lower *L, LLVMValueRef x, LLVMValueRef ptr)
+{
+    if (L->t->smem_access)
+        L->t->smem_access(&L->tc, ptr, type_bytes(L, LLVMTypeOf(x)), 1);
+    LLVMBuildStore(L->b, x, ptr);
+}
+
 /* ---- ops ---- */
 static int lower_op(Lower *L, TirOp *op)
 {

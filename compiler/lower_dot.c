@@ -16,13 +16,13 @@ static void stage(Lower *L, TirValue *x, ElemKind ck, LLVMValueRef base, int ld,
     layout_emit_coords(L->b, &li, L->tid, r, c);
     LLVMValueRef idx = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, c[0], lw_i32c(L, ld), ""), c[1], "");
     idx = LLVMBuildAdd(L->b, idx, lw_i32c(L, off), "");
-    LLVMBuildStore(L->b, lw_cast(L, lw_get(L, x, r), x->type.elem, ck), lw_smem_ptr(L, base, ct, idx));
+    lw_smem_store(L, lw_cast(L, lw_get(L, x, r), x->type.elem, ck), lw_smem_ptr(L, base, ct, idx));
     lw_loop_end(L, &lp);
 }
 
 static LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef idx)
 {
-    return LLVMBuildLoad2(L->b, t, lw_smem_ptr(L, base, t, idx), "");
+    return lw_smem_load(L, t, lw_smem_ptr(L, base, t, idx));
 }
 
 static LLVMValueRef mul_add(Lower *L, ElemKind ck, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)

@@ -67,6 +67,9 @@ void lw_loop_end(Lower *L, ElemLoop *lp);
 void lw_copy_tile(Lower *L, const TirValue *v, LLVMValueRef dst, LLVMValueRef src);
 LLVMValueRef lw_smem(Lower *L, int bytes); /* shared scratch of `bytes`; records the size */
 LLVMValueRef lw_smem_ptr(Lower *L, LLVMValueRef base, LLVMTypeRef t, LLVMValueRef idx);
+/* Every shared-memory access goes through these (the target may check it). */
+LLVMValueRef lw_smem_load(Lower *L, LLVMTypeRef t, LLVMValueRef ptr);
+void lw_smem_store(Lower *L, LLVMValueRef x, LLVMValueRef ptr);
 LLVMBasicBlockRef lw_block(Lower *L, const char *name);
 int lw_fail(Lower *L, const TirOp *op, const char *msg);
 void lw_bind(Lower *L, const TirValue *v, LLVMValueRef x);

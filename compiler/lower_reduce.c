@@ -176,8 +176,8 @@ static void reduce_warps(Lower *L, const Red *R, TirValue *res, const LayoutInfo
     LLVMValueRef rr = lw_loop_begin(L, &lp, ri->R, un);
     LLVMValueRef w = LLVMBuildURem(L->b, layout_emit_warp_d(L->b, si, L->tid, pd), lw_i32c(L, nw), "");
     LLVMValueRef slot = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, result_linear(L, res, ri, rr), lw_i32c(L, nw), ""), w, "");
-    LLVMBuildStore(L->b, load_at(L, R->ct, pv, rr), at(L, R->ct, base, slot));
-    LLVMBuildStore(L->b, load_at(L, lw_i32(L), pi, rr), at(L, lw_i32(L), ibase, slot));
+    lw_smem_store(L, load_at(L, R->ct, pv, rr), at(L, R->ct, base, slot));
+    lw_smem_store(L, load_at(L, lw_i32(L), pi, rr), at(L, lw_i32(L), ibase, slot));
     lw_loop_end(L, &lp);
     L->t->barrier(&L->tc);
     rr = lw_loop_begin(L, &lp, ri->R, un);
@@ -186,7 +186,9 @@ static void reduce_warps(Lower *L, const Red *R, TirValue *res, const LayoutInfo
     LLVMValueRef first = LLVMBuildMul(L->b, result_linear(L, res, ri, rr), lw_i32c(L, nw), "");
     for (int k = 0; k < nw; k++) {
         LLVMValueRef s = LLVMBuildAdd(L->b, first, lw_i32c(L, k), "");
-        accumulate(L, R, pv, pi, rr, load_at(L, R->ct, base, s), load_at(L, lw_i32(L), ibase, s));
+        LLVMValueRef sv = lw_smem_load(L, R->ct, at(L, R->ct, base, s));
+        LLVMValueRef si = lw_smem_load(L, lw_i32(L), at(L, lw_i32(L), ibase, s));
+        accumulate(L, R, pv, pi, rr, sv, si);
     }
     lw_loop_end(L, &lp);
     L->t->barrier(&L->tc);

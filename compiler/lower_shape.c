@@ -58,7 +58,7 @@ static void smem_write_all(Lower *L, TirValue *src, LLVMValueRef base)
     if (src->type.elem == ET_BOOL)
         x = LLVMBuildZExt(L->b, x, mt, "");
     LLVMValueRef idx = linear(L, src->type.shape, src->type.rank, c, 0);
-    LLVMBuildStore(L->b, x, lw_smem_ptr(L, base, mt, idx));
+    lw_smem_store(L, x, lw_smem_ptr(L, base, mt, idx));
     lw_loop_end(L, &lp);
 }
 
@@ -71,7 +71,7 @@ static void smem_read_all(Lower *L, TirValue *src, TirValue *res, LLVMValueRef b
     LLVMValueRef r = lw_loop_begin(L, &lp, li.R, L->t->unroll_elements), c[TIR_MAX_RANK];
     layout_emit_coords(L->b, &li, L->tid, r, c);
     LLVMValueRef idx = linear(L, src->type.shape, src->type.rank, c, swap);
-    LLVMValueRef x = LLVMBuildLoad2(L->b, mt, lw_smem_ptr(L, base, mt, idx), "");
+    LLVMValueRef x = lw_smem_load(L, mt, lw_smem_ptr(L, base, mt, idx));
     if (res->type.elem == ET_BOOL)
         x = LLVMBuildTrunc(L->b, x, lw_type(L, ET_BOOL), "");
     lw_set(L, res, r, x);

@@ -50,6 +50,9 @@ struct Target {
     LLVMValueRef (*shuffle_xor)(TargetCtx *c, LLVMValueRef v_i32, int lane_mask);
     /* Base of the shared scratch buffer (pointer in shared_as, 16-byte aligned). */
     LLVMValueRef (*smem_base)(TargetCtx *c);
+    /* Optional (NULL: nothing): called before every shared-memory load or store of `bytes`
+     * at `ptr`, so an emulating target can check bounds and races. */
+    void (*smem_access)(TargetCtx *c, LLVMValueRef ptr, int bytes, int is_write);
     /* Elementwise math on f32 or f64 x (UN_EXP..UN_COS, UN_ABS); NULL with a diagnostic
      * when the target cannot provide it. */
     LLVMValueRef (*math)(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
