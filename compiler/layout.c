@@ -1,158 +1,77 @@
-/* layout.c: ownership math for TirLayout (the formulas are in tir.h's layout comment).
- * Compile-time facts (registers per thread, strides) are plain ints in LayoutInfo; the
- * per-thread parts (lane, warp, coordinates) are emitted as LLVM i32 arithmetic. All sizes
- * are powers of two, so divisions are shifts and remainders are masks. */
+/* layout.c: layout encodings (tir.h): their linear layouts at a given shape (the only form
+ * lowering reads), and the constructors the layout pass uses (default blocked layouts,
+ * slices, transposes). All sizes are powers of two. */
+#include <string.h>
 #include "layout.h"
-
-static int lg2(int x)
-{
-    int n = 0;
-    while ((1 << n) < x)
-        n++;
-    return n;
-}
 
 static int min_i(int a, int b) { return a < b ? a : b; }
 static int max_i(int a, int b) { return a > b ? a : b; }
 
-static void info_strides(LayoutInfo *li)
+/* ---- encodings as linear layouts ---- */
+static void unit(int rank, int d, int v, int *c)
 {
-    int rs = 1, ls = 1, ws = 1;
-    for (int j = 0; j < li->prank; j++) {
-        int d = li->order[j];
-        li->rstride[d] = rs;
-        li->lstride[d] = ls;
-        li->wstride[d] = ws;
-        rs *= li->n[d];
-        ls *= li->tpw[d];
-        ws *= li->wpc[d];
-    }
-    li->R = rs;
-    li->lanes = ls;
+    for (int e = 0; e < rank; e++)
+        c[e] = e == d ? v : 0;
 }
 
-void layout_info(LayoutInfo *li, const TirLayout *l, const int *shape, int vrank)
+/* Blocked (tir.h): along each dim in `order`, registers take spt' contiguous elements then
+ * the repetitions of the coverage; lanes and warps split by `order` as well. */
+static int blocked_ll(const TirLayout *l, const int *S, LinearLayout *ll)
 {
-    *li = (LayoutInfo){0};
-    li->vrank = vrank;
-    li->R = 1;
-    li->lanes = 1;
-    if (!l || l->kind != LAYOUT_BLOCKED)
-        return;
-    li->prank = l->rank;
-    for (int d = 0, v = 0; d < l->rank; d++) {
-        int sl = (l->sliced >> d) & 1;
-        li->vdim[d] = sl ? -1 : v;
-        li->S[d] = sl ? 1 : shape[v++];
-        li->tpw[d] = l->tpw[d];
-        li->wpc[d] = l->wpc[d];
-        li->order[d] = l->order[d];
-        li->sptp[d] = min_i(l->spt[d], li->S[d]);
-        li->C[d] = li->sptp[d] * l->tpw[d] * l->wpc[d];
-        li->n[d] = li->sptp[d] * max_i(1, li->S[d] / li->C[d]);
+    int rank = l->rank, c[TIR_MAX_RANK], rc = 0;
+    for (int j = 0; j < rank; j++) {
+        int d = l->order[j], sp = min_i(l->spt[d], S[d]);
+        int cover = sp * l->tpw[d] * l->wpc[d];
+        for (int v = 1; v < sp; v *= 2)
+            unit(rank, d, v, c), rc |= ll_push(ll, LL_REG, c);
+        for (int v = cover; v < S[d]; v *= 2)
+            unit(rank, d, v, c), rc |= ll_push(ll, LL_REG, c);
     }
-    info_strides(li);
+    for (int j = 0; j < rank; j++) {
+        int d = l->order[j], sp = min_i(l->spt[d], S[d]);
+        for (int v = 1; v < l->tpw[d]; v *= 2)
+            unit(rank, d, v * sp, c), rc |= ll_push(ll, LL_LANE, c);
+    }
+    for (int j = 0; j < rank; j++) {
+        int d = l->order[j], sp = min_i(l->spt[d], S[d]);
+        for (int v = 1; v < l->wpc[d]; v *= 2)
+            unit(rank, d, v * sp * l->tpw[d], c), rc |= ll_push(ll, LL_WARP, c);
+    }
+    return rc ? -1 : 0;
+}
+
+/* The parent shape: the value's shape with size 1 at each sliced dim. */
+static int parent_shape(const TirLayout *l, const int *shape, int vrank, int *S)
+{
+    int v = 0;
+    for (int d = 0; d < l->rank; d++)
+        S[d] = (l->sliced >> d) & 1 ? 1 : v < vrank ? shape[v++] : 1;
+    return v == vrank ? 0 : -1;
+}
+
+int layout_ll(const TirLayout *l, const int *shape, int vrank, LinearLayout *out)
+{
+    int S[TIR_MAX_RANK];
+    if (!l || l->kind == LAYOUT_SCALAR || vrank == 0)
+        return ll_init(out, vrank, shape);
+    if (l->rank > TIR_MAX_RANK || parent_shape(l, shape, vrank, S) != 0 ||
+        ll_init(out, l->rank, S) != 0)
+        return -1;
+    int rc = -1;
+    switch (l->kind) {
+    case LAYOUT_BLOCKED: rc = blocked_ll(l, S, out); break;
+    default: break;
+    }
+    /* size-1 parent dims add no bits to a flat offset: dropping them keeps every basis */
+    out->rank = vrank;
+    memcpy(out->shape, shape, sizeof(int) * (size_t)vrank);
+    return rc;
 }
 
 int layout_regs(const TirLayout *l, const int *shape, int vrank)
 {
-    LayoutInfo li;
-    layout_info(&li, l, shape, vrank);
-    return li.R;
-}
-
-int layout_distinct_lanes(const LayoutInfo *li, int d)
-{
-    return min_i(li->tpw[d], max_i(1, li->S[d] / li->sptp[d]));
-}
-
-int layout_distinct_warps(const LayoutInfo *li, int d)
-{
-    return min_i(li->wpc[d], max_i(1, li->S[d] / (li->sptp[d] * li->tpw[d])));
-}
-
-/* ---- emitted arithmetic ---- */
-static LLVMValueRef cst(LLVMValueRef like, int v)
-{
-    return LLVMConstInt(LLVMTypeOf(like), (unsigned long long)v, 0);
-}
-
-static LLVMValueRef div_c(LLVMBuilderRef b, LLVMValueRef x, int c)
-{
-    return c <= 1 ? x : LLVMBuildLShr(b, x, cst(x, lg2(c)), "");
-}
-
-static LLVMValueRef rem_c(LLVMBuilderRef b, LLVMValueRef x, int c)
-{
-    return c <= 1 ? cst(x, 0) : LLVMBuildAnd(b, x, cst(x, c - 1), "");
-}
-
-static LLVMValueRef mul_c(LLVMBuilderRef b, LLVMValueRef x, int c)
-{
-    return c == 1 ? x : LLVMBuildMul(b, x, cst(x, c), "");
-}
-
-void layout_emit_reg_split(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef r,
-                           LLVMValueRef *i)
-{
-    for (int d = 0; d < li->prank; d++)
-        i[d] = rem_c(b, div_c(b, r, li->rstride[d]), li->n[d]);
-}
-
-LLVMValueRef layout_emit_reg_join(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef *i)
-{
-    LLVMValueRef r = NULL;
-    for (int d = 0; d < li->prank; d++) {
-        if (li->n[d] == 1)
-            continue;
-        LLVMValueRef t = mul_c(b, i[d], li->rstride[d]);
-        r = r ? LLVMBuildAdd(b, r, t, "") : t;
-    }
-    return r ? r : LLVMConstInt(LLVMInt32TypeInContext(LLVMGetModuleContext(
-                                    LLVMGetGlobalParent(LLVMGetBasicBlockParent(
-                                        LLVMGetInsertBlock(b))))), 0, 0);
-}
-
-LLVMValueRef layout_emit_lane_d(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef tid, int d)
-{
-    LLVMValueRef lane = rem_c(b, tid, li->lanes);
-    return rem_c(b, div_c(b, lane, li->lstride[d]), li->tpw[d]);
-}
-
-LLVMValueRef layout_emit_warp_d(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef tid, int d)
-{
-    LLVMValueRef warp = div_c(b, tid, li->lanes);
-    return rem_c(b, div_c(b, warp, li->wstride[d]), li->wpc[d]);
-}
-
-void layout_emit_parent_coords(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef tid,
-                               LLVMValueRef r, LLVMValueRef *coord)
-{
-    LLVMValueRef i[TIR_MAX_RANK];
-    layout_emit_reg_split(b, li, r, i);
-    for (int d = 0; d < li->prank; d++) {
-        if (li->S[d] == 1) {
-            coord[d] = cst(r, 0);
-            continue;
-        }
-        LLVMValueRef rep = div_c(b, i[d], li->sptp[d]);
-        LLVMValueRef s = rem_c(b, i[d], li->sptp[d]);
-        LLVMValueRef w = layout_emit_warp_d(b, li, tid, d);
-        LLVMValueRef l = layout_emit_lane_d(b, li, tid, d);
-        LLVMValueRef pos = LLVMBuildAdd(b, mul_c(b, w, li->tpw[d]), l, "");
-        LLVMValueRef c = LLVMBuildAdd(b, mul_c(b, rep, li->C[d]), mul_c(b, pos, li->sptp[d]), "");
-        coord[d] = rem_c(b, LLVMBuildAdd(b, c, s, ""), li->S[d]);
-    }
-}
-
-void layout_emit_coords(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef tid,
-                        LLVMValueRef r, LLVMValueRef *coord)
-{
-    LLVMValueRef pc[TIR_MAX_RANK];
-    layout_emit_parent_coords(b, li, tid, r, pc);
-    for (int d = 0; d < li->prank; d++)
-        if (li->vdim[d] >= 0)
-            coord[li->vdim[d]] = pc[d];
+    LinearLayout ll;
+    return layout_ll(l, shape, vrank, &ll) == 0 ? ll_regs(&ll) : 1;
 }
 
 /* ---- constructing layouts ---- */

@@ -1,48 +1,34 @@
-/* layout.h: the ownership math of TirLayout (see tir.h): how many elements each thread
- * holds for a (layout, shape), which coordinates register r holds, register remapping for
- * broadcasts, and the default blocked layouts the layout pass starts from. */
+/* layout.h: layout encodings (TirLayout, see tir.h) and their linear layouts: the linear
+ * layout of an encoding at a shape, the emitted arithmetic that turns register and thread
+ * indices into coordinates, and the default blocked layouts the layout pass starts from. */
 #ifndef TILE_LAYOUT_H
 #define TILE_LAYOUT_H
 #include <llvm-c/Core.h>
+#include "linear_layout.h"
 #include "tir.h"
 
-/* Everything about one (layout, value shape) pair, in parent-dim terms. */
-typedef struct LayoutInfo {
-    int prank, vrank;           /* parent rank, value rank */
-    int vdim[TIR_MAX_RANK];     /* parent dim -> value dim, -1 when sliced */
-    int S[TIR_MAX_RANK];        /* parent shape (1 at sliced dims) */
-    int sptp[TIR_MAX_RANK];     /* spt' = min(spt, S) */
-    int C[TIR_MAX_RANK];        /* coverage spt' * tpw * wpc */
-    int n[TIR_MAX_RANK];        /* elements per thread along the dim */
-    int rstride[TIR_MAX_RANK];  /* register-index stride of the dim */
-    int lstride[TIR_MAX_RANK];  /* lane-index stride of the dim */
-    int wstride[TIR_MAX_RANK];  /* warp-index stride of the dim */
-    int tpw[TIR_MAX_RANK], wpc[TIR_MAX_RANK], order[TIR_MAX_RANK];
-    int lanes;                  /* threads per warp (product of tpw) */
-    int R;                      /* registers (elements per thread) */
-} LayoutInfo;
-
-/* Fills `li` for a value of shape[vrank] with layout `l` (NULL or LAYOUT_SCALAR: R = 1). */
-void layout_info(LayoutInfo *li, const TirLayout *l, const int *shape, int vrank);
+/* The linear layout of a value of shape[vrank] with encoding l (NULL or LAYOUT_SCALAR: one
+ * register, no lane or warp bits). 0, or -1 when the encoding has no linear form. */
+int layout_ll(const TirLayout *l, const int *shape, int vrank, LinearLayout *out);
 int layout_regs(const TirLayout *l, const int *shape, int vrank);
-/* Distinct lanes / warps holding different coordinates along parent dim d (no replicas). */
-int layout_distinct_lanes(const LayoutInfo *li, int d);
-int layout_distinct_warps(const LayoutInfo *li, int d);
 
-/* LLVM i32 values: per-dim register index i[d] (parent dims) of register r. */
-void layout_emit_reg_split(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef r,
-                           LLVMValueRef *i);
-/* Register index from per-dim indices (dims with n == 1 ignore i[d]). */
-LLVMValueRef layout_emit_reg_join(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef *i);
+/* ---- emitted i32 arithmetic (LLVM) ---- */
+/* XOR{basis[i] : bit i of x} for a run-time x, with runs of consecutive power-of-two bases
+ * done as one shift and mask. */
+LLVMValueRef layout_emit_map(LLVMBuilderRef b, const uint32_t *basis, int n, LLVMValueRef x);
+/* Flat offset of register r held by thread `tid` (lane and warp bits of tid). */
+LLVMValueRef layout_emit_flat(LLVMBuilderRef b, const LinearLayout *ll, LLVMValueRef tid,
+                              LLVMValueRef r);
+/* Coordinates of a flat offset, per output dim. */
+void layout_emit_unflat(LLVMBuilderRef b, const LinearLayout *ll, LLVMValueRef flat,
+                        LLVMValueRef *coord);
 /* Coordinates (per value dim, i32) of register r held by thread `tid`. */
-void layout_emit_coords(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef tid,
+void layout_emit_coords(LLVMBuilderRef b, const LinearLayout *ll, LLVMValueRef tid,
                         LLVMValueRef r, LLVMValueRef *coord);
-/* Coordinates in parent dims (0 at sliced dims). */
-void layout_emit_parent_coords(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef tid,
-                               LLVMValueRef r, LLVMValueRef *coord);
-/* Lane / warp position of `tid` along parent dim d. */
-LLVMValueRef layout_emit_lane_d(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef tid, int d);
-LLVMValueRef layout_emit_warp_d(LLVMBuilderRef b, const LayoutInfo *li, LLVMValueRef tid, int d);
+/* Bits of x scattered to the set bits of `mask` (x's bit i to mask's i-th set bit). */
+LLVMValueRef layout_emit_deposit(LLVMBuilderRef b, LLVMValueRef x, uint32_t mask);
+/* The bits of x at the set bits of `mask`, packed low (the inverse of deposit). */
+LLVMValueRef layout_emit_extract(LLVMBuilderRef b, LLVMValueRef x, uint32_t mask);
 
 /* The default blocked layout: up to 16-byte vectors along the last dim, lanes fastest dim
  * first, warps along dim 0 first, order [rank-1, ..., 0]. Host: spt huge, tpw = wpc = 1. */

@@ -51,21 +51,34 @@ LLVMValueRef lw_alloca(Lower *L, LLVMTypeRef t, int n, const char *name)
     return a;
 }
 
-void lw_info(LayoutInfo *li, const TirValue *v)
+const LinearLayout *lw_ll(Lower *L, const TirValue *v)
 {
-    layout_info(li, v->type.rank ? v->layout : NULL, v->type.shape, v->type.rank);
+    static const LinearLayout scalar = {0};
+    LinearLayout *ll = L->lls[v->id];
+    if (ll)
+        return ll;
+    ll = arena_alloc(L->k->arena, sizeof *ll);
+    if (!ll || layout_ll(v->type.rank ? v->layout : NULL, v->type.shape, v->type.rank, ll)) {
+        char *what = v->layout ? tir_layout_str(L->k->arena, v->layout) : "no layout";
+        diag_error(L->d, v->def ? v->def->loc : (SrcLoc){0},
+                   "internal compiler error: layout %s has no linear form at %s", what,
+                   tir_type_str(L->k->arena, &v->type));
+        L->failed = 1;
+        return &scalar;
+    }
+    return L->lls[v->id] = ll;
 }
 
-int lw_regs(const TirValue *v)
+int lw_regs(Lower *L, const TirValue *v) { return ll_regs(lw_ll(L, v)); }
+
+void lw_coords(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef *coord)
 {
-    LayoutInfo li;
-    lw_info(&li, v);
-    return li.R;
+    layout_emit_coords(L->b, lw_ll(L, v), L->tid, r, coord);
 }
 
 LLVMValueRef lw_tile_storage(Lower *L, const TirValue *v)
 {
-    return lw_alloca(L, lw_type(L, v->type.elem), lw_regs(v), "tile");
+    return lw_alloca(L, lw_type(L, v->type.elem), lw_regs(L, v), "tile");
 }
 
 void lw_bind(Lower *L, const TirValue *v, LLVMValueRef x) { L->vals[v->id] = x; }
@@ -97,8 +110,35 @@ void lw_copy_tile(Lower *L, const TirValue *v, LLVMValueRef dst, LLVMValueRef sr
 {
     if (dst == src)
         return;
-    LLVMTypeRef at = LLVMArrayType2(lw_type(L, v->type.elem), (uint64_t)lw_regs(v));
+    LLVMTypeRef at = LLVMArrayType2(lw_type(L, v->type.elem), (uint64_t)lw_regs(L, v));
     LLVMBuildMemCpy(L->b, dst, 16, src, 16, LLVMSizeOf(at));
+}
+
+/* Thread-index bits that only select replicas of a layout's elements. */
+static uint32_t replica_bits(const LinearLayout *ll)
+{
+    return ll_zero_mask(ll, LL_LANE) | ll_zero_mask(ll, LL_WARP) << ll->nbits[LL_LANE];
+}
+
+LLVMBasicBlockRef lw_if_owner(Lower *L, const LinearLayout *ll)
+{
+    uint32_t bits = replica_bits(ll);
+    if (!bits)
+        return NULL;
+    LLVMValueRef m = LLVMBuildAnd(L->b, L->tid, LLVMConstInt(lw_i32(L), bits, 0), "");
+    LLVMValueRef own = LLVMBuildICmp(L->b, LLVMIntEQ, m, lw_i32c(L, 0), "owner");
+    LLVMBasicBlockRef then = lw_block(L, "owner"), join = lw_block(L, "owner.join");
+    LLVMBuildCondBr(L->b, own, then, join);
+    LLVMPositionBuilderAtEnd(L->b, then);
+    return join;
+}
+
+void lw_end_if(Lower *L, LLVMBasicBlockRef join)
+{
+    if (!join)
+        return;
+    LLVMBuildBr(L->b, join);
+    LLVMPositionBuilderAtEnd(L->b, join);
 }
 
 /* ---- per-register loops ---- */
@@ -212,7 +252,8 @@ static int begin_kernel(Lower *L)
     LLVMTypeRef *pt = arena_alloc(k->arena, sizeof(LLVMTypeRef) * (size_t)(k->nparams + 1));
     L->params = arena_alloc(k->arena, sizeof(LLVMValueRef) * (size_t)(k->nparams + 1));
     L->vals = arena_alloc(k->arena, sizeof(LLVMValueRef) * (size_t)(k->next_value_id + 1));
-    if (!pt || !L->params || !L->vals)
+    L->lls = arena_alloc(k->arena, sizeof(LinearLayout *) * (size_t)(k->next_value_id + 1));
+    if (!pt || !L->params || !L->vals || !L->lls)
         return lw_fail(L, NULL, "out of memory in lowering");
     for (int i = 0; i < k->nparams; i++)
         pt[i] = lw_type(L, k->params[i].type.elem);

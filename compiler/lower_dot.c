@@ -8,16 +8,16 @@
 /* Writes every element of x (converted to kind ck) to base[row * ld + col + off]. */
 static void stage(Lower *L, TirValue *x, ElemKind ck, LLVMValueRef base, int ld, int off)
 {
-    LayoutInfo li;
-    lw_info(&li, x);
     LLVMTypeRef ct = lw_type(L, ck);
+    LLVMBasicBlockRef join = lw_if_owner(L, lw_ll(L, x));
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, li.R, L->t->unroll_elements), c[TIR_MAX_RANK];
-    layout_emit_coords(L->b, &li, L->tid, r, c);
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, x), L->t->unroll_elements), c[TIR_MAX_RANK];
+    lw_coords(L, x, r, c);
     LLVMValueRef idx = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, c[0], lw_i32c(L, ld), ""), c[1], "");
     idx = LLVMBuildAdd(L->b, idx, lw_i32c(L, off), "");
     lw_smem_store(L, lw_cast(L, lw_get(L, x, r), x->type.elem, ck), lw_smem_ptr(L, base, ct, idx));
     lw_loop_end(L, &lp);
+    lw_end_if(L, join);
 }
 
 static LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef idx)
@@ -38,12 +38,10 @@ static LLVMValueRef mul_add(Lower *L, ElemKind ck, LLVMValueRef a, LLVMValueRef 
 static void accumulate(Lower *L, TirValue *res, ElemKind ck, LLVMValueRef base, LLVMValueRef k,
                        int lda, int ldb, int boff)
 {
-    LayoutInfo li;
-    lw_info(&li, res);
     LLVMTypeRef ct = lw_type(L, ck);
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, li.R, L->t->unroll_elements), c[TIR_MAX_RANK];
-    layout_emit_coords(L->b, &li, L->tid, r, c);
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements), c[TIR_MAX_RANK];
+    lw_coords(L, res, r, c);
     LLVMValueRef ai = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, c[0], lw_i32c(L, lda), ""), k, "");
     LLVMValueRef bi = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, k, lw_i32c(L, ldb), ""), c[1], "");
     bi = LLVMBuildAdd(L->b, bi, lw_i32c(L, boff), "");

@@ -243,7 +243,7 @@ static int lower_map(Lower *L, TirOp *op)
     }
     lw_bind(L, res, lw_tile_storage(L, res));
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(res), L->t->unroll_elements);
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements);
     for (int i = 0; i < op->nops && i < 4; i++)
         in[i] = lw_get(L, op->ops[i], r);
     if (!(x = compute(L, op, in)))
@@ -266,12 +266,10 @@ static LLVMValueRef constant(Lower *L, const TirOp *op)
 static int lower_arange(Lower *L, TirOp *op)
 {
     TirValue *res = op->results[0];
-    LayoutInfo li;
-    lw_info(&li, res);
     lw_bind(L, res, lw_tile_storage(L, res));
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, li.R, L->t->unroll_elements), c[TIR_MAX_RANK];
-    layout_emit_coords(L->b, &li, L->tid, r, c);
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements), c[TIR_MAX_RANK];
+    lw_coords(L, res, r, c);
     lw_set(L, res, r, LLVMBuildAdd(L->b, c[0], lw_i32c(L, (int)op->attr.i), ""));
     lw_loop_end(L, &lp);
     return 0;

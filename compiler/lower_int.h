@@ -35,6 +35,7 @@ typedef struct Lower {
     LLVMBuilderRef b;
     Diags *d;
     LLVMValueRef *vals;        /* by value id: scalar value or tile storage pointer */
+    LinearLayout **lls;        /* by value id: linear layouts, computed on first use */
     LLVMValueRef tid;
     LLVMValueRef *params;
     LLVMBasicBlockRef ret_bb;
@@ -57,8 +58,16 @@ LLVMTypeRef lw_i32(Lower *L);
 LLVMValueRef lw_i32c(Lower *L, int v);
 LLVMValueRef lw_alloca(Lower *L, LLVMTypeRef t, int n, const char *name);
 LLVMValueRef lw_tile_storage(Lower *L, const TirValue *v); /* fresh alloca for v's registers */
-int lw_regs(const TirValue *v);
-void lw_info(LayoutInfo *li, const TirValue *v);
+/* The linear layout of v (scalars: one register); an unsupported encoding fails lowering. */
+const LinearLayout *lw_ll(Lower *L, const TirValue *v);
+int lw_regs(Lower *L, const TirValue *v);
+/* Coordinates (per value dim) of v's register r in this thread. */
+void lw_coords(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef *coord);
+/* Opens a branch taken only by the threads that own their elements of a layout (the first of
+ * each group of replicas); returns the join block for lw_end_if, or NULL when every thread
+ * owns its elements (nothing opened). */
+LLVMBasicBlockRef lw_if_owner(Lower *L, const LinearLayout *ll);
+void lw_end_if(Lower *L, LLVMBasicBlockRef join);
 LLVMValueRef lw_elem_ptr(Lower *L, const TirValue *v, LLVMValueRef storage, LLVMValueRef r);
 LLVMValueRef lw_get(Lower *L, const TirValue *v, LLVMValueRef r); /* element r (scalar: v) */
 void lw_set(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef x);

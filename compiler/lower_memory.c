@@ -73,6 +73,39 @@ static int64_t pow2_floor(int64_t v)
     return v < 1 ? 0 : p;
 }
 
+/* Whether every basis but the first n registers' keeps the low n bits of dim d's coordinate
+ * clear (so each run of n registers starts at a multiple of n along d). */
+static int runs_aligned(const LinearLayout *ll, int d, int n)
+{
+    int c[TIR_MAX_RANK];
+    for (int k = 0; k < LL_NDIMS; k++)
+        for (int i = k == LL_REG ? n : 0; i < ll->nbits[k]; i++) {
+            ll_coords(ll, ll->basis[k][i], c);
+            if (c[d] & ((1 << n) - 1))
+                return 0;
+        }
+    return 1;
+}
+
+/* How many consecutive registers hold consecutive elements along one dim (*dim), each run
+ * starting at a multiple of its length: registers 0, 1, 2, ... map to 1, 2, 4, ... along it. */
+static int contiguous_regs(const LinearLayout *ll, int *dim)
+{
+    if (ll->rank == 0 || ll->nbits[LL_REG] == 0)
+        return 1;
+    unsigned dims = ll_basis_dims(ll, ll->basis[LL_REG][0]);
+    if (!dims || (dims & (dims - 1)))
+        return 1;
+    *dim = __builtin_ctz(dims);
+    uint32_t unit = 1u << ll_dim_shift(ll, *dim);
+    int n = 0;
+    while (n < ll->nbits[LL_REG] && ll->basis[LL_REG][n] == unit << n)
+        n++;
+    while (n > 0 && !runs_aligned(ll, *dim, n))
+        n--;
+    return 1 << n;
+}
+
 /* Registers per vector for a load or store: 1 unless along the layout's fastest dim the
  * thread holds runs the analysis proves contiguous, aligned to the vector, and under a mask
  * constant over them. */
@@ -86,13 +119,12 @@ static int vec_width(Lower *L, TirOp *op, ElemKind k)
         if (v->type.rank && !tir_layout_equal(v->layout, ptr->layout))
             return 1;
     }
-    LayoutInfo li;
-    lw_info(&li, ptr);
-    int d0 = li.order[0], vd = li.vdim[d0], eb = et_bytes(k);
-    if (vd < 0 || li.rstride[d0] != 1)
+    const LinearLayout *ll = lw_ll(L, ptr);
+    int vd, run = contiguous_regs(ll, &vd), eb = et_bytes(k);
+    if (run <= 1)
         return 1;
     const AxisInfo *ax = &L->k->axis[ptr->id];
-    int64_t v = li.sptp[d0] < 16 / eb ? li.sptp[d0] : 16 / eb;
+    int64_t v = run < 16 / eb ? run : 16 / eb;
     v = ax->contig[vd] < v ? ax->contig[vd] : v;
     v = ax->div[vd] / eb < v ? ax->div[vd] / eb : v;
     TirValue *mask = op->code == TIR_LOAD ? (op->nops > 1 ? op->ops[1] : NULL)
@@ -182,7 +214,7 @@ static void store_group(Lower *L, TirOp *op, LLVMValueRef r0, int n)
 static void lower_vector(Lower *L, TirOp *op, int n)
 {
     ElemLoop lp;
-    LLVMValueRef g = lw_loop_begin(L, &lp, lw_regs(op->ops[0]) / n, L->t->unroll_elements);
+    LLVMValueRef g = lw_loop_begin(L, &lp, lw_regs(L, op->ops[0]) / n, L->t->unroll_elements);
     LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
     if (op->code == TIR_LOAD)
         load_group(L, op, r0, n);
@@ -206,7 +238,7 @@ static int lower_load(Lower *L, TirOp *op)
         return 0;
     }
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(res), L->t->unroll_elements);
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements);
     lw_set(L, res, r, load_one(L, op, r));
     lw_loop_end(L, &lp);
     return 0;
@@ -225,7 +257,7 @@ static int lower_store(Lower *L, TirOp *op)
         return 0;
     }
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(ptr), L->t->unroll_elements);
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, ptr), L->t->unroll_elements);
     store_one(L, op, r);
     lw_loop_end(L, &lp);
     return 0;

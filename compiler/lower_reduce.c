@@ -113,77 +113,89 @@ static LLVMValueRef load_at(Lower *L, LLVMTypeRef t, LLVMValueRef arr, LLVMValue
     return LLVMBuildLoad2(L->b, t, at(L, t, arr, r), "");
 }
 
+/* Which index bits of the operand's layout move along the reduced axis. */
+typedef struct Plan {
+    const LinearLayout *s; /* operand */
+    LinearLayout r;        /* result */
+    int axis;
+    uint32_t reg_axis, lane_axis, warp_axis;
+} Plan;
+
 /* Phase 1: each thread over its own registers along the axis. */
-static void reduce_thread(Lower *L, const Red *R, TirValue *src, const LayoutInfo *si,
-                          const LayoutInfo *ri, int pd, LLVMValueRef pv, LLVMValueRef pi)
+static void reduce_thread(Lower *L, const Red *R, TirValue *src, const Plan *P, LLVMValueRef pv,
+                          LLVMValueRef pi)
 {
-    int un = L->t->unroll_elements;
+    int un = L->t->unroll_elements, nreg = P->s->nbits[LL_REG];
+    uint32_t keep = ((1u << nreg) - 1) & ~P->reg_axis;
     ElemLoop lo, li;
-    LLVMValueRef rr = lw_loop_begin(L, &lo, ri->R, un), i[TIR_MAX_RANK], c[TIR_MAX_RANK];
+    LLVMValueRef rr = lw_loop_begin(L, &lo, ll_regs(&P->r), un), c[TIR_MAX_RANK];
     LLVMBuildStore(L->b, identity(L, R), at(L, R->ct, pv, rr));
     LLVMBuildStore(L->b, lw_i32c(L, 0x7fffffff), at(L, lw_i32(L), pi, rr));
-    layout_emit_reg_split(L->b, ri, rr, i);
-    LLVMValueRef j = lw_loop_begin(L, &li, si->n[pd], un);
-    i[pd] = j;
-    LLVMValueRef r = layout_emit_reg_join(L->b, si, i);
-    layout_emit_parent_coords(L->b, si, L->tid, r, c);
+    LLVMValueRef base = layout_emit_deposit(L->b, rr, keep);
+    LLVMValueRef j = lw_loop_begin(L, &li, 1 << __builtin_popcount(P->reg_axis), un);
+    LLVMValueRef r = LLVMBuildOr(L->b, base, layout_emit_deposit(L->b, j, P->reg_axis), "");
+    lw_coords(L, src, r, c);
     LLVMValueRef x = lw_cast(L, lw_get(L, src, r), R->ek, R->ck);
-    accumulate(L, R, pv, pi, rr, x, c[pd]);
+    accumulate(L, R, pv, pi, rr, x, c[P->axis]);
     lw_loop_end(L, &li);
     lw_loop_end(L, &lo);
 }
 
 /* Phase 2: butterfly over the lanes holding distinct coordinates along the axis. */
-static void reduce_lanes(Lower *L, const Red *R, const LayoutInfo *si, const LayoutInfo *ri,
-                         int pd, LLVMValueRef pv, LLVMValueRef pi)
+static void reduce_lanes(Lower *L, const Red *R, const Plan *P, LLVMValueRef pv, LLVMValueRef pi)
 {
-    int nl = layout_distinct_lanes(si, pd);
-    for (int m = 1; m < nl; m *= 2) {
+    for (int j = 0; j < P->s->nbits[LL_LANE]; j++) {
+        if (!((P->lane_axis >> j) & 1))
+            continue;
         ElemLoop lp;
-        LLVMValueRef rr = lw_loop_begin(L, &lp, ri->R, L->t->unroll_elements);
+        LLVMValueRef rr = lw_loop_begin(L, &lp, ll_regs(&P->r), L->t->unroll_elements);
         LLVMValueRef v = load_at(L, R->ct, pv, rr), vi = load_at(L, lw_i32(L), pi, rr);
-        LLVMValueRef ov = lw_shuffle_xor(L, v, m * si->lstride[pd]);
-        LLVMValueRef oi = R->arg ? lw_shuffle_xor(L, vi, m * si->lstride[pd]) : vi;
+        LLVMValueRef ov = lw_shuffle_xor(L, v, 1 << j);
+        LLVMValueRef oi = R->arg ? lw_shuffle_xor(L, vi, 1 << j) : vi;
         accumulate(L, R, pv, pi, rr, ov, oi);
         lw_loop_end(L, &lp);
     }
 }
 
-static LLVMValueRef result_linear(Lower *L, TirValue *res, const LayoutInfo *ri, LLVMValueRef rr)
+/* The one thread of each group of replicas of the result that writes a warp's partial. */
+static LLVMBasicBlockRef if_writer(Lower *L, const Plan *P)
 {
-    LLVMValueRef c[TIR_MAX_RANK], idx = lw_i32c(L, 0);
-    layout_emit_coords(L->b, ri, L->tid, rr, c);
-    for (int d = 0; d < res->type.rank; d++)
-        idx = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, idx, lw_i32c(L, res->type.shape[d]), ""),
-                           c[d], "");
-    return idx;
+    LinearLayout w = P->r;
+    for (int i = 0; i < w.nbits[LL_WARP]; i++)
+        if ((P->warp_axis >> i) & 1)
+            w.basis[LL_WARP][i] = 1; /* any nonzero value: these warps write distinct slots */
+    return lw_if_owner(L, &w);
 }
 
 /* Phase 3: across warps through shared memory (values, then indices). */
-static void reduce_warps(Lower *L, const Red *R, TirValue *res, const LayoutInfo *si,
-                         const LayoutInfo *ri, int pd, LLVMValueRef pv, LLVMValueRef pi)
+static void reduce_warps(Lower *L, const Red *R, const Plan *P, LLVMValueRef pv, LLVMValueRef pi)
 {
-    int nw = layout_distinct_warps(si, pd), un = L->t->unroll_elements;
+    int nw = 1 << __builtin_popcount(P->warp_axis), un = L->t->unroll_elements;
     if (nw <= 1)
         return;
-    int numel = res->type.rank ? tir_type_numel(&res->type) : 1;
+    int numel = ll_numel(&P->r);
     int vbytes = (numel * nw * (int)LLVMABISizeOfType(LLVMGetModuleDataLayout(L->mod), R->ct) + 15) / 16 * 16;
     LLVMValueRef base = lw_smem(L, vbytes + numel * nw * 4);
     LLVMValueRef ibase = LLVMBuildGEP2(L->b, LLVMInt8TypeInContext(L->ctx), base,
                                        (LLVMValueRef[]){lw_i32c(L, vbytes)}, 1, "");
+    LLVMValueRef warp = LLVMBuildLShr(L->b, L->tid, lw_i32c(L, P->s->nbits[LL_LANE]), "");
+    LLVMValueRef w = layout_emit_extract(L->b, warp, P->warp_axis);
     L->t->barrier(&L->tc);
+    LLVMBasicBlockRef join = if_writer(L, P);
     ElemLoop lp;
-    LLVMValueRef rr = lw_loop_begin(L, &lp, ri->R, un);
-    LLVMValueRef w = LLVMBuildURem(L->b, layout_emit_warp_d(L->b, si, L->tid, pd), lw_i32c(L, nw), "");
-    LLVMValueRef slot = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, result_linear(L, res, ri, rr), lw_i32c(L, nw), ""), w, "");
+    LLVMValueRef rr = lw_loop_begin(L, &lp, ll_regs(&P->r), un);
+    LLVMValueRef flat = layout_emit_flat(L->b, &P->r, L->tid, rr);
+    LLVMValueRef slot = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, flat, lw_i32c(L, nw), ""), w, "");
     lw_smem_store(L, load_at(L, R->ct, pv, rr), at(L, R->ct, base, slot));
     lw_smem_store(L, load_at(L, lw_i32(L), pi, rr), at(L, lw_i32(L), ibase, slot));
     lw_loop_end(L, &lp);
+    lw_end_if(L, join);
     L->t->barrier(&L->tc);
-    rr = lw_loop_begin(L, &lp, ri->R, un);
+    rr = lw_loop_begin(L, &lp, ll_regs(&P->r), un);
     LLVMBuildStore(L->b, identity(L, R), at(L, R->ct, pv, rr));
     LLVMBuildStore(L->b, lw_i32c(L, 0x7fffffff), at(L, lw_i32(L), pi, rr));
-    LLVMValueRef first = LLVMBuildMul(L->b, result_linear(L, res, ri, rr), lw_i32c(L, nw), "");
+    flat = layout_emit_flat(L->b, &P->r, L->tid, rr);
+    LLVMValueRef first = LLVMBuildMul(L->b, flat, lw_i32c(L, nw), "");
     for (int k = 0; k < nw; k++) {
         LLVMValueRef s = LLVMBuildAdd(L->b, first, lw_i32c(L, k), "");
         LLVMValueRef sv = lw_smem_load(L, R->ct, at(L, R->ct, base, s));
@@ -194,8 +206,8 @@ static void reduce_warps(Lower *L, const Red *R, TirValue *res, const LayoutInfo
     L->t->barrier(&L->tc);
 }
 
-static void write_result(Lower *L, const Red *R, TirValue *res, const LayoutInfo *ri,
-                         LLVMValueRef pv, LLVMValueRef pi)
+static void write_result(Lower *L, const Red *R, TirValue *res, const Plan *P, LLVMValueRef pv,
+                         LLVMValueRef pi)
 {
     ElemKind rk = res->type.elem;
     if (res->type.rank == 0) {
@@ -206,32 +218,43 @@ static void write_result(Lower *L, const Red *R, TirValue *res, const LayoutInfo
     }
     lw_bind(L, res, lw_tile_storage(L, res));
     ElemLoop lp;
-    LLVMValueRef rr = lw_loop_begin(L, &lp, ri->R, L->t->unroll_elements);
+    LLVMValueRef rr = lw_loop_begin(L, &lp, ll_regs(&P->r), L->t->unroll_elements);
     LLVMValueRef x = R->arg ? load_at(L, lw_i32(L), pi, rr)
                             : lw_cast(L, load_at(L, R->ct, pv, rr), R->ck, rk);
     lw_set(L, res, rr, x);
     lw_loop_end(L, &lp);
 }
 
+static int plan(Lower *L, TirValue *src, TirValue *res, int axis, Plan *P)
+{
+    P->s = lw_ll(L, src);
+    P->axis = axis;
+    if (ll_reduce(P->s, axis, &P->r) != 0)
+        return -1;
+    if (res->type.rank && !ll_equal(&P->r, lw_ll(L, res)))
+        return -1;
+    P->reg_axis = ll_dim_mask(P->s, LL_REG, axis);
+    P->lane_axis = ll_dim_mask(P->s, LL_LANE, axis);
+    P->warp_axis = ll_dim_mask(P->s, LL_WARP, axis);
+    return 0;
+}
+
 int lower_reduce(Lower *L, TirOp *op)
 {
     TirValue *src = op->ops[0], *res = op->results[0];
-    int axis = (int)op->attr.i2;
     Red R = {.kind = (TirReduce)op->attr.i, .ek = src->type.elem};
     R.arg = R.kind == RED_ARGMAX || R.kind == RED_ARGMIN;
     R.ck = (R.ek == ET_F16 || R.ek == ET_BF16) ? ET_F32 : R.ek;
     R.ct = lw_type(L, R.ck);
-    int pd = layout_parent_dim(src->layout, axis);
-    TirLayout sl = layout_slice(src->layout, axis);
-    if (pd < 0 || (res->type.rank && !tir_layout_equal(&sl, res->layout)))
-        return lw_fail(L, op, "internal compiler error: reduce result layout is not a slice");
-    LayoutInfo si, ri;
-    lw_info(&si, src);
-    layout_info(&ri, &sl, res->type.shape, res->type.rank);
-    LLVMValueRef pv = lw_alloca(L, R.ct, ri.R, "red.v"), pi = lw_alloca(L, lw_i32(L), ri.R, "red.i");
-    reduce_thread(L, &R, src, &si, &ri, pd, pv, pi);
-    reduce_lanes(L, &R, &si, &ri, pd, pv, pi);
-    reduce_warps(L, &R, res, &si, &ri, pd, pv, pi);
-    write_result(L, &R, res, &ri, pv, pi);
+    Plan P;
+    if (plan(L, src, res, (int)op->attr.i2, &P) != 0)
+        return lw_fail(L, op, "internal compiler error: reduce result layout is not the "
+                              "operand's with the axis removed");
+    int nr = ll_regs(&P.r);
+    LLVMValueRef pv = lw_alloca(L, R.ct, nr, "red.v"), pi = lw_alloca(L, lw_i32(L), nr, "red.i");
+    reduce_thread(L, &R, src, &P, pv, pi);
+    reduce_lanes(L, &R, &P, pv, pi);
+    reduce_warps(L, &R, &P, pv, pi);
+    write_result(L, &R, res, &P, pv, pi);
     return 0;
 }

@@ -5,19 +5,6 @@
 #include <string.h>
 #include "lower_int.h"
 
-static int info_same(const LayoutInfo *a, const LayoutInfo *b)
-{
-    if (a->R != b->R || a->prank != b->prank || a->lanes != b->lanes)
-        return 0;
-    for (int d = 0; d < a->prank; d++)
-        if (a->S[d] != b->S[d] || a->sptp[d] != b->sptp[d] || a->C[d] != b->C[d] ||
-            a->n[d] != b->n[d] || a->rstride[d] != b->rstride[d] ||
-            a->lstride[d] != b->lstride[d] || a->wstride[d] != b->wstride[d] ||
-            a->tpw[d] != b->tpw[d] || a->wpc[d] != b->wpc[d] || a->vdim[d] != b->vdim[d])
-            return 0;
-    return 1;
-}
-
 static LLVMValueRef fresh(Lower *L, TirValue *res)
 {
     LLVMValueRef s = lw_tile_storage(L, res);
@@ -29,7 +16,7 @@ static int lower_splat(Lower *L, TirValue *src, TirValue *res)
 {
     fresh(L, res);
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(res), L->t->unroll_elements);
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements);
     lw_set(L, res, r, lw_val(L, src));
     lw_loop_end(L, &lp);
     return 0;
@@ -48,28 +35,26 @@ static LLVMValueRef linear(Lower *L, const int *shape, int rank, LLVMValueRef *c
 
 static void smem_write_all(Lower *L, TirValue *src, LLVMValueRef base)
 {
-    LayoutInfo li;
-    lw_info(&li, src);
     LLVMTypeRef mt = lw_mem_type(L, src->type.elem);
+    LLVMBasicBlockRef join = lw_if_owner(L, lw_ll(L, src));
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, li.R, L->t->unroll_elements), c[TIR_MAX_RANK];
-    layout_emit_coords(L->b, &li, L->tid, r, c);
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, src), L->t->unroll_elements), c[TIR_MAX_RANK];
+    lw_coords(L, src, r, c);
     LLVMValueRef x = lw_get(L, src, r);
     if (src->type.elem == ET_BOOL)
         x = LLVMBuildZExt(L->b, x, mt, "");
     LLVMValueRef idx = linear(L, src->type.shape, src->type.rank, c, 0);
     lw_smem_store(L, x, lw_smem_ptr(L, base, mt, idx));
     lw_loop_end(L, &lp);
+    lw_end_if(L, join);
 }
 
 static void smem_read_all(Lower *L, TirValue *src, TirValue *res, LLVMValueRef base, int swap)
 {
-    LayoutInfo li;
-    lw_info(&li, res);
     LLVMTypeRef mt = lw_mem_type(L, res->type.elem);
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, li.R, L->t->unroll_elements), c[TIR_MAX_RANK];
-    layout_emit_coords(L->b, &li, L->tid, r, c);
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements), c[TIR_MAX_RANK];
+    lw_coords(L, res, r, c);
     LLVMValueRef idx = linear(L, src->type.shape, src->type.rank, c, swap);
     LLVMValueRef x = lw_smem_load(L, mt, lw_smem_ptr(L, base, mt, idx));
     if (res->type.elem == ET_BOOL)
@@ -93,12 +78,16 @@ static int redistribute(Lower *L, TirValue *src, TirValue *res, int swap)
     return 0;
 }
 
-static int same_registers(TirValue *src, TirValue *res)
+/* Whether res's registers are src's, one for one (the same linear layout, up to size-1
+ * dims, which add no bits to flat offsets). */
+static int same_registers(Lower *L, TirValue *src, TirValue *res)
 {
-    LayoutInfo a, b;
-    lw_info(&a, src);
-    lw_info(&b, res);
-    return info_same(&a, &b);
+    const LinearLayout *a = lw_ll(L, src), *b = lw_ll(L, res);
+    LinearLayout t = *a;
+    t.rank = b->rank;
+    for (int d = 0; d < b->rank; d++)
+        t.shape[d] = b->shape[d];
+    return tir_type_numel(&src->type) == tir_type_numel(&res->type) && ll_equal(&t, b);
 }
 
 static int copy_or_redistribute(Lower *L, TirValue *src, TirValue *res, int relabel_ok, int swap)
@@ -110,21 +99,38 @@ static int copy_or_redistribute(Lower *L, TirValue *src, TirValue *res, int rela
     return redistribute(L, src, res, swap);
 }
 
+/* For each register bit of res, the src registers holding its element (projected onto src's
+ * shape) in the same thread; 0 when some element lives in another thread. */
+static int broadcast_map(const LinearLayout *src, const LinearLayout *res, uint32_t *map)
+{
+    LinearLayout p;
+    ll_project(res, src->shape, &p);
+    for (int k = LL_LANE; k < LL_NDIMS; k++) {
+        if (p.nbits[k] != src->nbits[k])
+            return 0;
+        for (int i = 0; i < p.nbits[k]; i++)
+            if (p.basis[k][i] != src->basis[k][i])
+                return 0;
+    }
+    for (int i = 0; i < p.nbits[LL_REG]; i++)
+        if (!ll_solve(src->basis[LL_REG], src->nbits[LL_REG], p.basis[LL_REG][i], &map[i]))
+            return 0;
+    return 1;
+}
+
 static int lower_broadcast(Lower *L, TirOp *op)
 {
     TirValue *src = op->ops[0], *res = op->results[0];
     if (src->type.rank == 0)
         return lower_splat(L, src, res);
-    if (!tir_layout_equal(src->layout, res->layout))
+    const LinearLayout *rl = lw_ll(L, res);
+    uint32_t map[LL_MAX_BITS];
+    if (!broadcast_map(lw_ll(L, src), rl, map))
         return lw_fail(L, op, "internal compiler error: broadcast across layouts");
-    LayoutInfo si, ri;
-    lw_info(&si, src);
-    lw_info(&ri, res);
     fresh(L, res);
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, ri.R, L->t->unroll_elements), i[TIR_MAX_RANK];
-    layout_emit_reg_split(L->b, &ri, r, i);
-    LLVMValueRef sr = layout_emit_reg_join(L->b, &si, i);
+    LLVMValueRef r = lw_loop_begin(L, &lp, ll_regs(rl), L->t->unroll_elements);
+    LLVMValueRef sr = layout_emit_map(L->b, map, rl->nbits[LL_REG], r);
     lw_set(L, res, r, lw_get(L, src, sr));
     lw_loop_end(L, &lp);
     return 0;
@@ -135,16 +141,15 @@ static int lower_expand(Lower *L, TirOp *op)
     TirValue *src = op->ops[0], *res = op->results[0];
     if (src->type.rank == 0)
         return lower_splat(L, src, res);
-    TirLayout want = layout_slice(res->layout, (int)op->attr.i);
-    int ok = tir_layout_equal(&want, src->layout) || same_registers(src, res);
-    return copy_or_redistribute(L, src, res, ok, 0);
+    return copy_or_redistribute(L, src, res, same_registers(L, src, res), 0);
 }
 
 static int lower_trans(Lower *L, TirOp *op)
 {
     TirValue *src = op->ops[0], *res = op->results[0];
-    TirLayout want = layout_permute2(src->layout);
-    return copy_or_redistribute(L, src, res, tir_layout_equal(&want, res->layout), 1);
+    LinearLayout t;
+    ll_permute(lw_ll(L, src), (const int[]){1, 0}, &t);
+    return copy_or_redistribute(L, src, res, ll_equal(&t, lw_ll(L, res)), 1);
 }
 
 int lower_shape(Lower *L, TirOp *op)
@@ -160,7 +165,7 @@ int lower_shape(Lower *L, TirOp *op)
             lw_bind(L, res, lw_val(L, src));
             return 0;
         }
-        return copy_or_redistribute(L, src, res, same_registers(src, res), 0);
+        return copy_or_redistribute(L, src, res, same_registers(L, src, res), 0);
     default: return lw_fail(L, op, "internal compiler error: not a shape op");
     }
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <llvm-c/blake3.h>
+#include "build_id.h"
 #include "runtime_internal.h"
 
 static const char MAGIC[8] = { 'T', 'I', 'L', 'E', 'K', 'C', 1, 0 };
@@ -91,6 +92,7 @@ static int key_hex(tile_Kernel *k, const ConstBinding *c, int n, const unsigned 
     put(&h, div16 ? (const void *)div16 : "", div16 ? (size_t)k->nparams : 0);
     put_str(&h, target);
     put_str(&h, TILE_COMPILER_VERSION);
+    put_str(&h, TILE_BUILD_ID);
     put_str(&h, ctx->ops->cache_id(ctx->dev));
     free(sorted);
     uint8_t sum[HEXLEN / 2];
