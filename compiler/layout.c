@@ -40,6 +40,65 @@ static int blocked_ll(const TirLayout *l, const int *S, LinearLayout *ll)
     return rc ? -1 : 0;
 }
 
+/* Pushes the bits of the index `dim` for coordinates v*step along output dim d of a rank-2
+ * layout, v = 1, 2, 4, ... while below `count`. */
+static int push_run(LinearLayout *ll, LLDim dim, int d, int step, int count)
+{
+    int rc = 0, c[2];
+    for (int v = 1; v < count; v *= 2) {
+        c[d] = v * step, c[1 - d] = 0;
+        rc |= ll_push(ll, dim, c);
+    }
+    return rc;
+}
+
+/* Registers repeating a coverage `cover` along dim d up to the shape. */
+static int push_reps(LinearLayout *ll, int d, int cover)
+{
+    return push_run(ll, LL_REG, d, cover, ll->shape[d] / cover);
+}
+
+/* mma.sync m16n8 accumulators (PTX: c0,c1 row groupID, cols 2*threadID_in_group + i;
+ * c2,c3 the same 8 rows below). */
+static int mma_ll(const TirLayout *l, LinearLayout *ll)
+{
+    int wm = l->wpc[0], wn = l->wpc[1], rc = 0;
+    rc |= push_run(ll, LL_REG, 1, 1, 2);
+    rc |= push_run(ll, LL_LANE, 1, 2, 4) | push_run(ll, LL_LANE, 0, 1, 8);
+    rc |= push_run(ll, LL_REG, 0, 8, 2);
+    rc |= push_run(ll, LL_WARP, 0, 16, wm) | push_run(ll, LL_WARP, 1, 8, wn);
+    return rc | push_reps(ll, 1, 8 * wn) | push_reps(ll, 0, 16 * wm);
+}
+
+/* Zero bases for the warps along the result dim an operand does not have. */
+static int push_copies(LinearLayout *ll, int warps)
+{
+    int rc = 0;
+    for (int v = 1; v < warps; v *= 2)
+        rc |= ll_push_zero(ll, LL_WARP);
+    return rc;
+}
+
+/* mma.sync operands, kw elements per 32-bit register. A [M, K] (PTX m16n8k16 f16: a0,a1 row
+ * groupID, cols 2*threadID_in_group + i; a2,a3 rows + 8; a4..a7 cols + 8), B [K, N] (b0,b1
+ * rows 2*threadID_in_group + i, col groupID; b2,b3 rows + 8); k16 for 16-bit types, k32 for
+ * i8, k8 for tf32 follow the same pattern scaled by kw. */
+static int dot_operand_ll(const TirLayout *l, LinearLayout *ll)
+{
+    int kw = l->kwidth, wm = l->wpc[0], wn = l->wpc[1], rc = 0;
+    int k = l->op_idx == 0 ? 1 : 0, mn = 1 - k; /* the K dim and the other one */
+    rc |= push_run(ll, LL_REG, k, 1, kw);
+    rc |= push_run(ll, LL_LANE, k, kw, 4) | push_run(ll, LL_LANE, mn, 1, 8);
+    if (l->op_idx == 0) {
+        rc |= push_run(ll, LL_REG, 0, 8, 2) | push_run(ll, LL_REG, 1, 4 * kw, 2);
+        rc |= push_run(ll, LL_WARP, 0, 16, wm) | push_copies(ll, wn);
+        return rc | push_reps(ll, 1, 8 * kw) | push_reps(ll, 0, 16 * wm);
+    }
+    rc |= push_run(ll, LL_REG, 0, 4 * kw, 2);
+    rc |= push_copies(ll, wm) | push_run(ll, LL_WARP, 1, 8, wn);
+    return rc | push_reps(ll, 0, 8 * kw) | push_reps(ll, 1, 8 * wn);
+}
+
 /* The parent shape: the value's shape with size 1 at each sliced dim. */
 static int parent_shape(const TirLayout *l, const int *shape, int vrank, int *S)
 {
@@ -49,23 +108,49 @@ static int parent_shape(const TirLayout *l, const int *shape, int vrank, int *S)
     return v == vrank ? 0 : -1;
 }
 
+static int supported(const TirLayout *l)
+{
+    if (l->kind == LAYOUT_BLOCKED)
+        return 1;
+    if (l->rank != 2 || l->wpc[0] < 1 || l->wpc[1] < 1)
+        return 0;
+    if (l->kind == LAYOUT_MMA)
+        return 1;
+    return l->kind == LAYOUT_DOT_OPERAND && l->parent == LAYOUT_MMA &&
+           (l->kwidth == 1 || l->kwidth == 2 || l->kwidth == 4) && (l->op_idx & ~1) == 0;
+}
+
+/* The encoding at the parent shape S (transposed encodings at S's transpose). */
+static int parent_ll(const TirLayout *l, const int *S, LinearLayout *out)
+{
+    int T[2] = {S[1], S[0]};
+    if (!supported(l) || (l->transposed && l->rank != 2) ||
+        ll_init(out, l->rank, l->transposed ? T : S) != 0)
+        return -1;
+    int rc = -1;
+    switch (l->kind) {
+    case LAYOUT_BLOCKED: rc = blocked_ll(l, out->shape, out); break;
+    case LAYOUT_MMA: rc = mma_ll(l, out); break;
+    case LAYOUT_DOT_OPERAND: rc = dot_operand_ll(l, out); break;
+    default: break;
+    }
+    if (rc == 0 && l->transposed)
+        ll_permute(out, (const int[]){1, 0}, out);
+    return rc;
+}
+
 int layout_ll(const TirLayout *l, const int *shape, int vrank, LinearLayout *out)
 {
     int S[TIR_MAX_RANK];
     if (!l || l->kind == LAYOUT_SCALAR || vrank == 0)
         return ll_init(out, vrank, shape);
     if (l->rank > TIR_MAX_RANK || parent_shape(l, shape, vrank, S) != 0 ||
-        ll_init(out, l->rank, S) != 0)
+        parent_ll(l, S, out) != 0)
         return -1;
-    int rc = -1;
-    switch (l->kind) {
-    case LAYOUT_BLOCKED: rc = blocked_ll(l, S, out); break;
-    default: break;
-    }
     /* size-1 parent dims add no bits to a flat offset: dropping them keeps every basis */
     out->rank = vrank;
     memcpy(out->shape, shape, sizeof(int) * (size_t)vrank);
-    return rc;
+    return 0;
 }
 
 int layout_regs(const TirLayout *l, const int *shape, int vrank)
@@ -146,10 +231,27 @@ TirLayout layout_permute2(const TirLayout *l)
     int p0 = layout_parent_dim(l, 0), p1 = layout_parent_dim(l, 1);
     if (p0 < 0 || p1 < 0)
         return t;
+    if (l->kind != LAYOUT_BLOCKED) {
+        t.transposed = !t.transposed;
+        return t;
+    }
     t.spt[p0] = l->spt[p1], t.spt[p1] = l->spt[p0];
     t.tpw[p0] = l->tpw[p1], t.tpw[p1] = l->tpw[p0];
     t.wpc[p0] = l->wpc[p1], t.wpc[p1] = l->wpc[p0];
     for (int j = 0; j < l->rank; j++)
         t.order[j] = l->order[j] == p0 ? p1 : l->order[j] == p1 ? p0 : l->order[j];
     return t;
+}
+
+TirLayout layout_mma(int warps_m, int warps_n)
+{
+    TirLayout l = {.kind = LAYOUT_MMA, .rank = 2, .wpc = {warps_m, warps_n}};
+    return l;
+}
+
+TirLayout layout_dot_operand(const TirLayout *parent, int op_idx, int kwidth)
+{
+    TirLayout l = {.kind = LAYOUT_DOT_OPERAND, .rank = 2, .parent = parent->kind,
+                   .op_idx = op_idx, .kwidth = kwidth, .wpc = {parent->wpc[0], parent->wpc[1]}};
+    return l;
 }

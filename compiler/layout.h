@@ -35,7 +35,10 @@ LLVMValueRef layout_emit_extract(LLVMBuilderRef b, LLVMValueRef x, uint32_t mask
 TirLayout layout_default_blocked(int rank, const int *shape_hint, int elem_bytes,
                                  int num_warps, int threads_per_warp);
 TirLayout layout_slice(const TirLayout *parent, int value_axis);
-TirLayout layout_permute2(const TirLayout *l); /* rank-2 blocked transpose */
+TirLayout layout_permute2(const TirLayout *l); /* rank-2 transpose */
+TirLayout layout_mma(int warps_m, int warps_n);
+/* Operand op_idx (0: A, 1: B) of a dot whose result has encoding `parent`. */
+TirLayout layout_dot_operand(const TirLayout *parent, int op_idx, int kwidth);
 /* The parent dim of value dim `axis` in layout l. */
 int layout_parent_dim(const TirLayout *l, int axis);
 

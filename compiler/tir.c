@@ -58,10 +58,14 @@ int tir_layout_equal(const TirLayout *a, const TirLayout *b) {
     if (a == b) return 1;
     if (!a || !b || a->kind != b->kind) return 0;
     if (a->kind == LAYOUT_SCALAR) return 1;
-    if (a->rank != b->rank || a->sliced != b->sliced) return 0;
+    if (a->rank != b->rank || a->sliced != b->sliced || a->transposed != b->transposed) return 0;
+    if (a->kind == LAYOUT_DOT_OPERAND &&
+        (a->parent != b->parent || a->op_idx != b->op_idx || a->kwidth != b->kwidth))
+        return 0;
+    int blocked = a->kind == LAYOUT_BLOCKED || (a->kind == LAYOUT_DOT_OPERAND && a->parent == LAYOUT_BLOCKED);
     for (int d = 0; d < a->rank; d++)
-        if (a->spt[d] != b->spt[d] || a->tpw[d] != b->tpw[d] || a->wpc[d] != b->wpc[d] ||
-            a->order[d] != b->order[d])
+        if (a->wpc[d] != b->wpc[d] || (blocked && (a->spt[d] != b->spt[d] || a->tpw[d] != b->tpw[d] ||
+                                                   a->order[d] != b->order[d])))
             return 0;
     return 1;
 }
@@ -72,15 +76,34 @@ static int print_list(char *buf, size_t size, const char *label, const int *v, i
     return len + snprintf(buf + len, size - (size_t)len, "]");
 }
 
+/* The encoding's own parameters; `open` leaves its '>' off. */
+static int print_base(char *buf, size_t size, const TirLayout *l, LayoutKind kind, int open) {
+    int n;
+    if (kind == LAYOUT_MMA) {
+        n = snprintf(buf, size, "#mma<");
+        n += print_list(buf + n, size - (size_t)n, "warps", l->wpc, 2);
+    } else {
+        n = snprintf(buf, size, "#blocked<");
+        n += print_list(buf + n, size - (size_t)n, "spt", l->spt, l->rank);
+        n += print_list(buf + n, size - (size_t)n, " tpw", l->tpw, l->rank);
+        n += print_list(buf + n, size - (size_t)n, " wpc", l->wpc, l->rank);
+        n += print_list(buf + n, size - (size_t)n, " order", l->order, l->rank);
+    }
+    return open ? n : n + snprintf(buf + n, size - (size_t)n, ">");
+}
+
 char *tir_layout_str(Arena *a, const TirLayout *l) {
     if (!l) return arena_strdup(a, "#none");
     if (l->kind == LAYOUT_SCALAR) return arena_strdup(a, "#scalar");
-    char buf[256];
-    int n = snprintf(buf, sizeof buf, "#blocked<");
-    n += print_list(buf + n, sizeof buf - (size_t)n, "spt", l->spt, l->rank);
-    n += print_list(buf + n, sizeof buf - (size_t)n, " tpw", l->tpw, l->rank);
-    n += print_list(buf + n, sizeof buf - (size_t)n, " wpc", l->wpc, l->rank);
-    n += print_list(buf + n, sizeof buf - (size_t)n, " order", l->order, l->rank);
+    char buf[320];
+    int n = 0;
+    if (l->kind == LAYOUT_DOT_OPERAND) {
+        n = snprintf(buf, sizeof buf, "#dot<op=%d kwidth=%d parent=", l->op_idx, l->kwidth);
+        n += print_base(buf + n, sizeof buf - (size_t)n, l, l->parent, 0);
+    } else {
+        n = print_base(buf, sizeof buf, l, l->kind, 1);
+    }
+    if (l->transposed) n += snprintf(buf + n, sizeof buf - (size_t)n, " transposed");
     if (l->sliced) {
         n += snprintf(buf + n, sizeof buf - (size_t)n, " sliced=[");
         for (int d = 0, first = 1; d < l->rank; d++)

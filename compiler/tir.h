@@ -57,20 +57,34 @@ char *tir_type_str(Arena *a, const TirType *t);
  * operand's layout with the reduced dim sliced away). A value of rank k with a slice layout
  * is owned exactly as the parent layout owns the shape with size 1 inserted at each sliced
  * dim; expand_dims of a sliced dim is therefore free.
+ * LAYOUT_MMA (rank 2): the accumulators of mma.sync m16n8 instructions, wpc[0] warps along
+ * M and wpc[1] along N (the warp index counts along M first); each warp repeats its 16x8
+ * instruction tile over the shape, N-repetitions before M-repetitions in the registers.
+ * LAYOUT_DOT_OPERAND (rank 2): operand op_idx (0: A [M, K], 1: B [K, N]) of a dot whose
+ * result has the parent encoding `parent` (LAYOUT_MMA; wpc as above), `kwidth` elements per
+ * 32-bit register (f16/bf16 2, i8 4, tf32 1): the PTX fragments of mma.sync, repeated along
+ * K before M (A) or N (B); warps along the other dim of the result hold copies.
+ * `transposed` (rank 2): the encoding evaluated at the transposed shape, dims swapped back
+ * (how `trans` relabels a non-blocked layout).
  * LAYOUT_SCALAR: rank-0 values, uniform across the program's threads (plain LLVM values).
- * Later encodings (tensor-core fragments, shared memory) add kinds here; lowering dispatches
- * on kind through compiler/layout.c. */
-typedef enum { LAYOUT_SCALAR = 0, LAYOUT_BLOCKED } LayoutKind;
+ * Every encoding is evaluated into a linear layout by compiler/layout.c (layout_ll), the only
+ * form lowering reads. */
+typedef enum { LAYOUT_SCALAR = 0, LAYOUT_BLOCKED, LAYOUT_MMA, LAYOUT_DOT_OPERAND } LayoutKind;
 
 typedef struct TirLayout {
     LayoutKind kind;
     int rank; /* parent rank (value rank + number of sliced dims) */
     int spt[TIR_MAX_RANK], tpw[TIR_MAX_RANK], wpc[TIR_MAX_RANK], order[TIR_MAX_RANK];
     unsigned sliced; /* bitmask over parent dims */
+    LayoutKind parent; /* LAYOUT_DOT_OPERAND: the dot result's encoding kind */
+    int op_idx, kwidth; /* LAYOUT_DOT_OPERAND */
+    int transposed;
 } TirLayout;
 
 int tir_layout_equal(const TirLayout *a, const TirLayout *b);
-char *tir_layout_str(Arena *a, const TirLayout *l); /* "#blocked<spt=[1,4] tpw=[8,4] wpc=[4,1] order=[1,0]>" */
+/* "#blocked<spt=[1,4] tpw=[8,4] wpc=[4,1] order=[1,0]>", "#mma<warps=[4,1]>",
+ * "#dot<op=0 kwidth=2 #mma<warps=[4,1]>>" */
+char *tir_layout_str(Arena *a, const TirLayout *l);
 
 /* ---- values and operations ---- */
 typedef struct TirOp TirOp;
