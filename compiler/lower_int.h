@@ -102,6 +102,7 @@ int lower_shape(Lower *L, TirOp *op);
 /* lower_reduce.c */
 int lower_reduce(Lower *L, TirOp *op);
 LLVMValueRef lw_shuffle_xor(Lower *L, LLVMValueRef x, int mask);
+LLVMValueRef lw_shuffle_idx(Lower *L, LLVMValueRef x, LLVMValueRef lane);
 
 /* lower_dot.c */
 int lower_dot(Lower *L, TirOp *op);

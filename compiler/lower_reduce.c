@@ -15,25 +15,36 @@ typedef struct Red {
     int arg;        /* argmax / argmin */
 } Red;
 
-LLVMValueRef lw_shuffle_xor(Lower *L, LLVMValueRef x, int mask)
+static LLVMValueRef shuffle32(Lower *L, LLVMValueRef v, int mask, LLVMValueRef lane)
+{
+    return lane ? L->t->shuffle_idx(&L->tc, v, lane) : L->t->shuffle_xor(&L->tc, v, mask);
+}
+
+/* A value of any type up to 64 bits through 32-bit shuffles (xor `mask`, or from `lane`). */
+static LLVMValueRef shuffle(Lower *L, LLVMValueRef x, int mask, LLVMValueRef lane)
 {
     LLVMTypeRef t = LLVMTypeOf(x);
     int bits = (int)LLVMSizeOfTypeInBits(LLVMGetModuleDataLayout(L->mod), t);
     LLVMTypeRef it = LLVMIntTypeInContext(L->ctx, (unsigned)bits), i32 = lw_i32(L);
-    LLVMValueRef v = LLVMBuildBitCast(L->b, x, it, "");
+    LLVMValueRef v = LLVMGetTypeKind(t) == LLVMPointerTypeKind ? LLVMBuildPtrToInt(L->b, x, it, "")
+                                                                 : LLVMBuildBitCast(L->b, x, it, "");
     if (bits <= 32) {
         v = bits < 32 ? LLVMBuildZExt(L->b, v, i32, "") : v;
-        v = L->t->shuffle_xor(&L->tc, v, mask);
+        v = shuffle32(L, v, mask, lane);
         v = bits < 32 ? LLVMBuildTrunc(L->b, v, it, "") : v;
     } else {
         LLVMValueRef lo = LLVMBuildTrunc(L->b, v, i32, "");
         LLVMValueRef hi = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, v, LLVMConstInt(it, 32, 0), ""), i32, "");
-        lo = LLVMBuildZExt(L->b, L->t->shuffle_xor(&L->tc, lo, mask), it, "");
-        hi = LLVMBuildZExt(L->b, L->t->shuffle_xor(&L->tc, hi, mask), it, "");
+        lo = LLVMBuildZExt(L->b, shuffle32(L, lo, mask, lane), it, "");
+        hi = LLVMBuildZExt(L->b, shuffle32(L, hi, mask, lane), it, "");
         v = LLVMBuildOr(L->b, lo, LLVMBuildShl(L->b, hi, LLVMConstInt(it, 32, 0), ""), "");
     }
-    return LLVMBuildBitCast(L->b, v, t, "");
+    return LLVMGetTypeKind(t) == LLVMPointerTypeKind ? LLVMBuildIntToPtr(L->b, v, t, "")
+                                                     : LLVMBuildBitCast(L->b, v, t, "");
 }
+
+LLVMValueRef lw_shuffle_xor(Lower *L, LLVMValueRef x, int mask) { return shuffle(L, x, mask, NULL); }
+LLVMValueRef lw_shuffle_idx(Lower *L, LLVMValueRef x, LLVMValueRef lane) { return shuffle(L, x, 0, lane); }
 
 static LLVMValueRef identity(Lower *L, const Red *R)
 {

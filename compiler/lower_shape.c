@@ -1,8 +1,9 @@
 /* lower_shape.c: ops that move elements between shapes or layouts: splat, expand_dims,
- * broadcast (register remapping within one parent layout), trans (a relabeling of the
- * registers: the result layout is the operand's with dims swapped) and convert_layout
- * (through shared memory unless both layouts give every thread the same elements). */
+ * broadcast (register remapping within one parent layout), and the moves between layouts
+ * (expand_dims, trans, convert_layout), planned from the two linear layouts: nothing, a
+ * register permutation, warp shuffles, or a trip through shared memory. */
 #include <string.h>
+#include "layout_convert.h"
 #include "lower_int.h"
 
 static LLVMValueRef fresh(Lower *L, TirValue *res)
@@ -78,25 +79,63 @@ static int redistribute(Lower *L, TirValue *src, TirValue *res, int swap)
     return 0;
 }
 
-/* Whether res's registers are src's, one for one (the same linear layout, up to size-1
- * dims, which add no bits to flat offsets). */
-static int same_registers(Lower *L, TirValue *src, TirValue *res)
+/* src's registers described in res's dims: the same bases, with size-1 dims added or removed
+ * (they add no bits to flat offsets), or with the two dims swapped. */
+static void relabel(Lower *L, TirValue *src, TirValue *res, int swap, LinearLayout *out)
 {
-    const LinearLayout *a = lw_ll(L, src), *b = lw_ll(L, res);
-    LinearLayout t = *a;
-    t.rank = b->rank;
-    for (int d = 0; d < b->rank; d++)
-        t.shape[d] = b->shape[d];
-    return tir_type_numel(&src->type) == tir_type_numel(&res->type) && ll_equal(&t, b);
+    const LinearLayout *a = lw_ll(L, src);
+    if (swap) {
+        ll_permute(a, (const int[]){1, 0}, out);
+        return;
+    }
+    *out = *a;
+    out->rank = res->type.rank;
+    for (int d = 0; d < res->type.rank; d++)
+        out->shape[d] = res->type.shape[d];
 }
 
-static int copy_or_redistribute(Lower *L, TirValue *src, TirValue *res, int relabel_ok, int swap)
+/* Each thread already holds its elements: res register r is src register map(r). */
+static void move_regs(Lower *L, TirValue *src, TirValue *res, const ConvPlan *p)
 {
-    if (relabel_ok) {
-        lw_copy_tile(L, res, fresh(L, res), lw_val(L, src));
-        return 0;
+    fresh(L, res);
+    ElemLoop lp;
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements);
+    LLVMValueRef sr = layout_emit_map(L->b, p->src_reg, p->dst_reg_bits, r);
+    lw_set(L, res, r, lw_get(L, src, sr));
+    lw_loop_end(L, &lp);
+}
+
+/* Within warps: res register r of lane l is src register map(r) of lane
+ * lane_of_reg(r) ^ lane_of_lane(l), one shuffle per register. */
+static void move_lanes(Lower *L, TirValue *src, TirValue *res, const ConvPlan *p)
+{
+    fresh(L, res);
+    LLVMValueRef lane = LLVMBuildAnd(L->b, L->tid, lw_i32c(L, (1 << p->dst_lane_bits) - 1), "");
+    LLVMValueRef from_lane = layout_emit_map(L->b, p->lane_of_lane, p->dst_lane_bits, lane);
+    ElemLoop lp;
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements);
+    LLVMValueRef sr = layout_emit_map(L->b, p->src_reg, p->dst_reg_bits, r);
+    LLVMValueRef sl = LLVMBuildXor(L->b, from_lane,
+                                   layout_emit_map(L->b, p->lane_of_reg, p->dst_reg_bits, r), "");
+    lw_set(L, res, r, lw_shuffle_idx(L, lw_get(L, src, sr), sl));
+    lw_loop_end(L, &lp);
+}
+
+/* Moves src's elements into res's layout by the cheapest plan (layout_convert.h). */
+static int move(Lower *L, TirValue *src, TirValue *res, int swap)
+{
+    LinearLayout from;
+    ConvPlan p;
+    relabel(L, src, res, swap, &from);
+    conv_plan(&from, lw_ll(L, res), &p);
+    if (p.kind == CONV_SHUFFLE && !L->t->shuffle_idx)
+        p.kind = CONV_SMEM;
+    switch (p.kind) {
+    case CONV_NONE: lw_copy_tile(L, res, fresh(L, res), lw_val(L, src)); return 0;
+    case CONV_REGS: move_regs(L, src, res, &p); return 0;
+    case CONV_SHUFFLE: move_lanes(L, src, res, &p); return 0;
+    default: return redistribute(L, src, res, swap);
     }
-    return redistribute(L, src, res, swap);
 }
 
 /* For each register bit of res, the src registers holding its element (projected onto src's
@@ -141,15 +180,7 @@ static int lower_expand(Lower *L, TirOp *op)
     TirValue *src = op->ops[0], *res = op->results[0];
     if (src->type.rank == 0)
         return lower_splat(L, src, res);
-    return copy_or_redistribute(L, src, res, same_registers(L, src, res), 0);
-}
-
-static int lower_trans(Lower *L, TirOp *op)
-{
-    TirValue *src = op->ops[0], *res = op->results[0];
-    LinearLayout t;
-    ll_permute(lw_ll(L, src), (const int[]){1, 0}, &t);
-    return copy_or_redistribute(L, src, res, ll_equal(&t, lw_ll(L, res)), 1);
+    return move(L, src, res, 0);
 }
 
 int lower_shape(Lower *L, TirOp *op)
@@ -159,13 +190,13 @@ int lower_shape(Lower *L, TirOp *op)
     case TIR_SPLAT: return lower_splat(L, src, res);
     case TIR_EXPAND_DIMS: return lower_expand(L, op);
     case TIR_BROADCAST: return lower_broadcast(L, op);
-    case TIR_TRANS: return lower_trans(L, op);
+    case TIR_TRANS: return move(L, src, res, 1);
     case TIR_CONVERT_LAYOUT:
         if (src->type.rank == 0) {
             lw_bind(L, res, lw_val(L, src));
             return 0;
         }
-        return copy_or_redistribute(L, src, res, same_registers(L, src, res), 0);
+        return move(L, src, res, 0);
     default: return lw_fail(L, op, "internal compiler error: not a shape op");
     }
 }

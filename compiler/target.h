@@ -48,6 +48,8 @@ struct Target {
     LLVMValueRef (*num_programs)(TargetCtx *c, int axis); /* i32 */
     void (*barrier)(TargetCtx *c);
     LLVMValueRef (*shuffle_xor)(TargetCtx *c, LLVMValueRef v_i32, int lane_mask);
+    /* The i32 value of lane `src_lane` (i32, run-time) of this warp; NULL: no lanes. */
+    LLVMValueRef (*shuffle_idx)(TargetCtx *c, LLVMValueRef v_i32, LLVMValueRef src_lane);
     /* Base of the shared scratch buffer (pointer in shared_as, 16-byte aligned). */
     LLVMValueRef (*smem_base)(TargetCtx *c);
     /* Optional (NULL: nothing): called before every shared-memory load or store of `bytes`

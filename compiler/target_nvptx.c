@@ -90,6 +90,12 @@ static LLVMValueRef nv_shuffle_xor(TargetCtx *c, LLVMValueRef v, int mask)
     return target_intrinsic(c, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
 }
 
+static LLVMValueRef nv_shuffle_idx(TargetCtx *c, LLVMValueRef v, LLVMValueRef lane)
+{
+    LLVMValueRef args[4] = {i32_c(c, -1), v, lane, i32_c(c, 0x1f)};
+    return target_intrinsic(c, "llvm.nvvm.shfl.sync.idx.i32", NULL, 0, args, 4);
+}
+
 static LLVMValueRef nv_smem_base(TargetCtx *c)
 {
     if (!c->smem) {
@@ -231,7 +237,7 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .kernel_begin = nv_kernel_begin, .kernel_finish = nv_kernel_finish,
         .thread_id = nv_thread_id, .program_id = nv_program_id,
         .num_programs = nv_num_programs, .barrier = nv_barrier,
-        .shuffle_xor = nv_shuffle_xor, .smem_base = nv_smem_base, .math = nv_math,
+        .shuffle_xor = nv_shuffle_xor, .shuffle_idx = nv_shuffle_idx, .smem_base = nv_smem_base, .math = nv_math,
         .module_finish = nv_module_finish,
     };
     return t;

@@ -265,7 +265,9 @@ void t_reduce(void)
     for (int c = 0; c < 3; c++) {
         int n = all_sizes[c], nb = (n + 255) / 256;
         begin("reduce_all n=%d", n);
-        x = input("x", T_F32, n, -1, 1);
+        /* positive inputs: a sum of mixed signs can cancel to near zero, where the relative
+         * error of any f32 summation order exceeds the tolerance (a flaky test) */
+        x = input("x", T_F32, n, 0, 1);
         Buf *o = output("o", T_F32, nb, TOL_F32);
         for (int i = 0; i < n; i++)
             o->v[i / 256] += x->v[i];
