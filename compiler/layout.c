@@ -179,6 +179,14 @@ TirLayout layout_default_blocked(int rank, const int *shape, int elem_bytes, int
 {
     TirLayout l = {.kind = LAYOUT_BLOCKED, .rank = rank};
     default_order(&l, rank);
+    return layout_coalesced(rank, shape, elem_bytes, l.order, 16, num_warps, threads_per_warp);
+}
+
+TirLayout layout_coalesced(int rank, const int *shape, int elem_bytes, const int *order,
+                           int max_vec, int num_warps, int threads_per_warp)
+{
+    TirLayout l = {.kind = LAYOUT_BLOCKED, .rank = rank};
+    default_order(&l, rank);
     for (int d = 0; d < rank; d++)
         l.spt[d] = l.tpw[d] = l.wpc[d] = 1;
     if (threads_per_warp <= 1) {
@@ -186,22 +194,26 @@ TirLayout layout_default_blocked(int rank, const int *shape, int elem_bytes, int
             l.spt[d] = 1 << 20;
         return l;
     }
-    int threads = num_warps * threads_per_warp;
-    int vec = 16 / (elem_bytes > 0 ? elem_bytes : 4);
+    for (int j = 0; j < rank; j++)
+        l.order[j] = order[j];
+    int threads = num_warps * threads_per_warp, fast = order[0], slow = order[rank - 1];
+    int vec = min_i(max_vec, 16 / (elem_bytes > 0 ? elem_bytes : 4));
     vec = min_i(vec, max_i(1, hint_numel(rank, shape) / threads));
-    l.spt[rank - 1] = max_i(1, min_i(vec, shape[rank - 1]));
+    l.spt[fast] = max_i(1, min_i(vec, shape[fast]));
     int lanes = threads_per_warp;
-    for (int d = rank - 1; d >= 0; d--) {
+    for (int j = 0; j < rank; j++) {
+        int d = order[j];
         l.tpw[d] = min_i(lanes, max_i(1, shape[d] / l.spt[d]));
         lanes /= l.tpw[d];
     }
-    l.tpw[0] *= lanes;
+    l.tpw[slow] *= lanes;
     int warps = num_warps;
-    for (int d = 0; d < rank; d++) {
+    for (int j = rank - 1; j >= 0; j--) {
+        int d = order[j];
         l.wpc[d] = min_i(warps, max_i(1, shape[d] / (l.spt[d] * l.tpw[d])));
         warps /= l.wpc[d];
     }
-    l.wpc[0] *= warps;
+    l.wpc[slow] *= warps;
     return l;
 }
 

@@ -34,6 +34,10 @@ LLVMValueRef layout_emit_extract(LLVMBuilderRef b, LLVMValueRef x, uint32_t mask
  * first, warps along dim 0 first, order [rank-1, ..., 0]. Host: spt huge, tpw = wpc = 1. */
 TirLayout layout_default_blocked(int rank, const int *shape_hint, int elem_bytes,
                                  int num_warps, int threads_per_warp);
+/* A blocked layout for memory accesses whose fastest dim is order[0]: up to max_vec elements
+ * (and 16 bytes) per thread along it, lanes following `order`, warps slowest dim first. */
+TirLayout layout_coalesced(int rank, const int *shape, int elem_bytes, const int *order,
+                           int max_vec, int num_warps, int threads_per_warp);
 TirLayout layout_slice(const TirLayout *parent, int value_axis);
 TirLayout layout_permute2(const TirLayout *l); /* rank-2 transpose */
 TirLayout layout_mma(int warps_m, int warps_n);

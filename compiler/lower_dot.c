@@ -1,8 +1,9 @@
 /* lower_dot.c: matrix products. The FMA path stages both operands through shared memory
  * (converted to the accumulator type, rows padded by one element against bank conflicts),
  * then each thread accumulates the result elements its layout owns over a loop on K.
- * Tensor-core paths (mma, wgmma) will slot in here by the result layout's kind. */
+ * Dots whose result has an mma encoding go to the tensor cores (lower_mma.c). */
 #include <llvm-c/Target.h>
+#include "layout_dot.h"
 #include "lower_int.h"
 
 /* Writes every element of x (converted to kind ck) to base[row * ld + col + off]. */
@@ -77,5 +78,7 @@ int lower_dot(Lower *L, TirOp *op)
 {
     if (op->nops < 3 || op->ops[0]->type.rank != 2 || op->ops[1]->type.rank != 2)
         return lw_fail(L, op, "internal compiler error: dot needs rank-2 a, b and acc");
+    if (dot_uses_mma(op, L->t))
+        return lower_dot_mma(L, op);
     return lower_dot_fma(L, op);
 }

@@ -106,5 +106,7 @@ LLVMValueRef lw_shuffle_idx(Lower *L, LLVMValueRef x, LLVMValueRef lane);
 
 /* lower_dot.c */
 int lower_dot(Lower *L, TirOp *op);
+/* lower_mma.c */
+int lower_dot_mma(Lower *L, TirOp *op);
 
 #endif

@@ -1,10 +1,13 @@
 /* pass_layout.c: gives every value a layout. Values that must share a layout (operands and
  * results of elementwise ops, loads/stores, broadcasts, loop-carried and if-result values)
  * form classes (union-find); reductions, expand_dims and trans relate classes of different
- * ranks; dot results take the default rank-2 layout. Classes are solved by propagation from
- * defaults (highest rank first), and relations left unsatisfied get TIR_CONVERT_LAYOUT ops. */
+ * ranks; dot results take mma encodings where the target has matrix instructions (else the
+ * default rank-2 layout), their operands the matching dot-operand encodings. Classes are
+ * solved by propagation from defaults (highest rank first), and relations left unsatisfied
+ * get TIR_CONVERT_LAYOUT ops. */
 #include <string.h>
-#include "layout.h"
+#include "analysis_axis.h"
+#include "layout_dot.h"
 #include "target.h"
 
 typedef enum { REL_REDUCE, REL_EXPAND, REL_TRANS } RelKind;
@@ -29,6 +32,8 @@ typedef struct LP {
     int ebytes[TIR_MAX_RANK + 1];
     TirOp *loops[64];
     int nloops;
+    int dot_results[64], ndots, chained;
+    const AxisInfo *axis; /* contiguity of addresses, by value id */
 } LP;
 
 static int find(LP *p, int x)
@@ -262,14 +267,86 @@ static int pick_default(LP *p)
     return best ? set_cls(p, best, default_for(p, best->type.rank)) : 0;
 }
 
-static void force_dots(LP *p, TirBlock *b)
+/* Calls fn on every dot of the kernel. */
+static void each_dot(LP *p, TirBlock *b, void (*fn)(LP *, TirOp *), TirOp *arg)
 {
     for (TirOp *op = b ? b->first : NULL; op; op = op->next) {
         if (op->code == TIR_DOT)
-            set_cls(p, op->results[0], default_for(p, 2));
+            fn(p, op);
         for (int r = 0; r < op->nregions; r++)
-            force_dots(p, op->regions[r]);
+            each_dot(p, op->regions[r], fn, arg);
     }
+}
+
+/* Some dot's A operand is in the class of some dot's result (a chain of dots, as in
+ * attention): all mma results then put their warps along M. */
+static void note_chain(LP *p, TirOp *dot)
+{
+    p->dot_results[p->ndots < 64 ? p->ndots++ : 63] = find(p, dot->results[0]->id);
+}
+
+static void find_chain(LP *p, TirOp *dot)
+{
+    for (int i = 0; i < p->ndots; i++)
+        if (find(p, dot->ops[0]->id) == p->dot_results[i])
+            p->chained = 1;
+}
+
+/* A dot's result class starts as its mma encoding where the target can use one, else the
+ * default blocked layout (the FMA path). */
+static void anchor_dot(LP *p, TirOp *op)
+{
+    if (dot_kwidth(op, p->t))
+        set_cls(p, op->results[0], dot_mma_layout(op, p->k->num_warps, p->chained));
+    else
+        set_cls(p, op->results[0], default_for(p, 2));
+}
+
+/* The order of a memory access's dims by the contiguity of its addresses (most contiguous
+ * first; ties keep the last dim first) and the run length along the first. */
+static int access_order(LP *p, TirValue *ptr, int *order)
+{
+    int rank = ptr->type.rank;
+    const AxisInfo *ax = p->axis ? &p->axis[ptr->id] : NULL;
+    for (int j = 0; j < rank; j++)
+        order[j] = rank - 1 - j;
+    for (int j = 1; j < rank && ax; j++) /* insertion sort, stable */
+        for (int i = j; i > 0 && ax->contig[order[i]] > ax->contig[order[i - 1]]; i--) {
+            int t = order[i];
+            order[i] = order[i - 1], order[i - 1] = t;
+        }
+    int64_t run = ax ? ax->contig[order[0]] : 1;
+    return run > 16 ? 16 : (int)run;
+}
+
+/* Loads and stores not tied to a dot take coalesced layouts that follow their addresses. */
+static void anchor_access(LP *p, TirOp *op)
+{
+    TirValue *ptr = op->ops[0];
+    if ((op->code != TIR_LOAD && op->code != TIR_STORE) || ptr->type.rank == 0 ||
+        cls_of(p, ptr) || p->t->threads_per_warp <= 1)
+        return;
+    int order[TIR_MAX_RANK], run = access_order(p, ptr, order);
+    TirLayout l = layout_coalesced(ptr->type.rank, ptr->type.shape, et_bytes(ptr->type.pointee),
+                                   order, run > 1 ? run : 16, p->k->num_warps,
+                                   p->t->threads_per_warp);
+    set_cls(p, ptr, l);
+}
+
+static void anchor_accesses(LP *p, TirBlock *b)
+{
+    for (TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        anchor_access(p, op);
+        for (int r = 0; r < op->nregions; r++)
+            anchor_accesses(p, op->regions[r]);
+    }
+}
+
+static void anchor_dots(LP *p)
+{
+    each_dot(p, p->k->body, note_chain, NULL);
+    each_dot(p, p->k->body, find_chain, NULL);
+    each_dot(p, p->k->body, anchor_dot, NULL);
 }
 
 /* ---- applying ---- */
@@ -329,6 +406,19 @@ static void fix_rel(LP *p, const Rel *r)
     }
 }
 
+/* The operands of an mma dot in its dot-operand encodings. */
+static void fix_dot_operands(LP *p, TirOp *op)
+{
+    if (!dot_uses_mma(op, p->t))
+        return;
+    int kw = dot_kwidth(op, p->t);
+    for (int i = 0; i < 2; i++) {
+        TirLayout want = layout_dot_operand(op->results[0]->layout, i, kw);
+        if (!tir_layout_equal(&want, op->ops[i]->layout))
+            op->ops[i] = convert_before(p, op, NULL, op->ops[i], &want);
+    }
+}
+
 int pass_assign_layouts(TirKernel *k, const Target *t, Diags *d)
 {
     LP p = {.k = k, .t = t, .d = d, .n = k->next_value_id};
@@ -345,12 +435,15 @@ int pass_assign_layouts(TirKernel *k, const Target *t, Diags *d)
     for (int i = 0; i < p.n; i++)
         p.parent[i] = i;
     collect_block(&p, k->body);
-    force_dots(&p, k->body);
+    p.axis = axis_analyze(k);
+    anchor_dots(&p);
+    anchor_accesses(&p, k->body);
     do
         propagate(&p);
     while (pick_default(&p));
     apply(&p);
     for (int i = 0; i < p.nrels; i++)
         fix_rel(&p, &p.rels[i]);
+    each_dot(&p, k->body, fix_dot_operands, NULL);
     return 0;
 }

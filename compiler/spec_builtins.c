@@ -390,6 +390,18 @@ static int dot_operand(Spec *s, Args *a, int i) {
     return 1;
 }
 
+/* allow_tf32: a compile-time bool letting f32 products round their inputs to tf32. */
+static int dot_tf32_flag(Spec *s, Args *a, int *tf32) {
+    if (!need_value(s, a, 3)) return 0;
+    if (a->v[3].kind != V_CONST || a->v[3].ct != ET_BOOL) {
+        diag_error(s->diags, a->e[3]->loc, "dot()'s allow_tf32 must be a compile-time bool, got %s",
+                   val_type_str(s, &a->v[3]));
+        return 0;
+    }
+    *tf32 = a->v[3].i != 0;
+    return 1;
+}
+
 static Val b_dot(Spec *s, Args *a) {
     if (!dot_operand(s, a, 0) || !dot_operand(s, a, 1)) return val_error();
     TirValue *x = a->v[0].v, *y = a->v[1].v;
@@ -418,8 +430,12 @@ static Val b_dot(Spec *s, Args *a) {
     } else {
         acc = spec_materialize(s, val_const_int(ET_I32, 0, 1), dot_acc_type(in), 2, shape, a->call->loc);
     }
+    int tf32 = 0;
+    if (a->e[3] && !dot_tf32_flag(s, a, &tf32)) return val_error();
     TirValue *ops[3] = {x, y, acc};
-    return val_tile(spec_emit(s, TIR_DOT, a->call->loc, ops, 3, acc->type));
+    TirValue *r = spec_emit(s, TIR_DOT, a->call->loc, ops, 3, acc->type);
+    r->def->attr.i = tf32 ? DOT_TF32 : DOT_IEEE;
+    return val_tile(r);
 }
 
 static Val b_trans(Spec *s, Args *a) {
@@ -439,7 +455,7 @@ static const struct {
     const char *name;
     BuiltinFn fn;
     int nreq;
-    const char *slots[3];
+    const char *slots[4];
 } builtins[] = {
     {"program_id", b_program_id, 1, {"axis"}},
     {"num_programs", b_program_id, 1, {"axis"}},
@@ -461,7 +477,7 @@ static const struct {
     {"sum", b_reduce, 2, {"x", "axis"}},  {"max", b_reduce, 2, {"x", "axis"}},
     {"min", b_reduce, 2, {"x", "axis"}},  {"argmax", b_reduce, 2, {"x", "axis"}},
     {"argmin", b_reduce, 2, {"x", "axis"}},
-    {"dot", b_dot, 2, {"a", "b", "acc"}},
+    {"dot", b_dot, 2, {"a", "b", "acc", "allow_tf32"}},
     {"trans", b_trans, 1, {"x"}},
 };
 
@@ -476,7 +492,7 @@ int spec_is_builtin(const char *name) { return find_builtin(name) >= 0; }
 Val spec_builtin(Spec *s, const Expr *call) {
     int i = find_builtin(call->name);
     int nslots = 0;
-    while (nslots < 3 && builtins[i].slots[nslots]) nslots++;
+    while (nslots < 4 && builtins[i].slots[nslots]) nslots++;
     Args a;
     if (!bind_args(s, call, builtins[i].slots, nslots, builtins[i].nreq, &a)) return val_error();
     return builtins[i].fn(s, &a);

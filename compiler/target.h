@@ -23,6 +23,11 @@ typedef struct TargetCtx {
     SrcLoc loc;              /* location of the op being lowered, for diagnostics */
 } TargetCtx;
 
+/* Matrix-multiply-accumulate instructions a target may have (mma.sync m16n8, one warp):
+ * f16/bf16 inputs k16 and i8 inputs k32 with f32/i32 accumulators, tf32 inputs k8. The
+ * numbering is shared with the sim target's emulator (compiler/sim_abi.h). */
+typedef enum { MMA_F16_F32 = 0, MMA_BF16_F32, MMA_TF32_F32, MMA_S8_S32 } MmaKind;
+
 typedef struct Target Target;
 struct Target {
     TargetKind kind;
@@ -35,6 +40,7 @@ struct Target {
     int global_as, shared_as; /* LLVM address spaces of global and shared memory */
     int unroll_elements;     /* mark per-element loops for full unrolling (GPU targets) */
     int soft_bf16;           /* convert f32 -> bf16 with integer ops (no native cvt) */
+    int mma;                 /* matrix instructions: 0 none, 2 mma.sync m16n8 (sm_80+) */
 
     /* Creates the kernel function `symbol` taking the runtime params (their LLVM types),
      * with an entry block for allocas and a start block where `c->b` is left; fills
@@ -55,6 +61,10 @@ struct Target {
     /* Optional (NULL: nothing): called before every shared-memory load or store of `bytes`
      * at `ptr`, so an emulating target can check bounds and races. */
     void (*smem_access)(TargetCtx *c, LLVMValueRef ptr, int bytes, int is_write);
+    /* mma.sync of `kind` over one warp: fragments a[4], b[2] (i32 words), acc[4] (f32, or
+     * i32 for MMA_S8_S32); writes d[4]. NULL where `mma` is 0. */
+    void (*mma_sync)(TargetCtx *c, MmaKind kind, LLVMValueRef *a, LLVMValueRef *b,
+                     LLVMValueRef *acc, LLVMValueRef *d);
     /* Elementwise math on f32 or f64 x (UN_EXP..UN_COS, UN_ABS); NULL with a diagnostic
      * when the target cannot provide it. */
     LLVMValueRef (*math)(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);

@@ -96,6 +96,32 @@ static LLVMValueRef nv_shuffle_idx(TargetCtx *c, LLVMValueRef v, LLVMValueRef la
     return target_intrinsic(c, "llvm.nvvm.shfl.sync.idx.i32", NULL, 0, args, 4);
 }
 
+static LLVMValueRef as_half2(TargetCtx *c, LLVMValueRef w)
+{
+    return LLVMBuildBitCast(c->b, w, LLVMVectorType(LLVMHalfTypeInContext(c->ctx), 2), "");
+}
+
+static void nv_mma_sync(TargetCtx *c, MmaKind kind, LLVMValueRef *a, LLVMValueRef *b,
+                        LLVMValueRef *acc, LLVMValueRef *d)
+{
+    static const char *names[] = {
+        [MMA_F16_F32] = "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
+        [MMA_BF16_F32] = "llvm.nvvm.mma.m16n8k16.row.col.bf16",
+        [MMA_TF32_F32] = "llvm.nvvm.mma.m16n8k8.row.col.tf32",
+        [MMA_S8_S32] = "llvm.nvvm.mma.m16n8k32.row.col.s8",
+    };
+    LLVMValueRef args[10];
+    for (int i = 0; i < 4; i++)
+        args[i] = kind == MMA_F16_F32 ? as_half2(c, a[i]) : a[i];
+    for (int i = 0; i < 2; i++)
+        args[4 + i] = kind == MMA_F16_F32 ? as_half2(c, b[i]) : b[i];
+    for (int i = 0; i < 4; i++)
+        args[6 + i] = acc[i];
+    LLVMValueRef r = target_intrinsic(c, names[kind], NULL, 0, args, 10);
+    for (int i = 0; i < 4; i++)
+        d[i] = LLVMBuildExtractValue(c->b, r, (unsigned)i, "");
+}
+
 static LLVMValueRef nv_smem_base(TargetCtx *c)
 {
     if (!c->smem) {
@@ -237,6 +263,7 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .kernel_begin = nv_kernel_begin, .kernel_finish = nv_kernel_finish,
         .thread_id = nv_thread_id, .program_id = nv_program_id,
         .num_programs = nv_num_programs, .barrier = nv_barrier,
+        .mma = sm >= 80 ? 2 : 0, .mma_sync = nv_mma_sync,
         .shuffle_xor = nv_shuffle_xor, .shuffle_idx = nv_shuffle_idx, .smem_base = nv_smem_base, .math = nv_math,
         .module_finish = nv_module_finish,
     };

@@ -127,7 +127,8 @@ typedef enum {
     /* cross-element */
     TIR_REDUCE,       /* attr.i = TirReduce, attr.i2 = axis; sum/max/min keep the element type
                          (the builder casts to f32 first for f16 sums); argmax/argmin -> i32 */
-    TIR_DOT,          /* a [M,K], b [K,N], acc [M,N] -> [M,N] of acc's type */
+    TIR_DOT,          /* a [M,K], b [K,N], acc [M,N] -> [M,N] of acc's type; attr.i =
+                         DotPrecision (DOT_TF32: f32 inputs may be rounded to tf32) */
     /* structured control flow */
     TIR_FOR,          /* operands: lo, hi, step, inits...; regions[0] body with args
                          (iv, carried...) ending in TIR_YIELD; results = final carried values.
@@ -158,6 +159,8 @@ typedef enum {
     UN_NEG, UN_NOT /* bool or bitwise int */, UN_ABS,
     UN_EXP, UN_EXP2, UN_LOG, UN_LOG2, UN_SQRT, UN_RSQRT, UN_SIN, UN_COS, /* floats only */
 } TirUnOp;
+
+typedef enum { DOT_IEEE = 0, DOT_TF32 } DotPrecision;
 
 typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN } TirReduce;
 

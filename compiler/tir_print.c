@@ -44,6 +44,9 @@ static void print_attrs(FILE *out, const TirOp *op) {
     case TIR_CMP: fprintf(out, " %s", cmp_names[op->attr.i]); break;
     case TIR_UNARY: fprintf(out, " %s", unop_names[op->attr.i]); break;
     case TIR_REDUCE: fprintf(out, " %s axis=%lld", reduce_names[op->attr.i], (long long)op->attr.i2); break;
+    case TIR_DOT:
+        if (op->attr.i == DOT_TF32) fputs(" tf32", out);
+        break;
     default: break;
     }
 }

@@ -44,7 +44,7 @@ static const Builtin builtins[] = {
     {"where", 3, 3, 3, {0}},
     {"sum", 2, 2, 1, {"axis"}}, {"max", 2, 2, 1, {"axis"}}, {"min", 2, 2, 1, {"axis"}},
     {"argmax", 2, 2, 1, {"axis"}}, {"argmin", 2, 2, 1, {"axis"}},
-    {"dot", 2, 3, 2, {"acc"}}, {"trans", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
+    {"dot", 2, 4, 2, {"acc", "allow_tf32"}}, {"trans", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
     {"broadcast_to", 2, 2, 2, {0}},
 };
 

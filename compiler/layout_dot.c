@@ -1,0 +1,59 @@
+/* layout_dot.c: which encodings a dot takes on a target (layout_dot.h): mma.sync fragments
+ * where the target has matrix instructions and the types and shapes fit one, else the FMA
+ * path's blocked layouts; and how a dot's warps are spread over its result. */
+#include "layout_dot.h"
+#include "target.h"
+
+int dot_kwidth(const TirOp *dot, const Target *t)
+{
+    if (!t->mma || dot->nops < 3)
+        return 0;
+    ElemKind a = dot->ops[0]->type.elem, b = dot->ops[1]->type.elem, c = dot->ops[2]->type.elem;
+    const int *sa = dot->ops[0]->type.shape, *sb = dot->ops[1]->type.shape;
+    int kw = 0;
+    if (a != b)
+        return 0;
+    if ((a == ET_F16 || a == ET_BF16) && c == ET_F32)
+        kw = 2;
+    else if (a == ET_I8 && c == ET_I32)
+        kw = 4;
+    else if (a == ET_F32 && c == ET_F32 && dot->attr.i == DOT_TF32)
+        kw = 1;
+    if (!kw || sa[0] < 16 || sb[1] < 8 || sa[1] < 8 * kw)
+        return 0;
+    return kw;
+}
+
+MmaKind dot_mma_kind(const TirOp *dot)
+{
+    switch (dot->ops[0]->type.elem) {
+    case ET_BF16: return MMA_BF16_F32;
+    case ET_F32: return MMA_TF32_F32;
+    case ET_I8: return MMA_S8_S32;
+    default: return MMA_F16_F32;
+    }
+}
+
+TirLayout dot_mma_layout(const TirOp *dot, int num_warps, int chained)
+{
+    int M = dot->results[0]->type.shape[0], N = dot->results[0]->type.shape[1];
+    int wm = 1, wn = 1;
+    if (chained)
+        return layout_mma(num_warps, 1);
+    while (wm * wn < num_warps) {
+        int rows = M / (16 * wm), cols = N / (8 * wn);
+        if (rows >= 2 && rows >= cols)
+            wm *= 2;
+        else if (cols >= 2)
+            wn *= 2;
+        else
+            wm *= 2; /* more warps than tiles: the extra ones hold copies */
+    }
+    return layout_mma(wm, wn);
+}
+
+int dot_uses_mma(const TirOp *dot, const Target *t)
+{
+    const TirLayout *l = dot->results[0]->layout;
+    return l && l->kind == LAYOUT_MMA && !l->sliced && !l->transposed && dot_kwidth(dot, t) > 0;
+}

@@ -1,0 +1,108 @@
+/* lower_mma.c: dot on tensor cores (mma.sync m16n8). The operands arrive in their dot-operand
+ * layouts and the accumulator in the mma layout, so every fragment is already in its
+ * thread's registers: for each 16x8 tile of the result a thread owns and each step of K, the
+ * registers of the A, B and C fragments are found by solving the linear layouts for the
+ * tile's origin, packed into 32-bit words, and handed to the target's mma instruction.
+ * Register indices are compile-time constants (no per-element loops). */
+#include "layout_dot.h"
+#include "lower_int.h"
+
+typedef struct Frag {
+    const LinearLayout *ll;
+    int inst_bits; /* low register bits inside one instruction's fragment */
+    uint32_t base; /* register of the fragment's first element for the tile being built */
+} Frag;
+
+static int lg2(int x)
+{
+    int n = 0;
+    while ((1 << n) < x)
+        n++;
+    return n;
+}
+
+/* The register whose element sits at the tile origin (row, col) relative to this thread's
+ * first tile; its instruction bits must be zero. */
+static int frag_at(Frag *f, int row, int col)
+{
+    int c[2] = {row, col};
+    uint32_t target = ll_flat(f->ll, c), x;
+    if (!ll_solve(f->ll->basis[LL_REG], f->ll->nbits[LL_REG], target, &x))
+        return -1;
+    if (x & ((1u << f->inst_bits) - 1))
+        return -1;
+    f->base = x;
+    return 0;
+}
+
+/* Packs `kw` consecutive registers (from base + 32-bit word w) of value v into an i32. */
+static LLVMValueRef pack_word(Lower *L, TirValue *v, uint32_t base, int w, int kw)
+{
+    ElemKind k = v->type.elem;
+    int bits = 32 / kw;
+    LLVMValueRef word = NULL;
+    for (int j = 0; j < kw; j++) {
+        LLVMValueRef x = lw_get(L, v, lw_i32c(L, (int)base + w * kw + j));
+        if (k == ET_F32)
+            x = LLVMBuildBitCast(L->b, x, lw_i32(L), "");
+        else
+            x = LLVMBuildZExt(L->b, LLVMBuildBitCast(L->b, x, LLVMIntTypeInContext(L->ctx, (unsigned)bits), ""),
+                              lw_i32(L), "");
+        if (j)
+            x = LLVMBuildShl(L->b, x, lw_i32c(L, j * bits), "");
+        word = word ? LLVMBuildOr(L->b, word, x, "") : x;
+    }
+    return word;
+}
+
+static void one_mma(Lower *L, TirOp *op, MmaKind kind, int kw, Frag *a, Frag *b, Frag *c)
+{
+    TirValue *res = op->results[0];
+    LLVMValueRef wa[4], wb[2], acc[4], d[4];
+    for (int w = 0; w < 4; w++)
+        wa[w] = pack_word(L, op->ops[0], a->base, w, kw);
+    for (int w = 0; w < 2; w++)
+        wb[w] = pack_word(L, op->ops[1], b->base, w, kw);
+    for (int i = 0; i < 4; i++)
+        acc[i] = lw_get(L, res, lw_i32c(L, (int)c->base + i));
+    L->t->mma_sync(&L->tc, kind, wa, wb, acc, d);
+    for (int i = 0; i < 4; i++)
+        lw_set(L, res, lw_i32c(L, (int)c->base + i), d[i]);
+}
+
+/* The extent of a layout's own tiles along dim d: the smallest coordinate a repetition
+ * register moves by, i.e. how far the warps' instruction tiles reach together. */
+static int tile_span(const LinearLayout *ll, int inst_bits, int d)
+{
+    int span = ll->shape[d], c[2];
+    for (int i = inst_bits; i < ll->nbits[LL_REG]; i++) {
+        ll_coords(ll, ll->basis[LL_REG][i], c);
+        if (c[d] && c[d] < span)
+            span = c[d];
+    }
+    return span;
+}
+
+int lower_dot_mma(Lower *L, TirOp *op)
+{
+    TirValue *res = op->results[0];
+    int kw = dot_kwidth(op, L->t), K = op->ops[0]->type.shape[1];
+    MmaKind kind = dot_mma_kind(op);
+    Frag a = {lw_ll(L, op->ops[0]), lg2(4 * kw)}, b = {lw_ll(L, op->ops[1]), lg2(2 * kw)};
+    Frag c = {lw_ll(L, res), 2};
+    if (L->failed)
+        return -1;
+    lw_bind(L, res, lw_tile_storage(L, res));
+    lw_copy_tile(L, res, lw_val(L, res), lw_val(L, op->ops[2]));
+    int sm = tile_span(c.ll, 2, 0), sn = tile_span(c.ll, 2, 1);
+    int M = res->type.shape[0], N = res->type.shape[1];
+    for (int m = 0; m < M; m += sm)
+        for (int n = 0; n < N; n += sn)
+            for (int k = 0; k < K; k += 8 * kw) {
+                if (frag_at(&c, m, n) || frag_at(&a, m, k) || frag_at(&b, k, n))
+                    return lw_fail(L, op, "internal compiler error: mma fragments do not tile "
+                                          "the dot's layouts");
+                one_mma(L, op, kind, kw, &a, &b, &c);
+            }
+    return 0;
+}
