@@ -10,6 +10,7 @@
 #include "driver.h"
 #include "lower.h"
 #include "layout.h"
+#include "passes.h"
 #include "spec.h"
 #include "target.h"
 
@@ -108,6 +109,9 @@ int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKe
 
     if (pass_assign_layouts(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "layout")) return -1;
     if (check_registers(k, t->kind != TARGET_HOST, diags)) return -1;
+    if (pass_smem_conversions(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "smem")) return -1;
+    if (pass_smem_alloc(k, t, diags) || dump_tir(req, k, "smem-alloc")) return -1;
+    if (pass_barriers(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "barriers")) return -1;
     k->axis = axis_analyze(k); /* contiguity and alignment, for vector loads and stores */
     if (req->stop_after == STAGE_TIR) {
         if (req->dump && !req->dump_after_pass) tir_print(k, req->dump);

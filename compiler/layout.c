@@ -99,6 +99,37 @@ static int dot_operand_ll(const TirLayout *l, LinearLayout *ll)
     return rc | push_reps(ll, 0, 8 * kw) | push_reps(ll, 1, 8 * wn);
 }
 
+/* Shared memory: input bits are the bits of an element's offset in its buffer (as register
+ * bits); the image of offset bit i is the element stored at offset 1 << i. */
+static int shared_ll(const TirLayout *l, LinearLayout *ll)
+{
+    int rank = ll->rank, C = ll->shape[l->order[0]], c[TIR_MAX_RANK];
+    int numel = ll_numel(ll), vec = l->vec, rc = 0;
+    for (int o = 1; o < numel; o *= 2) {
+        int row = o / C, swz = (o % C) / vec, rest = row;
+        int chunk = swz ^ ((row / l->per_phase) % l->max_phase);
+        c[l->order[0]] = chunk * vec + o % vec;
+        for (int j = 1; j < rank; j++) {
+            int d = l->order[j];
+            c[d] = rest % ll->shape[d];
+            rest /= ll->shape[d];
+        }
+        rc |= ll_push(ll, LL_REG, c);
+    }
+    return rc;
+}
+
+static int linear_ll(const TirLayout *l, LinearLayout *ll)
+{
+    if (!l->ll || l->ll->rank != ll->rank)
+        return -1;
+    for (int d = 0; d < ll->rank; d++)
+        if (l->ll->shape[d] != ll->shape[d])
+            return -1;
+    *ll = *l->ll;
+    return 0;
+}
+
 /* The parent shape: the value's shape with size 1 at each sliced dim. */
 static int parent_shape(const TirLayout *l, const int *shape, int vrank, int *S)
 {
@@ -108,10 +139,15 @@ static int parent_shape(const TirLayout *l, const int *shape, int vrank, int *S)
     return v == vrank ? 0 : -1;
 }
 
+static int pow2(int x) { return x > 0 && !(x & (x - 1)); }
+
 static int supported(const TirLayout *l)
 {
-    if (l->kind == LAYOUT_BLOCKED)
+    if (l->kind == LAYOUT_BLOCKED || l->kind == LAYOUT_LINEAR)
         return 1;
+    if (l->kind == LAYOUT_SHARED)
+        return !l->sliced && !l->transposed && pow2(l->vec) && pow2(l->per_phase) &&
+               pow2(l->max_phase);
     if (l->rank != 2 || l->wpc[0] < 1 || l->wpc[1] < 1)
         return 0;
     if (l->kind == LAYOUT_MMA)
@@ -132,6 +168,8 @@ static int parent_ll(const TirLayout *l, const int *S, LinearLayout *out)
     case LAYOUT_BLOCKED: rc = blocked_ll(l, out->shape, out); break;
     case LAYOUT_MMA: rc = mma_ll(l, out); break;
     case LAYOUT_DOT_OPERAND: rc = dot_operand_ll(l, out); break;
+    case LAYOUT_SHARED: rc = shared_ll(l, out); break;
+    case LAYOUT_LINEAR: rc = linear_ll(l, out); break;
     default: break;
     }
     if (rc == 0 && l->transposed)

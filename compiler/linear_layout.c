@@ -156,6 +156,38 @@ int ll_covers(const LinearLayout *ll)
     return 1;
 }
 
+int ll_basis_dim(const LinearLayout *ll, uint32_t b)
+{
+    unsigned dims = ll_basis_dims(ll, b);
+    return dims && !(dims & (dims - 1)) ? __builtin_ctz(dims) : -1;
+}
+
+/* No basis but the first n registers' has a coordinate along d below n. */
+static int runs_aligned(const LinearLayout *ll, int d, int n)
+{
+    int c[TIR_MAX_RANK];
+    for (int k = 0; k < LL_NDIMS; k++)
+        for (int i = k == LL_REG ? n : 0; i < ll->nbits[k]; i++) {
+            ll_coords(ll, ll->basis[k][i], c);
+            if (c[d] & ((1 << n) - 1))
+                return 0;
+        }
+    return 1;
+}
+
+int ll_contiguous_regs(const LinearLayout *ll, int d)
+{
+    if (d < 0 || d >= ll->rank)
+        return 1;
+    uint32_t unit = 1u << ll_dim_shift(ll, d);
+    int n = 0;
+    while (n < ll->nbits[LL_REG] && ll->basis[LL_REG][n] == unit << n)
+        n++;
+    while (n > 0 && !runs_aligned(ll, d, n))
+        n--;
+    return 1 << n;
+}
+
 /* ---- GF(2) ---- */
 /* Gaussian elimination keeping, for each reduced row, which inputs combine into it. */
 int ll_solve(const uint32_t *basis, int n, uint32_t target, uint32_t *x)

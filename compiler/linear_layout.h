@@ -57,6 +57,13 @@ int ll_single_dim_bases(const LinearLayout *ll);
 /* Every element is held by some (register, lane, warp). */
 int ll_covers(const LinearLayout *ll);
 
+/* How many consecutive registers, from each multiple of that count, hold consecutive
+ * elements along dim d (registers 0, 1, 2, ... map to 1, 2, 4, ... along it and no other
+ * basis disturbs the run's alignment); 1 when none do. */
+int ll_contiguous_regs(const LinearLayout *ll, int d);
+/* The single output dim basis b moves along, or -1 (zero, or several dims). */
+int ll_basis_dim(const LinearLayout *ll, uint32_t b);
+
 /* ---- algebra over GF(2) ---- */
 /* Finds x with XOR{basis[i] : bit i of x} == target; 1 when one exists, else 0. */
 int ll_solve(const uint32_t *basis, int n, uint32_t target, uint32_t *x);

@@ -187,11 +187,14 @@ void lw_loop_end(Lower *L, ElemLoop *lp)
 }
 
 /* ---- shared scratch ---- */
+/* Scratch for ops that exchange data internally goes after the allocated buffers. */
 LLVMValueRef lw_smem(Lower *L, int bytes)
 {
-    if (bytes > L->smem_bytes)
-        L->smem_bytes = bytes;
-    return L->t->smem_base(&L->tc);
+    int at = L->k->smem_alloc_bytes;
+    if (at + bytes > L->smem_bytes)
+        L->smem_bytes = at + bytes;
+    LLVMValueRef off = lw_i32c(L, at);
+    return LLVMBuildGEP2(L->b, LLVMInt8TypeInContext(L->ctx), L->t->smem_base(&L->tc), &off, 1, "");
 }
 
 LLVMValueRef lw_smem_ptr(Lower *L, LLVMValueRef base, LLVMTypeRef t, LLVMValueRef idx)
@@ -231,6 +234,9 @@ static int lower_op(Lower *L, TirOp *op)
     case TIR_CONVERT_LAYOUT:
         return lower_shape(L, op);
     case TIR_LOAD: case TIR_STORE: return lower_memory(L, op);
+    case TIR_LOCAL_ALLOC: case TIR_LOCAL_STORE: case TIR_LOCAL_LOAD: case TIR_ASYNC_COPY:
+    case TIR_ASYNC_COMMIT: case TIR_ASYNC_WAIT: case TIR_BARRIER:
+        return lower_smem(L, op);
     case TIR_REDUCE: return lower_reduce(L, op);
     case TIR_DOT: return lower_dot(L, op);
     default: return lower_control(L, op);
@@ -279,7 +285,7 @@ static void finish_kernel(Lower *L)
 
 LLVMModuleRef lower_kernel(TirKernel *k, const Target *t, LLVMContextRef ctx, Diags *d)
 {
-    Lower L = {.k = k, .t = t, .ctx = ctx, .d = d};
+    Lower L = {.k = k, .t = t, .ctx = ctx, .d = d, .smem_bytes = k->smem_alloc_bytes};
     int errors_before = d->errors;
     L.mod = LLVMModuleCreateWithNameInContext(k->name ? k->name : "kernel", ctx);
     L.b = LLVMCreateBuilderInContext(ctx);

@@ -106,6 +106,8 @@ LLVMValueRef lw_shuffle_idx(Lower *L, LLVMValueRef x, LLVMValueRef lane);
 
 /* lower_dot.c */
 int lower_dot(Lower *L, TirOp *op);
+/* lower_smem.c: local_alloc, local_store, local_load, async copies, barriers */
+int lower_smem(Lower *L, TirOp *op);
 /* lower_mma.c */
 int lower_dot_mma(Lower *L, TirOp *op);
 

@@ -73,37 +73,13 @@ static int64_t pow2_floor(int64_t v)
     return v < 1 ? 0 : p;
 }
 
-/* Whether every basis but the first n registers' keeps the low n bits of dim d's coordinate
- * clear (so each run of n registers starts at a multiple of n along d). */
-static int runs_aligned(const LinearLayout *ll, int d, int n)
-{
-    int c[TIR_MAX_RANK];
-    for (int k = 0; k < LL_NDIMS; k++)
-        for (int i = k == LL_REG ? n : 0; i < ll->nbits[k]; i++) {
-            ll_coords(ll, ll->basis[k][i], c);
-            if (c[d] & ((1 << n) - 1))
-                return 0;
-        }
-    return 1;
-}
-
-/* How many consecutive registers hold consecutive elements along one dim (*dim), each run
- * starting at a multiple of its length: registers 0, 1, 2, ... map to 1, 2, 4, ... along it. */
+/* How many consecutive registers hold consecutive elements along one dim (*dim). */
 static int contiguous_regs(const LinearLayout *ll, int *dim)
 {
     if (ll->rank == 0 || ll->nbits[LL_REG] == 0)
         return 1;
-    unsigned dims = ll_basis_dims(ll, ll->basis[LL_REG][0]);
-    if (!dims || (dims & (dims - 1)))
-        return 1;
-    *dim = __builtin_ctz(dims);
-    uint32_t unit = 1u << ll_dim_shift(ll, *dim);
-    int n = 0;
-    while (n < ll->nbits[LL_REG] && ll->basis[LL_REG][n] == unit << n)
-        n++;
-    while (n > 0 && !runs_aligned(ll, *dim, n))
-        n--;
-    return 1 << n;
+    *dim = ll_basis_dim(ll, ll->basis[LL_REG][0]);
+    return ll_contiguous_regs(ll, *dim);
 }
 
 /* Registers per vector for a load or store: 1 unless along the layout's fastest dim the

@@ -41,6 +41,7 @@ struct Target {
     int unroll_elements;     /* mark per-element loops for full unrolling (GPU targets) */
     int soft_bf16;           /* convert f32 -> bf16 with integer ops (no native cvt) */
     int mma;                 /* matrix instructions: 0 none, 2 mma.sync m16n8 (sm_80+) */
+    int smem_limit;          /* shared memory per program instance, bytes (0: no limit) */
 
     /* Creates the kernel function `symbol` taking the runtime params (their LLVM types),
      * with an entry block for allocas and a start block where `c->b` is left; fills
@@ -65,6 +66,10 @@ struct Target {
      * i32 for MMA_S8_S32); writes d[4]. NULL where `mma` is 0. */
     void (*mma_sync)(TargetCtx *c, MmaKind kind, LLVMValueRef *a, LLVMValueRef *b,
                      LLVMValueRef *acc, LLVMValueRef *d);
+    /* ldmatrix.m8n8.x{nmat}{.trans}.b16 over one warp: lane i gives the shared address of
+     * row i % 8 of matrix i / 8; out[j] gets this lane's 32-bit piece of matrix j. NULL:
+     * shared memory is read element by element. */
+    void (*ldmatrix)(TargetCtx *c, int nmat, int trans, LLVMValueRef ptr, LLVMValueRef *out);
     /* Elementwise math on f32 or f64 x (UN_EXP..UN_COS, UN_ABS); NULL with a diagnostic
      * when the target cannot provide it. */
     LLVMValueRef (*math)(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);

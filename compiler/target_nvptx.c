@@ -122,6 +122,29 @@ static void nv_mma_sync(TargetCtx *c, MmaKind kind, LLVMValueRef *a, LLVMValueRe
         d[i] = LLVMBuildExtractValue(c->b, r, (unsigned)i, "");
 }
 
+static void nv_ldmatrix(TargetCtx *c, int nmat, int trans, LLVMValueRef ptr, LLVMValueRef *out)
+{
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", nmat,
+             trans ? ".trans" : "");
+    LLVMTypeRef pt = LLVMTypeOf(ptr);
+    LLVMValueRef r = target_intrinsic(c, name, &pt, 1, &ptr, 1);
+    for (int j = 0; j < nmat; j++)
+        out[j] = nmat == 1 ? r : LLVMBuildExtractValue(c->b, r, (unsigned)j, "");
+}
+
+/* Shared memory per block with the opt-in attribute, by compute capability. */
+static int smem_limit(int sm)
+{
+    if (sm >= 90)
+        return 232448;
+    if (sm == 80 || sm == 87)
+        return 166912;
+    if (sm >= 86)
+        return 101376;
+    return sm == 75 ? 65536 : 98304;
+}
+
 static LLVMValueRef nv_smem_base(TargetCtx *c)
 {
     if (!c->smem) {
@@ -263,7 +286,8 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .kernel_begin = nv_kernel_begin, .kernel_finish = nv_kernel_finish,
         .thread_id = nv_thread_id, .program_id = nv_program_id,
         .num_programs = nv_num_programs, .barrier = nv_barrier,
-        .mma = sm >= 80 ? 2 : 0, .mma_sync = nv_mma_sync,
+        .mma = sm >= 80 ? 2 : 0, .mma_sync = nv_mma_sync, .smem_limit = smem_limit(sm),
+        .ldmatrix = sm >= 75 ? nv_ldmatrix : NULL,
         .shuffle_xor = nv_shuffle_xor, .shuffle_idx = nv_shuffle_idx, .smem_base = nv_smem_base, .math = nv_math,
         .module_finish = nv_module_finish,
     };

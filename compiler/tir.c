@@ -1,5 +1,6 @@
 /* tir.c: element types, tile types, layouts and the construction of tile-IR kernels
  * (see tir.h). Printing lives in tir_print.c, structural checks in tir_verify.c. */
+#include "linear_layout.h"
 #include "tir.h"
 #include <string.h>
 
@@ -37,7 +38,7 @@ int tir_type_numel(const TirType *t) {
 }
 
 int tir_type_equal(const TirType *a, const TirType *b) {
-    if (a->elem != b->elem || a->rank != b->rank) return 0;
+    if (a->elem != b->elem || a->rank != b->rank || a->buffers != b->buffers) return 0;
     if (a->elem == ET_PTR && a->pointee != b->pointee) return 0;
     for (int d = 0; d < a->rank; d++)
         if (a->shape[d] != b->shape[d]) return 0;
@@ -50,7 +51,8 @@ char *tir_type_str(Arena *a, const TirType *t) {
                               : snprintf(buf, sizeof buf, "%s", et_name(t->elem));
     for (int d = 0; d < t->rank && n < (int)sizeof buf - 16; d++)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%d", d ? ", " : "[", t->shape[d]);
-    if (t->rank) snprintf(buf + n, sizeof buf - (size_t)n, "]");
+    if (t->rank) n += snprintf(buf + n, sizeof buf - (size_t)n, "]");
+    if (t->buffers > 0) snprintf(buf + n, sizeof buf - (size_t)n, " smem*%d", t->buffers);
     return arena_strdup(a, buf);
 }
 
@@ -59,6 +61,10 @@ int tir_layout_equal(const TirLayout *a, const TirLayout *b) {
     if (!a || !b || a->kind != b->kind) return 0;
     if (a->kind == LAYOUT_SCALAR) return 1;
     if (a->rank != b->rank || a->sliced != b->sliced || a->transposed != b->transposed) return 0;
+    if (a->kind == LAYOUT_LINEAR) return a->ll && b->ll && ll_equal(a->ll, b->ll);
+    if (a->kind == LAYOUT_SHARED)
+        return a->vec == b->vec && a->per_phase == b->per_phase && a->max_phase == b->max_phase &&
+               !memcmp(a->order, b->order, sizeof(int) * (size_t)a->rank);
     if (a->kind == LAYOUT_DOT_OPERAND &&
         (a->parent != b->parent || a->op_idx != b->op_idx || a->kwidth != b->kwidth))
         return 0;
@@ -82,6 +88,12 @@ static int print_base(char *buf, size_t size, const TirLayout *l, LayoutKind kin
     if (kind == LAYOUT_MMA) {
         n = snprintf(buf, size, "#mma<");
         n += print_list(buf + n, size - (size_t)n, "warps", l->wpc, 2);
+    } else if (kind == LAYOUT_SHARED) {
+        n = snprintf(buf, size, "#shared<vec=%d phase=%dx%d ", l->vec, l->per_phase, l->max_phase);
+        n += print_list(buf + n, size - (size_t)n, "order", l->order, l->rank);
+    } else if (kind == LAYOUT_LINEAR) {
+        char tmp[2048];
+        n = snprintf(buf, size, "#linear<%s", l->ll ? ll_str(l->ll, tmp, sizeof tmp) : "?");
     } else {
         n = snprintf(buf, size, "#blocked<");
         n += print_list(buf + n, size - (size_t)n, "spt", l->spt, l->rank);
@@ -95,7 +107,7 @@ static int print_base(char *buf, size_t size, const TirLayout *l, LayoutKind kin
 char *tir_layout_str(Arena *a, const TirLayout *l) {
     if (!l) return arena_strdup(a, "#none");
     if (l->kind == LAYOUT_SCALAR) return arena_strdup(a, "#scalar");
-    char buf[320];
+    char buf[2400];
     int n = 0;
     if (l->kind == LAYOUT_DOT_OPERAND) {
         n = snprintf(buf, sizeof buf, "#dot<op=%d kwidth=%d parent=", l->op_idx, l->kwidth);

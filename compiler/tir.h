@@ -26,6 +26,8 @@ typedef struct TirType {
     ElemKind pointee;         /* ET_PTR: element type pointed to */
     int rank;                 /* 0: scalar */
     int shape[TIR_MAX_RANK];  /* powers of two */
+    int buffers;              /* > 0: a shared-memory buffer of that many tiles of this shape
+                                 (made by TIR_LOCAL_ALLOC); 0: a value in registers */
 } TirType;
 
 int et_is_float(ElemKind k);
@@ -66,10 +68,21 @@ char *tir_type_str(Arena *a, const TirType *t);
  * K before M (A) or N (B); warps along the other dim of the result hold copies.
  * `transposed` (rank 2): the encoding evaluated at the transposed shape, dims swapped back
  * (how `trans` relabels a non-blocked layout).
+ * LAYOUT_LINEAR: an explicit linear layout `ll` (for one shape), for values no encoding
+ * describes (a reduction's per-warp partial results).
+ * LAYOUT_SHARED: where a shared-memory buffer keeps each element: row-major over the dims
+ * with order[0] innermost, in chunks of `vec` elements along it; the chunk index is XORed
+ * with (row / per_phase) % max_phase, rows being the flattened outer dims (a swizzle that
+ * spreads both row- and column-wise accesses over the 32 banks).
  * LAYOUT_SCALAR: rank-0 values, uniform across the program's threads (plain LLVM values).
  * Every encoding is evaluated into a linear layout by compiler/layout.c (layout_ll), the only
  * form lowering reads. */
-typedef enum { LAYOUT_SCALAR = 0, LAYOUT_BLOCKED, LAYOUT_MMA, LAYOUT_DOT_OPERAND } LayoutKind;
+typedef enum {
+    LAYOUT_SCALAR = 0, LAYOUT_BLOCKED, LAYOUT_MMA, LAYOUT_DOT_OPERAND, LAYOUT_LINEAR,
+    LAYOUT_SHARED
+} LayoutKind;
+
+struct LinearLayout;
 
 typedef struct TirLayout {
     LayoutKind kind;
@@ -79,6 +92,8 @@ typedef struct TirLayout {
     LayoutKind parent; /* LAYOUT_DOT_OPERAND: the dot result's encoding kind */
     int op_idx, kwidth; /* LAYOUT_DOT_OPERAND */
     int transposed;
+    int vec, per_phase, max_phase;  /* LAYOUT_SHARED (with order) */
+    const struct LinearLayout *ll;  /* LAYOUT_LINEAR */
 } TirLayout;
 
 int tir_layout_equal(const TirLayout *a, const TirLayout *b);
@@ -124,6 +139,16 @@ typedef enum {
     /* memory */
     TIR_LOAD,         /* ptr [, mask [, other]] (nops = 1..3; other present only with mask) */
     TIR_STORE,        /* ptr, value [, mask]; no results */
+    /* shared memory (added by passes after layouts: compiler/pass_smem*.c) */
+    TIR_LOCAL_ALLOC,  /* -> a shared buffer (type.buffers > 0, LAYOUT_SHARED); attr.i = its
+                         byte offset in the program's shared memory (-1 until allocated) */
+    TIR_LOCAL_STORE,  /* buf, index (i32), value: writes value into buffer `index` */
+    TIR_LOCAL_LOAD,   /* buf, index (i32) -> the tile of buffer `index`, in the result's layout */
+    TIR_ASYNC_COPY,   /* buf, index, ptr [, mask]: starts copying global memory into buffer
+                         `index` (masked-off elements become 0); no results */
+    TIR_ASYNC_COMMIT, /* closes the group of async copies this thread started */
+    TIR_ASYNC_WAIT,   /* attr.i = groups that may stay in flight; the others have landed */
+    TIR_BARRIER,      /* all threads of the program; placed by compiler/pass_barriers.c */
     /* cross-element */
     TIR_REDUCE,       /* attr.i = TirReduce, attr.i2 = axis; sum/max/min keep the element type
                          (the builder casts to f32 first for f16 sums); argmax/argmin -> i32 */
@@ -205,7 +230,9 @@ typedef struct TirKernel {
     int num_stages;
     int threads_per_warp;   /* from the target: 32 NVPTX, 1 host */
     int next_value_id;
-    int smem_bytes;         /* shared-memory scratch needed, set by lowering */
+    int smem_bytes;         /* shared memory per program instance, set by lowering */
+    int smem_alloc_bytes;   /* what local_alloc buffers take (pass_smem_alloc.c); lowering's
+                               scratch goes after it */
     const struct AxisInfo *axis; /* by value id (compiler/analysis_axis.h); NULL: unknown */
 } TirKernel;
 

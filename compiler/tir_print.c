@@ -10,7 +10,10 @@ static const char *const opcode_names[TIR_OPCODE_COUNT] = {
     [TIR_CONVERT_LAYOUT] = "convert_layout", [TIR_BINARY] = "binary", [TIR_CMP] = "cmp",
     [TIR_UNARY] = "unary", [TIR_SELECT] = "select", [TIR_CAST] = "cast", [TIR_FMA] = "fma",
     [TIR_ADDPTR] = "addptr", [TIR_LOAD] = "load", [TIR_STORE] = "store",
-    [TIR_REDUCE] = "reduce", [TIR_DOT] = "dot", [TIR_FOR] = "for", [TIR_WHILE] = "while",
+    [TIR_LOCAL_ALLOC] = "local_alloc", [TIR_LOCAL_STORE] = "local_store",
+    [TIR_LOCAL_LOAD] = "local_load", [TIR_ASYNC_COPY] = "async_copy",
+    [TIR_ASYNC_COMMIT] = "async_commit", [TIR_ASYNC_WAIT] = "async_wait",
+    [TIR_BARRIER] = "barrier", [TIR_REDUCE] = "reduce", [TIR_DOT] = "dot", [TIR_FOR] = "for", [TIR_WHILE] = "while",
     [TIR_IF] = "if", [TIR_YIELD] = "yield", [TIR_CONDITION] = "condition",
     [TIR_BREAK] = "break", [TIR_CONTINUE] = "continue", [TIR_RETURN] = "return",
 };
@@ -46,6 +49,10 @@ static void print_attrs(FILE *out, const TirOp *op) {
     case TIR_REDUCE: fprintf(out, " %s axis=%lld", reduce_names[op->attr.i], (long long)op->attr.i2); break;
     case TIR_DOT:
         if (op->attr.i == DOT_TF32) fputs(" tf32", out);
+        break;
+    case TIR_ASYNC_WAIT: fprintf(out, " %lld", (long long)op->attr.i); break;
+    case TIR_LOCAL_ALLOC:
+        if (op->attr.i >= 0) fprintf(out, " offset=%lld", (long long)op->attr.i);
         break;
     default: break;
     }

@@ -27,11 +27,14 @@ static int expected_operands(const TirOp *op, int *min, int *max) {
         [TIR_ARANGE] = 0, [TIR_SPLAT] = 1, [TIR_EXPAND_DIMS] = 1, [TIR_BROADCAST] = 1,
         [TIR_TRANS] = 1, [TIR_CONVERT_LAYOUT] = 1, [TIR_BINARY] = 2, [TIR_CMP] = 2,
         [TIR_UNARY] = 1, [TIR_SELECT] = 3, [TIR_CAST] = 1, [TIR_FMA] = 3, [TIR_ADDPTR] = 2,
-        [TIR_REDUCE] = 1, [TIR_DOT] = 3, [TIR_IF] = 1,
+        [TIR_REDUCE] = 1, [TIR_DOT] = 3, [TIR_IF] = 1, [TIR_LOCAL_ALLOC] = 0,
+        [TIR_LOCAL_STORE] = 3, [TIR_LOCAL_LOAD] = 2, [TIR_ASYNC_COMMIT] = 0,
+        [TIR_ASYNC_WAIT] = 0, [TIR_BARRIER] = 0,
     };
     *min = *max = fixed[op->code];
     if (op->code == TIR_LOAD) *min = 1, *max = 3;
     else if (op->code == TIR_STORE) *min = 2, *max = 3;
+    else if (op->code == TIR_ASYNC_COPY) *min = 3, *max = 4;
     else if (op->code == TIR_FOR) *min = 3, *max = 1 << 20;
     else if (op->code == TIR_CONDITION) *min = 1, *max = 1 << 20;
     else if (op->code == TIR_WHILE || is_terminator(op->code)) *min = 0, *max = 1 << 20;
@@ -77,7 +80,24 @@ static void check_layouts(Verifier *v, const TirOp *op) {
         if (!r->layout) problem(v, op, "value without layout");
         else if ((r->type.rank == 0) != (r->layout->kind == LAYOUT_SCALAR))
             problem(v, op, "layout kind does not match rank");
+        else if ((r->type.buffers > 0) != (r->layout->kind == LAYOUT_SHARED))
+            problem(v, op, "shared layout on a register value, or the reverse");
     }
+}
+
+/* Shared buffers are made by local_alloc and only read or written by the shared-memory ops
+ * (operand 0); a buffer's tiles have the shape of what is stored into or loaded from it. */
+static void check_smem(Verifier *v, const TirOp *op) {
+    int takes_buf = op->code == TIR_LOCAL_STORE || op->code == TIR_LOCAL_LOAD || op->code == TIR_ASYNC_COPY;
+    for (int i = 0; i < op->nops; i++)
+        if (op->ops[i] && op->ops[i]->type.buffers > 0 && !(takes_buf && i == 0))
+            problem(v, op, "shared buffer used as a register value");
+    if (!takes_buf || op->nops < (op->code == TIR_LOCAL_LOAD ? 2 : 3)) return;
+    const TirValue *buf = op->ops[0];
+    const TirType *tile = op->code == TIR_LOCAL_LOAD ? &op->results[0]->type : &op->ops[2]->type;
+    if (buf->type.buffers <= 0) problem(v, op, "operand 0 is not a shared buffer");
+    else if (!same_shape(&buf->type, tile)) problem(v, op, "tile shape differs from the buffer's");
+    if (op->ops[1]->type.rank != 0) problem(v, op, "buffer index is not a scalar");
 }
 
 static void verify_op(Verifier *v, const TirOp *op) {
@@ -87,6 +107,7 @@ static void verify_op(Verifier *v, const TirOp *op) {
     for (int i = 0; i < op->nops; i++)
         if (!op->ops[i]) problem(v, op, "null operand");
     check_elementwise(v, op);
+    check_smem(v, op);
     check_regions(v, op);
     if (v->need_layouts) check_layouts(v, op);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include "layout.h"
 #include "layout_convert.h"
+#include "smem_layout.h"
 #include "testing.h"
 
 static uint64_t seed = 0x9e3779b97f4a7c15ull;
@@ -407,6 +408,57 @@ static int t_slices_and_transposes(void)
     return 0;
 }
 
+/* Swizzled shared layouts: the linear layout of offsets agrees with smem_offset, the map is
+ * a bijection, 16-byte chunks stay whole, and 8 rows of one chunk column (an ldmatrix
+ * or column-wise access) hit 8 different 16-byte bank groups when a row has 8 chunks. */
+static int t_shared_swizzle(void)
+{
+    static unsigned char seen[1 << 16];
+    for (int iter = 0; iter < 200; iter++) {
+        int rank = 2 + (int)rnd(2), eb = 1 << rnd(3), S[TIR_MAX_RANK], order[TIR_MAX_RANK];
+        for (int d = 0; d < rank; d++)
+            S[d] = 1 << (1 + rnd(6)), order[d] = rank - 1 - d;
+        if (rnd(2)) {
+            int t = order[0];
+            order[0] = order[1], order[1] = t;
+        }
+        if (smem_numel(S, rank) > (1 << 16))
+            continue;
+        TirLayout l = smem_layout_swizzled(rank, S, eb, order);
+        LinearLayout ll;
+        CHECK(layout_ll(&l, S, rank, &ll) == 0);
+        int n = ll_numel(&ll);
+        memset(seen, 0, (size_t)n);
+        for (int f = 0; f < n; f++) {
+            int c[TIR_MAX_RANK];
+            ll_coords(&ll, (uint32_t)f, c);
+            uint32_t off = smem_offset(&l, S, rank, c);
+            CHECK(off < (uint32_t)n && !seen[off]);
+            seen[off] = 1;
+            CHECK(ll_apply(&ll, off, 0, 0) == (uint32_t)f);
+            if (c[order[0]] % l.vec) { /* inside a chunk: next to its predecessor */
+                int p[TIR_MAX_RANK];
+                memcpy(p, c, sizeof p);
+                p[order[0]]--;
+                CHECK(smem_offset(&l, S, rank, p) + 1 == off);
+            }
+        }
+        int C = S[order[0]];
+        if (rank == 2 && C * eb >= 128 && S[order[1]] >= 8) {
+            for (int chunk = 0; chunk < C / l.vec; chunk++) {
+                unsigned groups = 0;
+                for (int r = 0; r < 8; r++) {
+                    int c[2];
+                    c[order[1]] = r, c[order[0]] = chunk * l.vec;
+                    groups |= 1u << (smem_offset(&l, S, rank, c) * (uint32_t)eb / 16 % 8);
+                }
+                CHECK(groups == 0xff);
+            }
+        }
+    }
+    return 0;
+}
+
 static int t_unsupported(void)
 {
     LinearLayout ll;
@@ -430,6 +482,7 @@ int main(int argc, char **argv)
         {"reduce_is_slice", t_reduce_is_slice},
         {"convert_paths", t_convert_paths},
         {"slices_and_transposes", t_slices_and_transposes},
+        {"shared_swizzle", t_shared_swizzle},
         {"unsupported", t_unsupported},
     };
     return run_named_tests("test_layout", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);

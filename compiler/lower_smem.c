@@ -1,0 +1,228 @@
+/* lower_smem.c: the shared-memory ops of tile IR. A local_alloc is its buffer's address (the
+ * allocator's offset from the shared base); local_store writes each thread's registers at the
+ * offsets the buffer's swizzled layout gives their coordinates, in vectors of up to 16 bytes
+ * where registers run along the buffer's contiguous dim; local_load reads them back into the
+ * result's layout, with ldmatrix when that layout is made of 8x8 matrices of 32-bit pieces
+ * (the mma operand fragments) and the target has it, else element by element. Barriers are
+ * ops of their own, placed by compiler/pass_barriers.c. */
+#include "lower_int.h"
+#include "passes.h"
+#include "smem_layout.h"
+
+static LLVMValueRef byte_gep(Lower *L, LLVMValueRef base, LLVMValueRef off)
+{
+    return LLVMBuildGEP2(L->b, LLVMInt8TypeInContext(L->ctx), base, &off, 1, "");
+}
+
+/* Address of buffer `index` of a local_alloc. */
+static LLVMValueRef buffer_at(Lower *L, TirValue *buf, TirValue *index)
+{
+    LLVMValueRef i = lw_val(L, index);
+    LLVMValueRef off = LLVMBuildMul(L->b, i, lw_i32c(L, smem_buffer_bytes(buf)), "");
+    return byte_gep(L, lw_val(L, buf), off);
+}
+
+/* Address of the element at `coord` in a buffer. */
+static LLVMValueRef elem_at(Lower *L, TirValue *buf, LLVMValueRef base, LLVMValueRef *coord)
+{
+    LLVMValueRef off = smem_emit_offset(L->b, buf->layout, buf->type.shape, buf->type.rank, coord);
+    return LLVMBuildGEP2(L->b, lw_mem_type(L, buf->type.elem), base, &off, 1, "");
+}
+
+/* Registers per vector: the run of registers along the buffer's contiguous dim, within one
+ * chunk of the swizzle and 16 bytes. */
+static int vector_regs(const TirValue *buf, const LinearLayout *ll)
+{
+    int cd = buf->layout->order[0], eb = et_bytes(buf->type.elem);
+    int n = ll_contiguous_regs(ll, cd);
+    if (n > buf->layout->vec)
+        n = buf->layout->vec;
+    while (n * eb > 16)
+        n /= 2;
+    return buf->type.elem == ET_BOOL ? 1 : n;
+}
+
+static LLVMValueRef to_mem(Lower *L, ElemKind k, LLVMValueRef x)
+{
+    return k == ET_BOOL ? LLVMBuildZExt(L->b, x, lw_mem_type(L, k), "") : x;
+}
+
+static LLVMValueRef from_mem(Lower *L, ElemKind k, LLVMValueRef x)
+{
+    return k == ET_BOOL ? LLVMBuildTrunc(L->b, x, lw_type(L, k), "") : x;
+}
+
+static int lower_local_store(Lower *L, TirOp *op)
+{
+    TirValue *buf = op->ops[0], *v = op->ops[2];
+    const LinearLayout *ll = lw_ll(L, v);
+    int n = vector_regs(buf, ll);
+    ElemKind k = v->type.elem;
+    LLVMValueRef base = buffer_at(L, buf, op->ops[1]);
+    LLVMBasicBlockRef join = lw_if_owner(L, ll);
+    ElemLoop lp;
+    LLVMValueRef g = lw_loop_begin(L, &lp, ll_regs(ll) / n, L->t->unroll_elements), c[TIR_MAX_RANK];
+    LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
+    lw_coords(L, v, r0, c);
+    LLVMValueRef p = elem_at(L, buf, base, c), x;
+    if (n == 1) {
+        x = to_mem(L, k, lw_get(L, v, r0));
+    } else {
+        x = LLVMGetUndef(LLVMVectorType(lw_type(L, k), (unsigned)n));
+        for (int j = 0; j < n; j++) {
+            LLVMValueRef e = lw_get(L, v, LLVMBuildAdd(L->b, r0, lw_i32c(L, j), ""));
+            x = LLVMBuildInsertElement(L->b, x, e, lw_i32c(L, j), "");
+        }
+    }
+    lw_smem_store(L, x, p);
+    lw_loop_end(L, &lp);
+    lw_end_if(L, join);
+    return 0;
+}
+
+static void load_elements(Lower *L, TirValue *buf, TirValue *res, LLVMValueRef base)
+{
+    const LinearLayout *ll = lw_ll(L, res);
+    int n = vector_regs(buf, ll);
+    ElemKind k = res->type.elem;
+    LLVMTypeRef t = n == 1 ? lw_mem_type(L, k) : LLVMVectorType(lw_type(L, k), (unsigned)n);
+    ElemLoop lp;
+    LLVMValueRef g = lw_loop_begin(L, &lp, ll_regs(ll) / n, L->t->unroll_elements), c[TIR_MAX_RANK];
+    LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
+    lw_coords(L, res, r0, c);
+    LLVMValueRef x = lw_smem_load(L, t, elem_at(L, buf, base, c));
+    for (int j = 0; j < n; j++) {
+        LLVMValueRef e = n == 1 ? from_mem(L, k, x) : LLVMBuildExtractElement(L->b, x, lw_i32c(L, j), "");
+        lw_set(L, res, LLVMBuildAdd(L->b, r0, lw_i32c(L, j), ""), e);
+    }
+    lw_loop_end(L, &lp);
+}
+
+/* ---- ldmatrix ---- */
+typedef struct Ldm {
+    int unit;   /* elements per 32-bit piece */
+    int p, q;   /* the dim a piece runs along; the dim of a matrix's 8 rows */
+    int trans;  /* the buffer is contiguous along q */
+} Ldm;
+
+static int basis_is(const LinearLayout *ll, uint32_t b, int d, int v)
+{
+    int c[TIR_MAX_RANK];
+    ll_coords(ll, b, c);
+    return ll_basis_dim(ll, b) == d && c[d] == v;
+}
+
+/* Every basis outside one matrix keeps the matrix's rows and 16 bytes together. */
+static int matrices_aligned(const LinearLayout *ll, const Ldm *m, int unit_bits)
+{
+    int c[TIR_MAX_RANK];
+    for (int k = 0; k < LL_NDIMS; k++)
+        for (int i = k == LL_REG ? unit_bits : k == LL_LANE ? 5 : 0; i < ll->nbits[k]; i++) {
+            ll_coords(ll, ll->basis[k][i], c);
+            if (c[m->p] % (4 * m->unit) || c[m->q] % 8)
+                return 0;
+        }
+    return 1;
+}
+
+/* Whether res's layout is made of ldmatrix's 8x8 matrices of 32-bit pieces and buf holds
+ * their 16-byte rows whole (along p: plain; along q for 16-bit elements: .trans). */
+static int ldmatrix_plan(Lower *L, TirValue *buf, TirValue *res, Ldm *m)
+{
+    const LinearLayout *ll = lw_ll(L, res);
+    int eb = et_bytes(res->type.elem), ub = eb == 4 ? 0 : eb == 2 ? 1 : 2;
+    if (!L->t->ldmatrix || ll->rank != 2 || res->type.elem == ET_BOOL || eb > 4 ||
+        ll->nbits[LL_LANE] != 5 || ll->nbits[LL_REG] < ub)
+        return 0;
+    m->unit = 1 << ub;
+    m->p = ll_basis_dim(ll, ub ? ll->basis[LL_REG][0] : ll->basis[LL_LANE][0]);
+    m->q = 1 - m->p;
+    if (m->p < 0)
+        return 0;
+    for (int i = 0; i < ub; i++)
+        if (!basis_is(ll, ll->basis[LL_REG][i], m->p, 1 << i))
+            return 0;
+    for (int j = 0; j < 2; j++)
+        if (!basis_is(ll, ll->basis[LL_LANE][j], m->p, m->unit << j))
+            return 0;
+    for (int j = 2; j < 5; j++)
+        if (!basis_is(ll, ll->basis[LL_LANE][j], m->q, 1 << (j - 2)))
+            return 0;
+    int cd = buf->layout->order[0];
+    m->trans = cd == m->q;
+    if ((m->trans && eb != 2) || buf->layout->vec * eb < 16 || smem_buffer_bytes(buf) % 16)
+        return 0;
+    return matrices_aligned(ll, m, ub);
+}
+
+static void set_piece(Lower *L, TirValue *res, int r0, int unit, LLVMValueRef piece)
+{
+    LLVMTypeRef et = lw_type(L, res->type.elem);
+    if (unit == 1) {
+        lw_set(L, res, lw_i32c(L, r0), LLVMBuildBitCast(L->b, piece, et, ""));
+        return;
+    }
+    LLVMValueRef v = LLVMBuildBitCast(L->b, piece, LLVMVectorType(et, (unsigned)unit), "");
+    for (int j = 0; j < unit; j++)
+        lw_set(L, res, lw_i32c(L, r0 + j), LLVMBuildExtractElement(L->b, v, lw_i32c(L, j), ""));
+}
+
+/* Lane l's row address for the group of matrices starting at register r0: row l % 8 of
+ * matrix l / 8, whose origin is where the registers of that matrix's first lane sit. */
+static LLVMValueRef row_address(Lower *L, TirValue *buf, TirValue *res, LLVMValueRef base,
+                                const Ldm *m, int r0, int nmat)
+{
+    const LinearLayout *ll = lw_ll(L, res);
+    LLVMValueRef lane = LLVMBuildAnd(L->b, L->tid, lw_i32c(L, 31), "");
+    LLVMValueRef warp_tid = LLVMBuildAnd(L->b, L->tid, lw_i32c(L, ~31), "");
+    LLVMValueRef mat = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, lane, lw_i32c(L, 3), ""),
+                                    lw_i32c(L, nmat - 1), "");
+    LLVMValueRef r = LLVMBuildAdd(L->b, lw_i32c(L, r0), LLVMBuildMul(L->b, mat, lw_i32c(L, m->unit), ""), "");
+    LLVMValueRef c[TIR_MAX_RANK];
+    layout_emit_coords(L->b, ll, warp_tid, r, c);
+    int along = m->trans ? m->p : m->q;
+    c[along] = LLVMBuildAdd(L->b, c[along], LLVMBuildAnd(L->b, lane, lw_i32c(L, 7), ""), "");
+    return elem_at(L, buf, base, c);
+}
+
+static void load_ldmatrix(Lower *L, TirValue *buf, TirValue *res, LLVMValueRef base, const Ldm *m)
+{
+    int R = lw_regs(L, res), pieces = R / m->unit;
+    int nmat = pieces < 4 ? pieces : 4;
+    for (int r0 = 0; r0 < R; r0 += nmat * m->unit) {
+        LLVMValueRef out[4], p = row_address(L, buf, res, base, m, r0, nmat);
+        if (L->t->smem_access)
+            L->t->smem_access(&L->tc, p, 16, 0);
+        L->t->ldmatrix(&L->tc, nmat, m->trans, p, out);
+        for (int j = 0; j < nmat; j++)
+            set_piece(L, res, r0 + j * m->unit, m->unit, out[j]);
+    }
+}
+
+static int lower_local_load(Lower *L, TirOp *op)
+{
+    TirValue *buf = op->ops[0], *res = op->results[0];
+    LLVMValueRef base = buffer_at(L, buf, op->ops[1]);
+    lw_bind(L, res, lw_tile_storage(L, res));
+    Ldm m;
+    if (ldmatrix_plan(L, buf, res, &m))
+        load_ldmatrix(L, buf, res, base, &m);
+    else
+        load_elements(L, buf, res, base);
+    return 0;
+}
+
+int lower_smem(Lower *L, TirOp *op)
+{
+    switch (op->code) {
+    case TIR_LOCAL_ALLOC:
+        if (op->attr.i < 0)
+            return lw_fail(L, op, "internal compiler error: shared buffer without an offset");
+        lw_bind(L, op->results[0], byte_gep(L, L->t->smem_base(&L->tc), lw_i32c(L, (int)op->attr.i)));
+        return 0;
+    case TIR_LOCAL_STORE: return lower_local_store(L, op);
+    case TIR_LOCAL_LOAD: return lower_local_load(L, op);
+    case TIR_BARRIER: L->t->barrier(&L->tc); return 0;
+    default: return lw_fail(L, op, "internal compiler error: shared-memory op not supported yet");
+    }
+}

@@ -1,0 +1,170 @@
+/* pass_barriers.c: places TIR_BARRIER ops. Walking the kernel in program order, it keeps the
+ * shared-memory byte ranges read and written since the last barrier; an access that overlaps
+ * a pending one where either writes gets a barrier before it, which clears the pending set.
+ * Loops are walked until the state at their head stops growing (what the end of an iteration
+ * leaves pending meets the next iteration's first accesses); an if's branches merge. Async
+ * copies write their buffer when issued (so a pending read of it is waited for) and again when
+ * a wait lands them. Ops that synchronize inside their own lowering act as barriers. */
+#include <string.h>
+#include "analysis_axis.h"
+#include "layout_dot.h"
+#include "passes.h"
+#include "target.h"
+
+enum { MAX_PENDING = 64 };
+
+typedef struct Range {
+    int lo, hi, write;
+} Range;
+
+typedef struct State {
+    Range r[MAX_PENDING];
+    int n;
+} State;
+
+typedef struct BP {
+    TirKernel *k;
+    const Target *t;
+    Range async_dst[MAX_PENDING]; /* every async copy's destination */
+    int nasync;
+} BP;
+
+static void add(State *s, Range r)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->r[i].lo == r.lo && s->r[i].hi == r.hi && s->r[i].write == r.write)
+            return;
+    if (s->n < MAX_PENDING) {
+        s->r[s->n++] = r;
+        return;
+    }
+    s->r[0].lo = 0, s->r[0].hi = 1 << 30, s->r[0].write = 1; /* too many: everything */
+    s->n = 1;
+}
+
+static void merge(State *into, const State *from)
+{
+    for (int i = 0; i < from->n; i++)
+        add(into, from->r[i]);
+}
+
+static int conflicts(const State *s, Range r)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->r[i].lo < r.hi && r.lo < s->r[i].hi && (s->r[i].write || r.write))
+            return 1;
+    return 0;
+}
+
+/* The bytes of buffer `index` of an alloc (all of them when the index is not a constant). */
+static Range buffer_range(const TirValue *buf, const TirValue *index, int write)
+{
+    int base = (int)buf->def->attr.i, bytes = smem_buffer_bytes(buf);
+    const TirOp *d = index->def;
+    if (d && d->code == TIR_CONST && d->attr.i >= 0 && d->attr.i < buf->type.buffers)
+        return (Range){base + (int)d->attr.i * bytes, base + ((int)d->attr.i + 1) * bytes, write};
+    return (Range){base, base + bytes * buf->type.buffers, write};
+}
+
+static void barrier_before(BP *p, TirOp *op, State *s)
+{
+    tir_op_insert_before(p->k, op, TIR_BARRIER, op->loc, NULL, 0, NULL, 0);
+    s->n = 0;
+}
+
+static void access(BP *p, TirOp *op, State *s, Range r)
+{
+    if (conflicts(s, r))
+        barrier_before(p, op, s);
+    add(s, r);
+}
+
+static void walk(BP *p, TirBlock *b, State *s);
+
+static void walk_loop(BP *p, TirOp *op, State *s)
+{
+    State in = *s, out;
+    for (int iter = 0; iter < 4; iter++) {
+        out = in;
+        for (int r = 0; r < op->nregions; r++)
+            walk(p, op->regions[r], &out);
+        State next = in;
+        merge(&next, &out);
+        if (next.n == in.n)
+            break;
+        in = next;
+    }
+    merge(s, &out);
+}
+
+static void walk_if(BP *p, TirOp *op, State *s)
+{
+    State a = *s, b = *s;
+    walk(p, op->regions[0], &a);
+    if (op->nregions > 1)
+        walk(p, op->regions[1], &b);
+    *s = a;
+    merge(s, &b);
+}
+
+static void visit(BP *p, TirOp *op, State *s)
+{
+    switch (op->code) {
+    case TIR_LOCAL_STORE: access(p, op, s, buffer_range(op->ops[0], op->ops[1], 1)); break;
+    case TIR_LOCAL_LOAD: access(p, op, s, buffer_range(op->ops[0], op->ops[1], 0)); break;
+    case TIR_ASYNC_COPY: access(p, op, s, buffer_range(op->ops[0], op->ops[1], 1)); break;
+    case TIR_ASYNC_WAIT:
+        for (int i = 0; i < p->nasync; i++)
+            add(s, p->async_dst[i]);
+        break;
+    case TIR_BARRIER: s->n = 0; break;
+    case TIR_FOR: case TIR_WHILE: walk_loop(p, op, s); break;
+    case TIR_IF: walk_if(p, op, s); break;
+    default:
+        if (op_synchronizes(op, p->t))
+            s->n = 0;
+        break;
+    }
+}
+
+static void walk(BP *p, TirBlock *b, State *s)
+{
+    for (TirOp *op = b ? b->first : NULL, *next; op; op = next) {
+        next = op->next;
+        visit(p, op, s);
+    }
+}
+
+static void find_async(BP *p, TirBlock *b)
+{
+    for (TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == TIR_ASYNC_COPY && p->nasync < MAX_PENDING)
+            p->async_dst[p->nasync++] = buffer_range(op->ops[0], op->ops[1], 1);
+        for (int r = 0; r < op->nregions; r++)
+            find_async(p, op->regions[r]);
+    }
+}
+
+int op_synchronizes(const TirOp *op, const Target *t)
+{
+    if (op->code == TIR_DOT)
+        return !dot_uses_mma(op, t);
+    if (op->code != TIR_REDUCE || op->ops[0]->type.rank == 0)
+        return 0;
+    LinearLayout ll;
+    const TirValue *x = op->ops[0];
+    if (layout_ll(x->layout, x->type.shape, x->type.rank, &ll))
+        return 1;
+    return ll_dim_mask(&ll, LL_WARP, (int)op->attr.i2) != 0;
+}
+
+int pass_barriers(TirKernel *k, const Target *t, Diags *d)
+{
+    BP p = {.k = k, .t = t};
+    State s = {0};
+    if (t->threads_per_warp <= 1)
+        return 0; /* one thread: nothing to order */
+    find_async(&p, k->body);
+    walk(&p, k->body, &s);
+    return 0;
+}

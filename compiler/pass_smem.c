@@ -1,0 +1,98 @@
+/* pass_smem.c: layout conversions that cannot stay in registers become explicit shared
+ * memory: `y = convert_layout x` whose plan (layout_convert.h) is CONV_SMEM turns into
+ *     buf = local_alloc            (swizzled along x's contiguous register dim)
+ *     local_store buf, 0, x
+ *     y = local_load buf, 0
+ * so that the allocator (pass_smem_alloc.c) gives buf its place and the barrier pass
+ * (pass_barriers.c) orders the accesses, instead of each lowering routine doing both. */
+#include "layout_convert.h"
+#include "passes.h"
+#include "smem_layout.h"
+#include "target.h"
+
+/* The dim x's registers run along first (its vectors), or the last dim. */
+static int contiguous_dim(const LinearLayout *ll)
+{
+    for (int i = 0; i < ll->nbits[LL_REG]; i++) {
+        unsigned dims = ll_basis_dims(ll, ll->basis[LL_REG][i]);
+        if (dims && !(dims & (dims - 1)))
+            return __builtin_ctz(dims);
+    }
+    return ll->rank - 1;
+}
+
+static const TirLayout *new_layout(TirKernel *k, TirLayout l)
+{
+    TirLayout *p = arena_alloc(k->arena, sizeof *p);
+    if (p)
+        *p = l;
+    return p;
+}
+
+static TirValue *index_zero(TirKernel *k, TirOp *before)
+{
+    static const TirLayout scalar = {.kind = LAYOUT_SCALAR};
+    TirType i32 = {.elem = ET_I32};
+    TirOp *c = tir_op_insert_before(k, before, TIR_CONST, before->loc, NULL, 0, &i32, 1);
+    c->attr.i = 0;
+    c->results[0]->layout = &scalar;
+    return c->results[0];
+}
+
+/* Replaces the conversion op by a trip through a fresh shared buffer. */
+static int through_smem(TirKernel *k, TirOp *op, const LinearLayout *src)
+{
+    TirValue *x = op->ops[0], *y = op->results[0];
+    int order[TIR_MAX_RANK], cont = contiguous_dim(src), rank = x->type.rank;
+    order[0] = cont;
+    for (int j = 1, d = rank - 1; j < rank; d--)
+        if (d != cont)
+            order[j++] = d;
+    TirType bt = x->type;
+    bt.buffers = 1;
+    TirOp *alloc = tir_op_insert_before(k, op, TIR_LOCAL_ALLOC, op->loc, NULL, 0, &bt, 1);
+    alloc->attr.i = -1;
+    TirValue *buf = alloc->results[0];
+    buf->layout = new_layout(k, smem_layout_swizzled(rank, x->type.shape, et_bytes(x->type.elem), order));
+    TirValue *zero = index_zero(k, op);
+    TirValue *st[3] = {buf, zero, x};
+    tir_op_insert_before(k, op, TIR_LOCAL_STORE, op->loc, st, 3, NULL, 0);
+    TirValue *ld[2] = {buf, zero};
+    TirOp *load = tir_op_insert_before(k, op, TIR_LOCAL_LOAD, op->loc, ld, 2, &y->type, 1);
+    load->results[0]->layout = y->layout;
+    load->results[0]->name = y->name;
+    tir_replace_uses(k->body, y, load->results[0]);
+    tir_op_remove(op);
+    return buf->layout ? 0 : -1;
+}
+
+static int visit(TirKernel *k, const Target *t, TirBlock *b, Diags *d)
+{
+    for (TirOp *op = b->first, *next; op; op = next) {
+        next = op->next;
+        for (int r = 0; r < op->nregions; r++)
+            if (visit(k, t, op->regions[r], d))
+                return -1;
+        if (op->code != TIR_CONVERT_LAYOUT || op->ops[0]->type.rank == 0)
+            continue;
+        LinearLayout a, c;
+        ConvPlan p;
+        if (layout_ll(op->ops[0]->layout, op->ops[0]->type.shape, op->ops[0]->type.rank, &a) ||
+            layout_ll(op->results[0]->layout, op->results[0]->type.shape, op->results[0]->type.rank, &c)) {
+            diag_error(d, op->loc, "internal compiler error: a conversion between layouts with no linear form");
+            return -1;
+        }
+        conv_plan(&a, &c, &p);
+        int smem = p.kind == CONV_SMEM || (p.kind == CONV_SHUFFLE && !t->shuffle_idx);
+        if (smem && through_smem(k, op, &a)) {
+            diag_error(d, op->loc, "out of memory in the shared-memory pass");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int pass_smem_conversions(TirKernel *k, const Target *t, Diags *d)
+{
+    return visit(k, t, k->body, d);
+}

@@ -1,0 +1,151 @@
+/* pass_smem_alloc.c: places every local_alloc buffer in the program's shared memory. Ops are
+ * numbered in program order; a buffer lives from its local_alloc to its last use, and a use
+ * inside a loop the buffer was allocated outside of keeps it alive to the loop's end, and one
+ * allocated inside a loop lives to the end of the iteration. Largest
+ * first, each buffer takes the lowest 128-byte-aligned offset that overlaps no buffer alive
+ * at the same time. */
+#include <stdlib.h>
+#include "passes.h"
+#include "target.h"
+
+enum { MAX_BUFS = 256, ALIGN = 128 };
+
+typedef struct Buf {
+    TirOp *alloc;
+    int first, last, bytes;
+} Buf;
+
+typedef struct Alloc {
+    Buf bufs[MAX_BUFS];
+    int nbufs, pos, overflow;
+    int loop_end[64];   /* end position of each enclosing loop, innermost last */
+    int loop_start[64];
+    int nloops;
+} Alloc;
+
+int smem_buffer_bytes(const TirValue *buf)
+{
+    int n = et_bytes(buf->type.elem);
+    for (int d = 0; d < buf->type.rank; d++)
+        n *= buf->type.shape[d];
+    return n;
+}
+
+static int op_count(const TirBlock *b)
+{
+    int n = 0;
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        n++;
+        for (int r = 0; r < op->nregions; r++)
+            n += op_count(op->regions[r]);
+    }
+    return n;
+}
+
+static Buf *find_buf(Alloc *a, const TirValue *v)
+{
+    for (int i = 0; i < a->nbufs; i++)
+        if (a->bufs[i].alloc->results[0] == v)
+            return &a->bufs[i];
+    return NULL;
+}
+
+/* A use at the current position; inside loops entered after the buffer was made, the use
+ * reaches the end of the outermost such loop (the next iteration may read it again). */
+static void note_use(Alloc *a, Buf *b)
+{
+    int last = a->pos;
+    for (int i = 0; i < a->nloops; i++)
+        if (a->loop_start[i] > b->first && a->loop_end[i] > last) {
+            last = a->loop_end[i];
+            break;
+        }
+    if (last > b->last)
+        b->last = last;
+}
+
+static void walk(Alloc *a, TirBlock *blk)
+{
+    for (TirOp *op = blk ? blk->first : NULL; op; op = op->next) {
+        a->pos++;
+        if (op->code == TIR_LOCAL_ALLOC) {
+            if (a->nbufs == MAX_BUFS) {
+                a->overflow = 1;
+                continue;
+            }
+            /* a buffer made inside a loop keeps its place for the whole iteration: buffers
+             * of one iteration then never share space, which would cost barriers */
+            int end = a->nloops ? a->loop_end[a->nloops - 1] : a->pos;
+            a->bufs[a->nbufs++] = (Buf){op, a->pos, end,
+                                        smem_buffer_bytes(op->results[0]) * op->results[0]->type.buffers};
+        }
+        for (int i = 0; i < op->nops; i++) {
+            Buf *b = op->ops[i]->type.buffers > 0 ? find_buf(a, op->ops[i]) : NULL;
+            if (b)
+                note_use(a, b);
+        }
+        int loop = (op->code == TIR_FOR || op->code == TIR_WHILE) && a->nloops < 64;
+        if (loop) {
+            a->loop_start[a->nloops] = a->pos;
+            a->loop_end[a->nloops++] = a->pos + op_count(op->regions[0]) +
+                                       (op->nregions > 1 ? op_count(op->regions[1]) : 0);
+        }
+        for (int r = 0; r < op->nregions; r++)
+            walk(a, op->regions[r]);
+        if (loop)
+            a->nloops--;
+    }
+}
+
+static int by_size(const void *x, const void *y)
+{
+    const Buf *a = x, *b = y;
+    return a->bytes != b->bytes ? (a->bytes < b->bytes ? 1 : -1) : (a->first > b->first) - (a->first < b->first);
+}
+
+static int lives_overlap(const Buf *a, const Buf *b) { return a->first <= b->last && b->first <= a->last; }
+
+/* The lowest aligned offset where b fits beside the already placed buffers it overlaps. */
+static int place(Alloc *a, int n, Buf *b)
+{
+    int off = 0, moved = 1;
+    while (moved) {
+        moved = 0;
+        for (int i = 0; i < n; i++) {
+            Buf *o = &a->bufs[i];
+            int lo = (int)o->alloc->attr.i, hi = lo + o->bytes;
+            if (lives_overlap(o, b) && off < hi && lo < off + b->bytes) {
+                off = (hi + ALIGN - 1) / ALIGN * ALIGN;
+                moved = 1;
+            }
+        }
+    }
+    return off;
+}
+
+int pass_smem_alloc(TirKernel *k, const Target *t, Diags *d)
+{
+    Alloc *a = calloc(1, sizeof *a);
+    if (!a) {
+        diag_error(d, (SrcLoc){0}, "out of memory allocating shared memory");
+        return -1;
+    }
+    walk(a, k->body);
+    qsort(a->bufs, (size_t)a->nbufs, sizeof(Buf), by_size);
+    int total = 0;
+    for (int i = 0; i < a->nbufs; i++) {
+        a->bufs[i].alloc->attr.i = place(a, i, &a->bufs[i]);
+        if (a->bufs[i].alloc->attr.i + a->bufs[i].bytes > total)
+            total = (int)a->bufs[i].alloc->attr.i + a->bufs[i].bytes;
+    }
+    k->smem_alloc_bytes = (total + ALIGN - 1) / ALIGN * ALIGN;
+    int overflow = a->overflow;
+    free(a);
+    if (overflow || (t->smem_limit && k->smem_alloc_bytes > t->smem_limit)) {
+        diag_error(d, (SrcLoc){0}, "shared memory: %d bytes of buffers needed, %s allows %d per "
+                   "program instance: use smaller blocks or fewer stages",
+                   k->smem_alloc_bytes, t->name, t->smem_limit);
+        return -1;
+    }
+    return 0;
+}

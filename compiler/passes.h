@@ -1,0 +1,27 @@
+/* passes.h: the tile-IR passes that run after layout assignment (compiler/driver.c lists the
+ * order). Each takes the kernel and the target and returns 0, or -1 with a diagnostic. */
+#ifndef TILE_PASSES_H
+#define TILE_PASSES_H
+#include "diag.h"
+#include "layout.h"
+#include "tir.h"
+
+struct Target;
+
+/* pass_smem.c: conversions through shared memory become local_alloc/store/load ops. */
+int pass_smem_conversions(TirKernel *k, const struct Target *t, Diags *d);
+/* pass_smem_alloc.c: offsets for local_alloc buffers, reusing space between buffers whose
+ * lives do not overlap; fails when the total exceeds the target's per-block limit. Sets
+ * k->smem_alloc_bytes. */
+int pass_smem_alloc(TirKernel *k, const struct Target *t, Diags *d);
+/* pass_barriers.c: a barrier before every shared-memory access that could race with an
+ * earlier one by another thread (read after write, write after read or write). */
+int pass_barriers(TirKernel *k, const struct Target *t, Diags *d);
+
+/* The bytes of one buffer of a local_alloc (its shape times its element size). */
+int smem_buffer_bytes(const TirValue *buf);
+/* Ops whose lowering synchronizes the program's threads itself (scratch shared memory:
+ * reductions across warps, dots on the FMA path). */
+int op_synchronizes(const TirOp *op, const struct Target *t);
+
+#endif

@@ -1,0 +1,76 @@
+/* smem_layout.c: swizzled shared-memory layouts (smem_layout.h). An element's offset is
+ * row * C + ((chunk ^ phase(row)) * vec + col % vec), C the size of the contiguous dim,
+ * chunk = col / vec, phase(row) = (row / per_phase) % max_phase; all powers of two, so the
+ * map is linear over GF(2) (compiler/layout.c turns it into a linear layout). */
+#include "smem_layout.h"
+
+static int lg2(int x)
+{
+    int n = 0;
+    while ((1 << n) < x)
+        n++;
+    return n;
+}
+
+static int min_i(int a, int b) { return a < b ? a : b; }
+static int max_i(int a, int b) { return a > b ? a : b; }
+
+TirLayout smem_layout_swizzled(int rank, const int *shape, int elem_bytes, const int *order)
+{
+    TirLayout l = {.kind = LAYOUT_SHARED, .rank = rank, .per_phase = 1, .max_phase = 1};
+    for (int j = 0; j < rank; j++)
+        l.order[j] = order[j];
+    int C = shape[order[0]], eb = elem_bytes > 0 ? elem_bytes : 1;
+    l.vec = max_i(1, min_i(16 / eb, C));
+    int chunks = C / l.vec, rows = smem_numel(shape, rank) / C;
+    if (chunks > 1 && rows > 1) {
+        l.per_phase = max_i(1, 128 / (C * eb));
+        l.max_phase = max_i(1, min_i(chunks, 8 / l.per_phase));
+    }
+    return l;
+}
+
+int smem_numel(const int *shape, int rank)
+{
+    int n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= shape[d];
+    return n;
+}
+
+uint32_t smem_offset(const TirLayout *l, const int *shape, int rank, const int *coord)
+{
+    uint32_t row = 0, stride = 1;
+    for (int j = 1; j < rank; j++) {
+        row += (uint32_t)coord[l->order[j]] * stride;
+        stride *= (uint32_t)shape[l->order[j]];
+    }
+    uint32_t C = (uint32_t)shape[l->order[0]], col = (uint32_t)coord[l->order[0]];
+    uint32_t vec = (uint32_t)l->vec, phase = (row / (uint32_t)l->per_phase) % (uint32_t)l->max_phase;
+    return row * C + ((col / vec) ^ phase) * vec + col % vec;
+}
+
+static LLVMValueRef cst(LLVMValueRef like, uint32_t v) { return LLVMConstInt(LLVMTypeOf(like), v, 0); }
+
+LLVMValueRef smem_emit_offset(LLVMBuilderRef b, const TirLayout *l, const int *shape, int rank,
+                              LLVMValueRef *coord)
+{
+    LLVMValueRef col = coord[l->order[0]], row = cst(col, 0);
+    uint32_t stride = 1;
+    for (int j = 1; j < rank; j++) {
+        LLVMValueRef c = LLVMBuildMul(b, coord[l->order[j]], cst(col, stride), "");
+        row = LLVMBuildAdd(b, row, c, "");
+        stride *= (uint32_t)shape[l->order[j]];
+    }
+    int C = shape[l->order[0]];
+    LLVMValueRef chunk = LLVMBuildLShr(b, col, cst(col, (uint32_t)lg2(l->vec)), "");
+    if (l->max_phase > 1) {
+        LLVMValueRef ph = LLVMBuildLShr(b, row, cst(col, (uint32_t)lg2(l->per_phase)), "");
+        ph = LLVMBuildAnd(b, ph, cst(col, (uint32_t)l->max_phase - 1), "");
+        chunk = LLVMBuildXor(b, chunk, ph, "");
+    }
+    LLVMValueRef in = LLVMBuildAnd(b, col, cst(col, (uint32_t)l->vec - 1), "");
+    LLVMValueRef off = LLVMBuildShl(b, chunk, cst(col, (uint32_t)lg2(l->vec)), "");
+    off = LLVMBuildOr(b, off, in, "");
+    return LLVMBuildAdd(b, LLVMBuildShl(b, row, cst(col, (uint32_t)lg2(C)), ""), off, "");
+}
