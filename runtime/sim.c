@@ -45,13 +45,13 @@ static void state_free(void *p)
     if (!s)
         return;
     for (int i = 0; s->threads && i < SIM_MAX_THREADS; i++) {
-        fiber_stack_free(&s->threads[i].fiber);
+        sim_fiber_stack_free(&s->threads[i].fiber);
         free(s->threads[i].copies);
     }
     free(s->threads);
     free(s->smem);
-    shadow_free(s);
-    fiber_stack_free(&s->sched);
+    sim_shadow_free(s);
+    sim_fiber_stack_free(&s->sched);
     free(s);
 }
 
@@ -90,32 +90,32 @@ static void thread_main(void *arg)
 {
     SimThread *t = arg;
     SimState *s = t->s;
-    fiber_started(&s->sched);
+    sim_fiber_started(&s->sched);
     s->prog->fn(s->prog->args, s->prog->grid, t);
-    if (shadow_recheck(t) < 0)
+    if (sim_shadow_recheck(t) < 0)
         sim_abandon(t);
     t->wait = SW_DONE;
-    fiber_exit(&t->fiber, &s->sched);
+    sim_fiber_exit(&t->fiber, &s->sched);
 }
 
 void sim_block(SimThread *t, SimWait w)
 {
-    if (shadow_recheck(t) < 0)
+    if (sim_shadow_recheck(t) < 0)
         sim_abandon(t);
     t->wait = w;
-    fiber_switch(&t->fiber, &t->s->sched);
+    sim_fiber_switch(&t->fiber, &t->s->sched);
 }
 
 _Noreturn void sim_abandon(SimThread *t)
 {
     for (;;)
-        fiber_exit(&t->fiber, &t->s->sched);
+        sim_fiber_exit(&t->fiber, &t->s->sched);
 }
 
 static int smem_reserve(SimState *s, size_t bytes)
 {
-    if (bytes > s->smem_cap) {
-        size_t cap = (bytes + 4095) / 4096 * 4096;
+    if (bytes > s->smem_cap || !s->smem) {
+        size_t cap = bytes ? (bytes + 4095) / 4096 * 4096 : 4096;
         unsigned char *m = aligned_alloc(64, cap);
         if (!m)
             return -1;
@@ -125,12 +125,12 @@ static int smem_reserve(SimState *s, size_t bytes)
     }
     s->smem_size = bytes;
     memset(s->smem, 0xff, bytes); /* undefined at start: all-ones bytes read as NaN or -1 */
-    return shadow_reserve(s, bytes);
+    return sim_shadow_reserve(s, bytes);
 }
 
 static int thread_setup(SimState *s, SimThread *t, int id)
 {
-    if (!t->fiber.map && fiber_stack_new(&t->fiber, SIM_STACK_BYTES) != 0)
+    if (!t->fiber.map && sim_fiber_stack_new(&t->fiber, SIM_STACK_BYTES) != 0)
         return sim_fail(s, "cannot map a %d KiB stack for simulated thread %d",
                         SIM_STACK_BYTES >> 10, id);
     t->s = s;
@@ -139,7 +139,7 @@ static int thread_setup(SimState *s, SimThread *t, int id)
     t->recheck.active = 0;
     t->ncopies = 0;
     t->committed = 0;
-    if (fiber_prepare(&t->fiber, thread_main, t) != 0)
+    if (sim_fiber_prepare(&t->fiber, thread_main, t) != 0)
         return sim_fail(s, "cannot start simulated thread %d", id);
     return 0;
 }
@@ -152,7 +152,7 @@ static int program_begin(SimState *s, const SimProgram *p)
     s->nthreads = p->threads;
     if (smem_reserve(s, (size_t)p->smem_bytes) != 0)
         return sim_fail(s, "out of memory for %d bytes of shared memory", p->smem_bytes);
-    shadow_next_epoch(s);
+    sim_shadow_next_epoch(s);
     for (int i = 0; i < p->threads; i++)
         if (thread_setup(s, &s->threads[i], i) != 0)
             return -1;
@@ -162,7 +162,7 @@ static int program_begin(SimState *s, const SimProgram *p)
 static void program_end(SimState *s)
 {
     for (int i = 0; i < s->nthreads; i++)
-        async_reset(&s->threads[i]);
+        sim_async_reset(&s->threads[i]);
     s->prog = NULL;
 }
 
@@ -202,7 +202,7 @@ static int resolve_warp(SimState *s, SimThread *lanes)
     for (int l = 0; l < SIM_WARP; l++)
         if (lanes[l].wait != first->wait)
             return divergent(s, first, &lanes[l]);
-    if (warp_complete(s, lanes) != 0)
+    if (sim_warp_complete(s, lanes) != 0)
         return -1;
     for (int l = 0; l < SIM_WARP; l++)
         lanes[l].wait = SW_RUN;
@@ -224,7 +224,7 @@ static int resolve_barrier(SimState *s)
         return 0;
     if (other)
         return divergent(s, waiting, other);
-    shadow_next_epoch(s);
+    sim_shadow_next_epoch(s);
     for (int i = 0; i < s->nthreads; i++)
         s->threads[i].wait = SW_RUN;
     return 1;
@@ -247,7 +247,7 @@ static int schedule(SimState *s)
     for (;;) {
         for (int i = 0; i < s->nthreads && !s->failed; i++)
             if (s->threads[i].wait == SW_RUN)
-                fiber_switch(&s->sched, &s->threads[i].fiber);
+                sim_fiber_switch(&s->sched, &s->threads[i].fiber);
         if (s->failed)
             return -1;
         int r = resolve(s);

@@ -31,7 +31,7 @@ int32_t tile_sim_shfl_idx(void *thread, int32_t value, int32_t src_lane)
 void tile_sim_smem_access(void *thread, const void *addr, int32_t bytes, int32_t is_write)
 {
     SimThread *t = thread;
-    if (shadow_access(t->s, t, addr, bytes, is_write ? SH_WRITE : SH_READ) != 0)
+    if (sim_shadow_access(t->s, t, addr, bytes, is_write ? SH_WRITE : SH_READ) != 0)
         sim_abandon(t);
 }
 
@@ -71,15 +71,15 @@ void tile_sim_cp_async(void *thread, void *dst, const void *src, int32_t bytes,
                        int32_t src_bytes)
 {
     SimThread *t = thread;
-    if (async_copy(t, dst, src, bytes, src_bytes) != 0)
+    if (sim_async_copy(t, dst, src, bytes, src_bytes) != 0)
         sim_abandon(t);
 }
 
-void tile_sim_cp_async_commit(void *thread) { async_commit(thread); }
+void tile_sim_cp_async_commit(void *thread) { sim_async_commit(thread); }
 
 void tile_sim_cp_async_wait(void *thread, int32_t pending)
 {
     SimThread *t = thread;
-    if (async_wait(t, pending) != 0)
+    if (sim_async_wait(t, pending) != 0)
         sim_abandon(t);
 }

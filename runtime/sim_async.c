@@ -27,7 +27,7 @@ static SimCopy *copy_slot(SimThread *t)
     return &t->copies[t->ncopies++];
 }
 
-int async_copy(SimThread *t, void *dst, const void *src, int bytes, int src_bytes)
+int sim_async_copy(SimThread *t, void *dst, const void *src, int bytes, int src_bytes)
 {
     SimState *s = t->s;
     uint32_t off;
@@ -35,11 +35,11 @@ int async_copy(SimThread *t, void *dst, const void *src, int bytes, int src_byte
         return bad_copy(t, "the size must be 4, 8 or 16", bytes, src_bytes);
     if (src_bytes < 0 || src_bytes > bytes)
         return bad_copy(t, "the source size must be 0 .. the size", bytes, src_bytes);
-    if (shadow_offset(s, t, dst, bytes, "gives cp.async a destination of", &off) != 0)
+    if (sim_shadow_offset(s, t, dst, bytes, "gives cp.async a destination of", &off) != 0)
         return -1;
     if (off % (uint32_t)bytes)
         return bad_copy(t, "the destination is not aligned to the size", bytes, src_bytes);
-    if (shadow_access(s, t, dst, bytes, SH_ASYNC) != 0)
+    if (sim_shadow_access(s, t, dst, bytes, SH_ASYNC) != 0)
         return -1;
     SimCopy *c = copy_slot(t);
     if (!c)
@@ -50,23 +50,23 @@ int async_copy(SimThread *t, void *dst, const void *src, int bytes, int src_byte
     memset(c->data, 0, sizeof c->data);
     if (src_bytes > 0)
         memcpy(c->data, src, (size_t)src_bytes);
-    shadow_pend(s, off, bytes, (uint16_t)(t->id + 1));
+    sim_shadow_pend(s, off, bytes, (uint16_t)(t->id + 1));
     return 0;
 }
 
-void async_commit(SimThread *t) { t->committed++; }
+void sim_async_commit(SimThread *t) { t->committed++; }
 
 static int complete(SimThread *t, const SimCopy *c)
 {
     SimState *s = t->s;
-    shadow_pend(s, c->off, c->bytes, 0);
-    if (shadow_access(s, t, s->smem + c->off, c->bytes, SH_ASYNC) != 0)
+    sim_shadow_pend(s, c->off, c->bytes, 0);
+    if (sim_shadow_access(s, t, s->smem + c->off, c->bytes, SH_ASYNC) != 0)
         return -1;
     memcpy(s->smem + c->off, c->data, (size_t)c->bytes);
     return 0;
 }
 
-int async_wait(SimThread *t, int pending)
+int sim_async_wait(SimThread *t, int pending)
 {
     uint32_t n = pending > 0 ? (uint32_t)pending : 0;
     uint32_t limit = t->committed > n ? t->committed - n : 0; /* complete groups < limit */
@@ -81,11 +81,11 @@ int async_wait(SimThread *t, int pending)
     return 0;
 }
 
-void async_reset(SimThread *t)
+void sim_async_reset(SimThread *t)
 {
     if (t->s && t->s->shadow)
         for (int i = 0; i < t->ncopies; i++)
-            shadow_pend(t->s, t->copies[i].off, t->copies[i].bytes, 0);
+            sim_shadow_pend(t->s, t->copies[i].off, t->copies[i].bytes, 0);
     t->ncopies = 0;
     t->committed = 0;
 }

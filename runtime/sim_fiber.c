@@ -93,7 +93,7 @@ static int boot_frame(Fiber *f)
 }
 #endif
 
-int fiber_stack_new(Fiber *f, size_t bytes)
+int sim_fiber_stack_new(Fiber *f, size_t bytes)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t n = (bytes + page - 1) / page * page + page;
@@ -112,7 +112,7 @@ int fiber_stack_new(Fiber *f, size_t bytes)
     return 0;
 }
 
-void fiber_stack_free(Fiber *f)
+void sim_fiber_stack_free(Fiber *f)
 {
     if (f->map)
         munmap(f->map, f->map_bytes);
@@ -122,7 +122,7 @@ void fiber_stack_free(Fiber *f)
     memset(f, 0, sizeof *f);
 }
 
-int fiber_prepare(Fiber *f, void (*fn)(void *), void *arg)
+int sim_fiber_prepare(Fiber *f, void (*fn)(void *), void *arg)
 {
 #ifdef FIBER_ASAN
     __asan_unpoison_memory_region(f->lo, f->size);
@@ -132,7 +132,7 @@ int fiber_prepare(Fiber *f, void (*fn)(void *), void *arg)
     return boot_frame(f);
 }
 
-void fiber_switch(Fiber *from, Fiber *to)
+void sim_fiber_switch(Fiber *from, Fiber *to)
 {
 #ifdef FIBER_ASAN
     void *fake = NULL;
@@ -144,7 +144,7 @@ void fiber_switch(Fiber *from, Fiber *to)
 #endif
 }
 
-void fiber_started(Fiber *from)
+void sim_fiber_started(Fiber *from)
 {
 #ifdef FIBER_ASAN
     __sanitizer_finish_switch_fiber(NULL, &from->lo, &from->size);
@@ -153,7 +153,7 @@ void fiber_started(Fiber *from)
 #endif
 }
 
-void fiber_exit(Fiber *self, Fiber *to)
+void sim_fiber_exit(Fiber *self, Fiber *to)
 {
 #ifdef FIBER_ASAN
     __sanitizer_start_switch_fiber(NULL, to->lo, to->size);

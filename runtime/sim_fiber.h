@@ -1,7 +1,7 @@
 /* sim_fiber.h: the SIMT emulator's coroutines (runtime/sim.c runs one per simulated thread).
  * A fiber is a stack (mmap'ed, with a guard page below it) and a saved context; switching
  * is a hand-written register swap on x86-64 (ucontext elsewhere). Under AddressSanitizer
- * every switch is announced to it, so it follows the stacks. Prefix fiber_. */
+ * every switch is announced to it, so it follows the stacks. Prefix sim_fiber_. */
 #ifndef TILE_SIM_FIBER_H
 #define TILE_SIM_FIBER_H
 #include <stddef.h>
@@ -17,16 +17,16 @@ typedef struct Fiber {
 } Fiber;
 
 /* Maps a stack of `bytes` (plus a guard page) for f. 0, or -1 when out of memory. */
-int fiber_stack_new(Fiber *f, size_t bytes);
-void fiber_stack_free(Fiber *f);
+int sim_fiber_stack_new(Fiber *f, size_t bytes);
+void sim_fiber_stack_free(Fiber *f);
 /* Makes the next switch to f start fn(arg) on f's stack; fn must never return (it ends
- * with fiber_exit). */
-int fiber_prepare(Fiber *f, void (*fn)(void *), void *arg);
+ * with sim_fiber_exit). */
+int sim_fiber_prepare(Fiber *f, void (*fn)(void *), void *arg);
 /* Saves the running context into `from` and resumes `to`. */
-void fiber_switch(Fiber *from, Fiber *to);
+void sim_fiber_switch(Fiber *from, Fiber *to);
 /* First call of a fiber's fn: records the stack it was started from (`from`). */
-void fiber_started(Fiber *from);
+void sim_fiber_started(Fiber *from);
 /* Last switch out of a finished fiber. */
-void fiber_exit(Fiber *self, Fiber *to);
+void sim_fiber_exit(Fiber *self, Fiber *to);
 
 #endif

@@ -1,7 +1,8 @@
 /* sim_int.h: what the emulator's files share (sim.h is their outside face): the state of one
  * worker's emulator, simulated threads, shared-memory shadow entries. sim.c schedules,
  * sim_shadow.c checks shared-memory accesses, sim_warp.c computes warp collectives,
- * sim_async.c defers cp.async copies, sim_abi.c is the tile_sim_* functions. */
+ * sim_async.c defers cp.async copies, sim_abi.c is the tile_sim_* functions. Prefixes:
+ * sim_, sim_shadow_, sim_warp_, sim_async_ (and sim_fiber_, sim_fiber.h). */
 #ifndef TILE_SIM_INT_H
 #define TILE_SIM_INT_H
 #include <stdint.h>
@@ -81,25 +82,25 @@ _Noreturn void sim_abandon(SimThread *t);   /* after sim_fail: never resumes */
 
 /* sim_shadow.c */
 typedef enum { SH_READ, SH_WRITE, SH_ASYNC } ShadowKind; /* ASYNC: a cp.async's write */
-int shadow_reserve(SimState *s, size_t bytes);
-void shadow_free(SimState *s);
-void shadow_next_epoch(SimState *s);
+int sim_shadow_reserve(SimState *s, size_t bytes);
+void sim_shadow_free(SimState *s);
+void sim_shadow_next_epoch(SimState *s);
 /* Bounds: 0 and the offset of [addr, addr + bytes) in shared memory, or -1 (sim_fail). */
-int shadow_offset(SimState *s, const SimThread *t, const void *addr, int bytes,
+int sim_shadow_offset(SimState *s, const SimThread *t, const void *addr, int bytes,
                   const char *what, uint32_t *off);
 /* Bounds and race checks of an access by t; records it. 0, or -1 (sim_fail). */
-int shadow_access(SimState *s, SimThread *t, const void *addr, int bytes, ShadowKind kind);
+int sim_shadow_access(SimState *s, SimThread *t, const void *addr, int bytes, ShadowKind kind);
 /* Settles t's pending same-value check (SimRecheck). 0, or -1 (sim_fail). */
-int shadow_recheck(SimThread *t);
-void shadow_pend(SimState *s, uint32_t off, int bytes, uint16_t mark);
+int sim_shadow_recheck(SimThread *t);
+void sim_shadow_pend(SimState *s, uint32_t off, int bytes, uint16_t mark);
 
 /* sim_warp.c: completes the collective all 32 lanes wait at. 0, or -1 (sim_fail). */
-int warp_complete(SimState *s, SimThread *lanes);
+int sim_warp_complete(SimState *s, SimThread *lanes);
 
 /* sim_async.c */
-int async_copy(SimThread *t, void *dst, const void *src, int bytes, int src_bytes);
-void async_commit(SimThread *t);
-int async_wait(SimThread *t, int pending);
-void async_reset(SimThread *t); /* drops copies left at the end of a program */
+int sim_async_copy(SimThread *t, void *dst, const void *src, int bytes, int src_bytes);
+void sim_async_commit(SimThread *t);
+int sim_async_wait(SimThread *t, int pending);
+void sim_async_reset(SimThread *t); /* drops copies left at the end of a program */
 
 #endif

@@ -12,7 +12,7 @@
 
 enum { MANY = 0xffff };
 
-int shadow_reserve(SimState *s, size_t bytes)
+int sim_shadow_reserve(SimState *s, size_t bytes)
 {
     if (s->shadow && s->shadow_cap >= bytes)
         return 0;
@@ -27,7 +27,7 @@ int shadow_reserve(SimState *s, size_t bytes)
     return 0;
 }
 
-void shadow_free(SimState *s)
+void sim_shadow_free(SimState *s)
 {
     free(s->shadow);
     s->shadow = NULL;
@@ -35,7 +35,7 @@ void shadow_free(SimState *s)
 }
 
 /* Epochs grow across programs, so a new program needs no clearing but on wrap-around. */
-void shadow_next_epoch(SimState *s)
+void sim_shadow_next_epoch(SimState *s)
 {
     if (++s->epoch == UINT32_MAX) {
         memset(s->shadow, 0, s->shadow_cap * sizeof *s->shadow);
@@ -43,7 +43,7 @@ void shadow_next_epoch(SimState *s)
     }
 }
 
-int shadow_offset(SimState *s, const SimThread *t, const void *addr, int bytes,
+int sim_shadow_offset(SimState *s, const SimThread *t, const void *addr, int bytes,
                   const char *what, uint32_t *off)
 {
     intptr_t d = (intptr_t)((uintptr_t)addr - (uintptr_t)s->smem);
@@ -57,7 +57,7 @@ int shadow_offset(SimState *s, const SimThread *t, const void *addr, int bytes,
                     sim_who(t->id, who), what, bytes, (long long)d, s->smem_size);
 }
 
-void shadow_pend(SimState *s, uint32_t off, int bytes, uint16_t mark)
+void sim_shadow_pend(SimState *s, uint32_t off, int bytes, uint16_t mark)
 {
     for (int i = 0; i < bytes; i++)
         s->shadow[off + i].pend = mark;
@@ -140,11 +140,11 @@ static void record_byte(SimState *s, const SimThread *t, ShadowKind k, uint32_t 
     }
 }
 
-int shadow_access(SimState *s, SimThread *t, const void *addr, int bytes, ShadowKind k)
+int sim_shadow_access(SimState *s, SimThread *t, const void *addr, int bytes, ShadowKind k)
 {
     uint32_t off;
-    if (shadow_recheck(t) != 0 ||
-        shadow_offset(s, t, addr, bytes, k == SH_READ ? "reads" : "writes", &off) != 0)
+    if (sim_shadow_recheck(t) != 0 ||
+        sim_shadow_offset(s, t, addr, bytes, k == SH_READ ? "reads" : "writes", &off) != 0)
         return -1;
     for (uint32_t i = off; i < off + (uint32_t)bytes; i++)
         if (check_byte(s, t, k, i, off, bytes) != 0)
@@ -154,7 +154,7 @@ int shadow_access(SimState *s, SimThread *t, const void *addr, int bytes, Shadow
     return 0;
 }
 
-int shadow_recheck(SimThread *t)
+int sim_shadow_recheck(SimThread *t)
 {
     SimRecheck *r = &t->recheck;
     if (!r->active)

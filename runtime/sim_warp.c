@@ -135,14 +135,14 @@ static void mma(SimThread *l, int kind)
 static int ldm_row(SimState *s, SimThread *lane, uint16_t row[8])
 {
     uint32_t off;
-    if (shadow_offset(s, lane, lane->addr, 16, "gives ldmatrix a row of", &off) != 0)
+    if (sim_shadow_offset(s, lane, lane->addr, 16, "gives ldmatrix a row of", &off) != 0)
         return -1;
     if (off % 16) {
         char who[48];
         return sim_fail(s, "ldmatrix: %s gives a row address at offset %u, not 16-byte aligned",
                         sim_who(lane->id, who), off);
     }
-    if (shadow_access(s, lane, lane->addr, 16, SH_READ) != 0)
+    if (sim_shadow_access(s, lane, lane->addr, 16, SH_READ) != 0)
         return -1;
     memcpy(row, s->smem + off, 16);
     return 0;
@@ -182,7 +182,7 @@ static int agree(SimState *s, SimThread *l)
     return 0;
 }
 
-int warp_complete(SimState *s, SimThread *lanes)
+int sim_warp_complete(SimState *s, SimThread *lanes)
 {
     switch (lanes[0].wait) {
     case SW_SHFL_XOR: shfl_xor(lanes); return 0;
