@@ -161,8 +161,12 @@ static int program_begin(SimState *s, const SimProgram *p)
 
 static void program_end(SimState *s)
 {
-    for (int i = 0; i < s->nthreads; i++)
-        sim_async_reset(&s->threads[i]);
+    for (int i = 0; i < s->nthreads; i++) {
+        SimThread *t = &s->threads[i];
+        sim_async_reset(t);
+        if (t->wait != SW_DONE && t->fiber.map)
+            sim_fiber_forget(&t->fiber);
+    }
     s->prog = NULL;
 }
 

@@ -1,8 +1,8 @@
 /* sim_fiber.c: coroutines for the SIMT emulator (sim_fiber.h). On x86-64 a switch saves the
  * callee-saved registers and the FP control words on the old stack and pops them from the new
  * one (no system call, unlike swapcontext); other systems use ucontext. AddressSanitizer is
- * told about every switch (__sanitizer_start/finish_switch_fiber) and a reused stack is
- * unpoisoned, so frames abandoned on it cannot raise false reports. */
+ * told about every switch (__sanitizer_start/finish_switch_fiber) and the stack of a fiber
+ * abandoned mid-run is unpoisoned, so its frames cannot raise false reports later. */
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -124,12 +124,20 @@ void sim_fiber_stack_free(Fiber *f)
 
 int sim_fiber_prepare(Fiber *f, void (*fn)(void *), void *arg)
 {
-#ifdef FIBER_ASAN
-    __asan_unpoison_memory_region(f->lo, f->size);
-#endif
     f->fn = fn;
     f->arg = arg;
     return boot_frame(f);
+}
+
+/* A fiber that returns leaves only its first frames' state, which the next one on the stack
+ * (same frames) overwrites; one abandoned mid-call leaves deeper frames' redzones. */
+void sim_fiber_forget(Fiber *f)
+{
+#ifdef FIBER_ASAN
+    __asan_unpoison_memory_region(f->lo, f->size);
+#else
+    (void)f;
+#endif
 }
 
 void sim_fiber_switch(Fiber *from, Fiber *to)

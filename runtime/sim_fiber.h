@@ -22,6 +22,8 @@ void sim_fiber_stack_free(Fiber *f);
 /* Makes the next switch to f start fn(arg) on f's stack; fn must never return (it ends
  * with sim_fiber_exit). */
 int sim_fiber_prepare(Fiber *f, void (*fn)(void *), void *arg);
+/* f was abandoned and will never resume: its stack is reset for a later sim_fiber_prepare. */
+void sim_fiber_forget(Fiber *f);
 /* Saves the running context into `from` and resumes `to`. */
 void sim_fiber_switch(Fiber *from, Fiber *to);
 /* First call of a fiber's fn: records the stack it was started from (`from`). */

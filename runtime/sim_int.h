@@ -9,7 +9,10 @@
 #include "sim.h"
 #include "sim_fiber.h"
 
-enum { SIM_WARP = 32, SIM_MAX_THREADS = 1024, SIM_STACK_BYTES = 1 << 20, SIM_ERR = 512 };
+enum {
+    SIM_WARP = 32, SIM_MAX_THREADS = 1024, SIM_STACK_BYTES = 1 << 20, SIM_ERR = 512,
+    SIM_RECHECK_MAX = 64, /* widest store whose equal-value overlap is confirmed, not reported */
+};
 
 /* Where a simulated thread is: running (or ready to), waiting at a sync point, returned. */
 typedef enum {
@@ -38,8 +41,8 @@ typedef struct SimRecheck {
     int active, other;
     uint32_t off;
     int bytes;
-    uint16_t mask;     /* the bytes another thread wrote */
-    uint8_t before[16];
+    uint64_t mask;     /* the bytes another thread wrote */
+    uint8_t before[SIM_RECHECK_MAX];
 } SimRecheck;
 
 typedef struct SimState SimState;

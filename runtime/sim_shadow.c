@@ -91,7 +91,7 @@ static int pending(SimState *s, const SimThread *t, ShadowKind k, uint32_t at, i
 static int overwrite(SimState *s, SimThread *t, ShadowKind k, uint32_t i, uint32_t off,
                      int bytes, int other)
 {
-    if (k == SH_ASYNC || s->prog->strict)
+    if (k == SH_ASYNC || s->prog->strict || bytes > SIM_RECHECK_MAX)
         return race(s, t, k, i, off, bytes, other, "wrote");
     SimRecheck *r = &t->recheck;
     if (!r->active) {
@@ -102,7 +102,7 @@ static int overwrite(SimState *s, SimThread *t, ShadowKind k, uint32_t i, uint32
         r->mask = 0;
         memcpy(r->before, s->smem + off, (size_t)bytes);
     }
-    r->mask |= (uint16_t)(1u << (i - off));
+    r->mask |= (uint64_t)1 << (i - off);
     return 0;
 }
 
