@@ -82,9 +82,9 @@ static void swap(Fiber *from, Fiber *to)
 
 static int boot_frame(Fiber *f)
 {
-    ucontext_t *uc = uc_of(f);
-    if (!uc || getcontext(uc) != 0)
+    if (!uc_of(f) || getcontext(f->ctx) != 0)
         return -1;
+    ucontext_t *uc = f->ctx;
     uc->uc_stack.ss_sp = (void *)f->lo;
     uc->uc_stack.ss_size = f->size;
     uc->uc_link = NULL;
