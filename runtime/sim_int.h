@@ -90,7 +90,7 @@ void sim_shadow_free(SimState *s);
 void sim_shadow_next_epoch(SimState *s);
 /* Bounds: 0 and the offset of [addr, addr + bytes) in shared memory, or -1 (sim_fail). */
 int sim_shadow_offset(SimState *s, const SimThread *t, const void *addr, int bytes,
-                  const char *what, uint32_t *off);
+                      const char *what, uint32_t *off);
 /* Bounds and race checks of an access by t; records it. 0, or -1 (sim_fail). */
 int sim_shadow_access(SimState *s, SimThread *t, const void *addr, int bytes, ShadowKind kind);
 /* Settles t's pending same-value check (SimRecheck). 0, or -1 (sim_fail). */

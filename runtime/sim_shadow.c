@@ -44,7 +44,7 @@ void sim_shadow_next_epoch(SimState *s)
 }
 
 int sim_shadow_offset(SimState *s, const SimThread *t, const void *addr, int bytes,
-                  const char *what, uint32_t *off)
+                      const char *what, uint32_t *off)
 {
     intptr_t d = (intptr_t)((uintptr_t)addr - (uintptr_t)s->smem);
     if (bytes > 0 && d >= 0 && (size_t)d <= s->smem_size &&
@@ -63,7 +63,10 @@ void sim_shadow_pend(SimState *s, uint32_t off, int bytes, uint16_t mark)
         s->shadow[off + i].pend = mark;
 }
 
-static const char *verb(ShadowKind k) { return k == SH_READ ? "reads" : k == SH_WRITE ? "writes" : "cp.async writes"; }
+static const char *verb(ShadowKind k)
+{
+    return k == SH_READ ? "reads" : k == SH_WRITE ? "writes" : "cp.async writes";
+}
 
 static int race(SimState *s, const SimThread *t, ShadowKind k, uint32_t at, uint32_t off,
                 int bytes, int other, const char *other_did)

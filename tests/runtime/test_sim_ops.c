@@ -203,6 +203,15 @@ typedef struct LdmData {
 
 static uint16_t ldm_value(int j, int r, int c) { return (uint16_t)(j * 1000 + r * 8 + c); }
 
+/* What lane i receives of matrix j: row i/4, columns 2(i%4) and 2(i%4)+1 (of the transpose). */
+static uint32_t ldm_expected(int j, int i, int trans)
+{
+    int r = i / 4, c = (i % 4) * 2;
+    if (trans)
+        return ldm_value(j, c, r) | (uint32_t)ldm_value(j, c + 1, r) << 16;
+    return ldm_value(j, r, c) | (uint32_t)ldm_value(j, r, c + 1) << 16;
+}
+
 static void k_ldmatrix(void **args, const int32_t *grid, void *th)
 {
     LdmData *d = args[0];
@@ -233,12 +242,8 @@ int t_ldmatrix(void)
             memset(d.out, 0, sizeof d.out);
             CHECK_RUN(sim_test_run(k_ldmatrix, &d, 64, 4 * 8 * LDM_STRIDE, 0, err) == 0, err);
             for (int t = 0; t < 64; t++)
-                for (int j = 0; j < 4; j++) {
-                    int i = t % 32, r = i / 4, c = (i % 4) * 2;
-                    uint32_t want = trans ? ldm_value(j, c, r) | (uint32_t)ldm_value(j, c + 1, r) << 16
-                                          : ldm_value(j, r, c) | (uint32_t)ldm_value(j, r, c + 1) << 16;
-                    CHECK(d.out[t][j] == (j < d.nmat ? want : 0));
-                }
+                for (int j = 0; j < 4; j++)
+                    CHECK(d.out[t][j] == (j < d.nmat ? ldm_expected(j, t % 32, trans) : 0));
         }
     return 0;
 }
