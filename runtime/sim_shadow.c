@@ -16,13 +16,14 @@ int sim_shadow_reserve(SimState *s, size_t bytes)
 {
     if (s->shadow && s->shadow_cap >= bytes)
         return 0;
-    size_t n = (bytes + 4095) / 4096 * 4096;
-    SimShadow *sh = calloc(n ? n : 4096, sizeof *sh);
+    size_t n = bytes ? (bytes + 4095) / 4096 * 4096 : 4096;
+    SimShadow *sh = aligned_alloc(64, n * sizeof *sh); /* an aligned word: one cache line */
     if (!sh)
         return -1;
+    memset(sh, 0, n * sizeof *sh);
     free(s->shadow);
     s->shadow = sh;
-    s->shadow_cap = n ? n : 4096;
+    s->shadow_cap = n;
     s->epoch = 0;
     return 0;
 }
@@ -146,14 +147,15 @@ static void record_byte(SimState *s, const SimThread *t, ShadowKind k, uint32_t 
 int sim_shadow_access(SimState *s, SimThread *t, const void *addr, int bytes, ShadowKind k)
 {
     uint32_t off;
-    if (sim_shadow_recheck(t) != 0 ||
+    if ((t->recheck.active && sim_shadow_recheck(t) != 0) ||
         sim_shadow_offset(s, t, addr, bytes, k == SH_READ ? "reads" : "writes", &off) != 0)
         return -1;
-    for (uint32_t i = off; i < off + (uint32_t)bytes; i++)
+    /* one pass: after an error the program is abandoned, its records do not matter */
+    for (uint32_t i = off; i < off + (uint32_t)bytes; i++) {
         if (check_byte(s, t, k, i, off, bytes) != 0)
             return -1;
-    for (uint32_t i = off; i < off + (uint32_t)bytes; i++)
         record_byte(s, t, k, i);
+    }
     return 0;
 }
 
