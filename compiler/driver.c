@@ -94,7 +94,7 @@ int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKe
     const Target *t = target_lookup(req->target ? req->target : TC_TARGET_HOST);
     if (!f) return -1;
     if (!t) {
-        diag_error(diags, (SrcLoc){0}, "unknown target '%s' (expected host or sm_XX such as sm_80, sm_90a)", req->target);
+        diag_error(diags, (SrcLoc){0}, "unknown target '%s' (expected host, sim, or sm_XX such as sm_80, sm_90a)", req->target);
         return -1;
     }
     ConstBinding consts[96];

@@ -48,6 +48,8 @@ const Target *target_lookup(const char *name)
     int sm, arch;
     if (!name || strcmp(name, "host") == 0)
         return target_host();
+    if (strcmp(name, "sim") == 0)
+        return target_sim();
     if (parse_sm(name, &sm, &arch) == 0 && sm >= 70)
         return nvptx_lookup(name, sm, arch);
     return NULL;

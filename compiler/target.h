@@ -1,14 +1,15 @@
 /* target.h: code-generation targets as records of data and hooks (STYLE.md practice 7).
  * Shared lowering (compiler/lower*.c) asks the target for thread and program ids, barriers,
  * warp shuffles, shared memory, math functions and kernel entry conventions, and never tests
- * the vendor itself. Targets: "host" (target_host.c) and "sm_XX[a]" (target_nvptx.c). */
+ * the vendor itself. Targets: "host" (target_host.c), "sm_XX[a]" (target_nvptx.c) and "sim"
+ * (target_sim.c: the GPU code path as host code for the runtime's SIMT emulator). */
 #ifndef TILE_TARGET_H
 #define TILE_TARGET_H
 #include <llvm-c/Core.h>
 #include "diag.h"
 #include "tir.h"
 
-typedef enum { TARGET_HOST, TARGET_NVPTX } TargetKind;
+typedef enum { TARGET_HOST, TARGET_NVPTX, TARGET_SIM } TargetKind;
 
 /* What the hooks work on: the module being built and the builder's current position. */
 typedef struct TargetCtx {
@@ -18,6 +19,7 @@ typedef struct TargetCtx {
     LLVMBuilderRef alloca_b; /* positioned in the entry block (allocas) */
     LLVMValueRef fn;         /* the kernel function */
     LLVMValueRef host_args, host_grid; /* host wrapper arguments */
+    LLVMValueRef thread;     /* sim: the simulated thread's handle (the wrapper's third) */
     LLVMValueRef smem;       /* shared scratch base, created by smem_base */
     Diags *diags;
     SrcLoc loc;              /* location of the op being lowered, for diagnostics */
@@ -35,8 +37,8 @@ struct Target {
     const char *triple;      /* LLVM triple; NULL: the host's */
     const char *cpu;         /* "sm_90"; NULL: the host's */
     const char *features;    /* "+ptx85,+sm_90"; NULL: the host's */
-    int sm;                  /* compute capability * 10 (NVPTX), 0 on the host */
-    int threads_per_warp;    /* 32 / 1 */
+    int sm;                  /* compute capability * 10 (NVPTX), 0 on the host and sim */
+    int threads_per_warp;    /* 32 / 1 (host) */
     int global_as, shared_as; /* LLVM address spaces of global and shared memory */
     int unroll_elements;     /* mark per-element loops for full unrolling (GPU targets) */
     int soft_bf16;           /* convert f32 -> bf16 with integer ops (no native cvt) */
@@ -77,9 +79,10 @@ struct Target {
     int (*module_finish)(TargetCtx *c);
 };
 
-/* "host", "sm_80", "sm_90a", ... ; NULL when unknown. Records are static and immutable. */
+/* "host", "sim", "sm_80", "sm_90a", ... ; NULL when unknown. Records are static and immutable. */
 const Target *target_lookup(const char *name);
 const Target *target_host(void);
+const Target *target_sim(void);
 /* Fills `out` for sm version `sm` (e.g. 90) and arch-specific flag; returns out. */
 const Target *target_nvptx_init(Target *out, const char *name, int sm, int arch_specific);
 
@@ -88,6 +91,12 @@ LLVMValueRef target_intrinsic(TargetCtx *c, const char *name, LLVMTypeRef *overl
                               int noverload, LLVMValueRef *args, int nargs);
 LLVMValueRef target_call_named(TargetCtx *c, const char *name, LLVMTypeRef ret,
                                LLVMTypeRef *ptypes, int n, LLVMValueRef *args);
+/* The host entry wrapper `void SYMBOL(void **args, const int32_t *grid[, void *thread])`
+ * (target_host.c), shared with the sim target: creates it as kernel_begin does, loads the
+ * params from args and sets c->host_args, c->host_grid (and c->thread). */
+LLVMValueRef target_host_entry(TargetCtx *c, const char *symbol, LLVMTypeRef *ptypes,
+                               int nparams, LLVMValueRef *params_out, int with_thread);
+LLVMValueRef target_host_grid(TargetCtx *c, int i); /* grid[i]: pid x,y,z, nprog x,y,z */
 /* Generic math built from LLVM intrinsics (llvm.exp.f32, ...); used by the host. */
 LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
 

@@ -21,15 +21,17 @@ static LLVMValueRef load_param(TargetCtx *c, LLVMTypeRef t, int i)
     return v;
 }
 
-static LLVMValueRef host_kernel_begin(TargetCtx *c, const char *symbol, LLVMTypeRef *ptypes,
-                                      int nparams, LLVMValueRef *params_out)
+LLVMValueRef target_host_entry(TargetCtx *c, const char *symbol, LLVMTypeRef *ptypes,
+                               int nparams, LLVMValueRef *params_out, int with_thread)
 {
     LLVMTypeRef ptr = LLVMPointerTypeInContext(c->ctx, 0);
-    LLVMTypeRef args[2] = {ptr, ptr};
-    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), args, 2, 0);
+    LLVMTypeRef args[3] = {ptr, ptr, ptr};
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), args,
+                                       with_thread ? 3 : 2, 0);
     c->fn = LLVMAddFunction(c->mod, symbol, fty);
     c->host_args = LLVMGetParam(c->fn, 0);
     c->host_grid = LLVMGetParam(c->fn, 1);
+    c->thread = with_thread ? LLVMGetParam(c->fn, 2) : NULL;
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry");
     LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "start");
     LLVMPositionBuilderAtEnd(c->b, entry);
@@ -39,6 +41,12 @@ static LLVMValueRef host_kernel_begin(TargetCtx *c, const char *symbol, LLVMType
     for (int i = 0; i < nparams; i++)
         params_out[i] = load_param(c, ptypes[i], i);
     return c->fn;
+}
+
+static LLVMValueRef host_kernel_begin(TargetCtx *c, const char *symbol, LLVMTypeRef *ptypes,
+                                      int nparams, LLVMValueRef *params_out)
+{
+    return target_host_entry(c, symbol, ptypes, nparams, params_out, 0);
 }
 
 static void host_kernel_finish(TargetCtx *c, int num_threads, int smem_bytes)
@@ -57,7 +65,7 @@ static LLVMValueRef host_thread_id(TargetCtx *c)
     return LLVMConstInt(LLVMInt32TypeInContext(c->ctx), 0, 0);
 }
 
-static LLVMValueRef grid_entry(TargetCtx *c, int i)
+LLVMValueRef target_host_grid(TargetCtx *c, int i)
 {
     LLVMTypeRef i32 = LLVMInt32TypeInContext(c->ctx);
     LLVMValueRef idx = LLVMConstInt(LLVMInt64TypeInContext(c->ctx), (unsigned)i, 0);
@@ -65,8 +73,11 @@ static LLVMValueRef grid_entry(TargetCtx *c, int i)
     return LLVMBuildLoad2(c->b, i32, p, i < 3 ? "pid" : "nprog");
 }
 
-static LLVMValueRef host_program_id(TargetCtx *c, int axis) { return grid_entry(c, axis); }
-static LLVMValueRef host_num_programs(TargetCtx *c, int axis) { return grid_entry(c, 3 + axis); }
+static LLVMValueRef host_program_id(TargetCtx *c, int axis) { return target_host_grid(c, axis); }
+static LLVMValueRef host_num_programs(TargetCtx *c, int axis)
+{
+    return target_host_grid(c, 3 + axis);
+}
 static void host_barrier(TargetCtx *c) { (void)c; }
 static LLVMValueRef host_shuffle_xor(TargetCtx *c, LLVMValueRef v, int mask) { return v; }
 

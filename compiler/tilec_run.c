@@ -223,7 +223,9 @@ static tile_Backend backend_from_name(const char *name)
         return TILE_BACKEND_CUDA;
     if (strcmp(name, "hip") == 0)
         return TILE_BACKEND_HIP;
-    tilec_usage_error("unknown --backend=%s (expected auto, cpu, cuda or hip)", name);
+    if (strcmp(name, "sim") == 0)
+        return TILE_BACKEND_SIM;
+    tilec_usage_error("unknown --backend=%s (expected auto, cpu, cuda, hip or sim)", name);
 }
 
 

@@ -1,4 +1,4 @@
-/* backend.h: the one interface every device backend implements (cpu, cuda, hip).
+/* backend.h: the one interface every device backend implements (cpu, cuda, hip, sim).
  * A backend is a record of function pointers chosen from a table (rt_backend_ops); the rest
  * of the runtime never tests which vendor it talks to. Failures return a tile_Status and write
  * a one-line message into `err` (BK_ERR_MAX bytes). */
@@ -26,7 +26,7 @@ typedef struct BkFuncAttrs {
 
 typedef struct BackendOps {
     tile_Backend kind;
-    const char *name; /* "cpu", "cuda", "hip" */
+    const char *name; /* "cpu", "cuda", "hip", "sim" */
     tile_Status (*open)(void **dev, char *err);
     void (*close)(void *dev);
     const char *(*device_name)(void *dev);
@@ -72,6 +72,7 @@ typedef struct BackendOps {
 extern const BackendOps rt_backend_cpu;
 extern const BackendOps rt_backend_cuda;
 extern const BackendOps rt_backend_hip;
+extern const BackendOps rt_backend_sim;
 
 /* The ops for a backend kind (AUTO excluded); NULL if unknown. */
 const BackendOps *rt_backend_ops(tile_Backend kind);

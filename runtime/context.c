@@ -1,6 +1,6 @@
 /* context.c: contexts (a backend plus its device), the last-error message, the log sink, and
  * choosing the backend: TILE_BACKEND_AUTO takes CUDA when a GPU answers, else the CPU; the
- * environment variable TILE_BACKEND=cpu|cuda|hip overrides AUTO. */
+ * environment variable TILE_BACKEND=cpu|cuda|hip|sim overrides AUTO. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@ const BackendOps *rt_backend_ops(tile_Backend kind)
     case TILE_BACKEND_CPU: return &rt_backend_cpu;
     case TILE_BACKEND_CUDA: return &rt_backend_cuda;
     case TILE_BACKEND_HIP: return &rt_backend_hip;
+    case TILE_BACKEND_SIM: return &rt_backend_sim;
     default: return NULL;
     }
 }
@@ -38,13 +39,13 @@ static tile_Status backend_from_env(tile_Backend *kind)
     const char *env = getenv("TILE_BACKEND");
     if (*kind != TILE_BACKEND_AUTO || !env || !*env || !strcmp(env, "auto"))
         return TILE_OK;
-    for (tile_Backend b = TILE_BACKEND_CPU; b <= TILE_BACKEND_HIP; b++)
+    for (tile_Backend b = TILE_BACKEND_CPU; b <= TILE_BACKEND_SIM; b++)
         if (!strcmp(env, tile_backend_name(b))) {
             *kind = b;
             return TILE_OK;
         }
     snprintf(open_error, sizeof open_error,
-             "TILE_BACKEND='%s' is not one of auto, cpu, cuda, hip", env);
+             "TILE_BACKEND='%s' is not one of auto, cpu, cuda, hip, sim", env);
     return TILE_ERROR_INVALID_ARGUMENT;
 }
 

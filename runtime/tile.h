@@ -42,6 +42,8 @@ typedef enum tile_Backend {
     TILE_BACKEND_CPU,
     TILE_BACKEND_CUDA,
     TILE_BACKEND_HIP,
+    TILE_BACKEND_SIM,      /* the GPU code path emulated on the CPU: warps of 32 threads, shared
+                            * memory, barrier and race checking; slow, for testing and debugging */
 } tile_Backend;
 
 typedef struct tile_Context tile_Context;
@@ -52,8 +54,9 @@ typedef struct tile_Kernel tile_Kernel;
 typedef uint64_t tile_DevPtr;
 
 /* ---- contexts ----
- * Environment: TILE_BACKEND=cpu|cuda|hip overrides TILE_BACKEND_AUTO; TILE_CPU_THREADS sets the
- * CPU backend's worker count (default: one per core). Compiled code is cached on disk under
+ * Environment: TILE_BACKEND=cpu|cuda|hip|sim overrides TILE_BACKEND_AUTO; TILE_CPU_THREADS sets
+ * the CPU (and sim) backend's worker count (default: one per core); TILE_SIM_STRICT=1 makes the
+ * sim backend also report equal-value stores of several threads to the same shared bytes. Compiled code is cached on disk under
  * $TILE_CACHE_DIR/kernels (default $XDG_CACHE_HOME/tile or ~/.cache/tile); TILE_CACHE_DIR=
  * (empty) or TILE_NO_DISK_CACHE=1 turns that off. */
 tile_Status tile_context_open(tile_Backend backend, tile_Context **out);
@@ -62,7 +65,7 @@ void tile_context_close(tile_Context *ctx); /* frees its modules and memory */
  * tile_error(NULL) says why this thread's last tile_context_open failed. */
 const char *tile_error(const tile_Context *ctx);
 tile_Backend tile_backend(const tile_Context *ctx);
-const char *tile_backend_name(tile_Backend backend); /* "cpu", "cuda", ... */
+const char *tile_backend_name(tile_Backend backend); /* "cpu", "cuda", "hip", "sim" */
 const char *tile_device_name(const tile_Context *ctx); /* e.g. "NVIDIA H100 80GB HBM3" */
 const char *tile_device_arch(const tile_Context *ctx); /* "sm_90", "host" */
 
@@ -140,8 +143,8 @@ tile_Status tile_launch_grid(tile_Kernel *k, const unsigned grid[3], const tile_
  * Modes: AUTO tunes unseen keys; CACHED (serving) never times: an unseen key runs the
  * fallback configuration (the first one the constraints allow), logged once per key; OFF
  * uses defaults and first candidates, like a kernel without @tune. Default: $TILE_TUNE
- * (auto|cached|off), else AUTO on GPUs and OFF on the CPU backend (whose timings say little
- * about GPU kernels). TILE_PRINT_AUTOTUNING=1 logs each choice (kernel, key, config, where
+ * (auto|cached|off), else AUTO on GPUs and OFF on the CPU and sim backends (whose timings say
+ * little about GPU kernels). TILE_PRINT_AUTOTUNING=1 logs each choice (kernel, key, config, where
  * it came from, time) to the log sink, or to stderr without one. Searching: exhaustive;
  * TILE_TUNE_SEARCH=random with TILE_TUNE_SAMPLES=N times N configurations chosen by a
  * deterministic function of the key; TILE_TUNE_BUDGET=SECONDS stops timing new ones.

@@ -29,6 +29,7 @@ if [ $full -eq 1 ]; then
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
     (cd build-asan && ctest --output-on-failure -j"$jobs" -E '^exec_')
     build-asan/tests/exec/test_exec --backend=cpu --quick
+    build-asan/tests/exec/test_exec --backend=sim --quick --seed=1 # the emulator's coroutines
 
     echo "== fuzzing"
     scripts/fuzz.sh 45

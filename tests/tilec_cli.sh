@@ -1,6 +1,6 @@
 #!/bin/sh
 # tilec_cli.sh: tests of tilec's command line: exit codes (0 ok, 1 errors, 2 usage), --help,
-# --version, check and emit of every example, run on the CPU backend.
+# --version, check and emit of every example, run on the CPU backend (and the sim backend).
 # usage: tests/tilec_cli.sh TILEC   (from the source root)
 tilec=${1:?usage: tilec_cli.sh TILEC}
 fail=0
@@ -78,6 +78,11 @@ expect 0 "run add" -- "$tilec" run examples/add.tile:add --backend=cpu n=10000 -
 has "median" out "run timing"
 expect 0 "run with --check" -- "$tilec" run examples/softmax.tile --backend=cpu n_rows=7 n_cols=33 --reps=1 --check
 has "ok" out "run --check"
+expect 0 "run on the sim backend, checked against the CPU" -- "$tilec" run examples/add.tile:add n=1000 --backend=sim --check
+has "on sim (SIMT emulator" out "run --backend=sim names the emulator"
+has "check out against cpu: .*ok" out "run --backend=sim --check"
+expect 0 "emit for the sim target" -- "$tilec" emit --emit=llvm --target=sim examples/softmax.tile
+has "tile_sim_barrier" out "sim code calls the emulator's barrier"
 expect 2 "run: missing scalar" -- "$tilec" run examples/add.tile:add --backend=cpu n=
 expect 1 "run: no such kernel" -- "$tilec" run examples/add.tile:nope --backend=cpu
 

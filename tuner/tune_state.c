@@ -34,7 +34,8 @@ static tile_Tuning mode_of(tile_Context *ctx)
         return (tile_Tuning)m;
     if (env_mode)
         return (tile_Tuning)env_mode;
-    return ctx->ops->kind == TILE_BACKEND_CPU ? TILE_TUNING_OFF : TILE_TUNING_AUTO;
+    tile_Backend b = ctx->ops->kind; /* host timings say little about a GPU's */
+    return b == TILE_BACKEND_CPU || b == TILE_BACKEND_SIM ? TILE_TUNING_OFF : TILE_TUNING_AUTO;
 }
 
 void tile_set_tuning(tile_Context *ctx, tile_Tuning mode)

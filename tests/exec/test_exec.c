@@ -4,7 +4,7 @@
  * within a tolerance by type (exact for integers). Outputs are poisoned before every launch
  * (NaN bytes for floats, 0xAB for integers) so unwritten elements show, and a guard zone after
  * every buffer catches writes past the end (masks).
- *   test_exec [--backend=cpu|cuda|auto] [--seed=N] [--filter=GROUP] [--quick] [--root=DIR]
+ *   test_exec [--backend=cpu|cuda|sim|auto] [--seed=N] [--filter=GROUP] [--quick] [--root=DIR]
  * Exit: 0 all passed, 1 a failure, 77 the backend has no device (skip), 2 usage. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -582,7 +582,7 @@ static const Group GROUPS[] = {
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: test_exec [--backend=cpu|cuda|auto] [--seed=N] [--filter=GROUP[,GROUP]] "
+    fprintf(stderr, "usage: test_exec [--backend=cpu|cuda|sim|auto] [--seed=N] [--filter=GROUP[,GROUP]] "
                     "[--quick] [--root=SOURCE_DIR]\n");
     return 2;
 }
@@ -614,6 +614,8 @@ int main(int argc, char **argv)
                 R.backend = TILE_BACKEND_CPU;
             else if (strcmp(b, "cuda") == 0)
                 R.backend = TILE_BACKEND_CUDA;
+            else if (strcmp(b, "sim") == 0)
+                R.backend = TILE_BACKEND_SIM;
             else if (strcmp(b, "auto") == 0)
                 R.backend = TILE_BACKEND_AUTO;
             else

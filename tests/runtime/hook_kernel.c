@@ -1,7 +1,10 @@
 /* hook_kernel.c: a stand-in for tc_compile in the runtime tests, so the runtime (launch,
  * specialization cache, disk cache, CPU backend) is tested apart from the compiler. It builds
  * `scale` with the LLVM C API: out[j] = s * j + expf(0) for j in the program's BLOCK, j < n,
- * with BLOCK taken from the request's const values, and emits a host object. */
+ * with BLOCK taken from the request's const values, and emits a host object. For the "sim"
+ * target the entry takes the simulated thread too, every one of 64 threads computes the
+ * same stores and then waits at a barrier; BLOCK = 7 makes thread 37 skip the barrier
+ * (divergent) and BLOCK = 9 stores past the kernel's 64 bytes of shared memory. */
 #include <string.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
@@ -16,6 +19,45 @@ static LLVMValueRef arg_load(LLVMBuilderRef b, LLVMValueRef args, int i, LLVMTyp
     LLVMValueRef idx = LLVMConstInt(LLVMInt64TypeInContext(c), (unsigned long long)i, 0);
     LLVMValueRef slot = LLVMBuildGEP2(b, ptr, args, &idx, 1, "");
     return LLVMBuildLoad2(b, t, LLVMBuildLoad2(b, ptr, slot, ""), "");
+}
+
+static LLVMValueRef sim_call(LLVMModuleRef m, LLVMBuilderRef b, const char *name,
+                             LLVMTypeRef ret, LLVMValueRef *args, int n)
+{
+    LLVMTypeRef ps[4];
+    for (int i = 0; i < n; i++)
+        ps[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef ft = LLVMFunctionType(ret, ps, (unsigned)n, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(m, name);
+    f = f ? f : LLVMAddFunction(m, name, ft);
+    return LLVMBuildCall2(b, ft, f, args, (unsigned)n, "");
+}
+
+/* The sim entry's end: the barrier (all but thread 37 when block is 7), or a store past the
+ * end of shared memory (block 9). */
+static void sim_tail(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef thread, int block)
+{
+    LLVMContextRef c = LLVMGetModuleContext(m);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(c), ptr = LLVMPointerTypeInContext(c, 0);
+    LLVMTypeRef v = LLVMVoidTypeInContext(c);
+    if (block == 9) {
+        LLVMValueRef sm = sim_call(m, b, "tile_sim_smem", ptr, &thread, 1);
+        LLVMValueRef at = LLVMBuildGEP2(b, LLVMInt8TypeInContext(c), sm,
+                                        (LLVMValueRef[]){ LLVMConstInt(i32, 64, 0) }, 1, "");
+        sim_call(m, b, "tile_sim_smem_access", v, (LLVMValueRef[]){ thread, at,
+                 LLVMConstInt(i32, 4, 0), LLVMConstInt(i32, 1, 0) }, 4);
+    }
+    LLVMValueRef tid = sim_call(m, b, "tile_sim_thread_id", i32, &thread, 1);
+    LLVMValueRef skip = LLVMBuildICmp(b, LLVMIntEQ, tid, LLVMConstInt(i32, 37, 0), "");
+    LLVMValueRef f = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
+    LLVMBasicBlockRef bar = LLVMAppendBasicBlockInContext(c, f, "bar"),
+                      ret = LLVMAppendBasicBlockInContext(c, f, "ret");
+    LLVMBuildCondBr(b, block == 7 ? skip : LLVMConstInt(LLVMInt1TypeInContext(c), 0, 0), ret,
+                    bar);
+    LLVMPositionBuilderAtEnd(b, bar);
+    sim_call(m, b, "tile_sim_barrier", v, &thread, 1);
+    LLVMBuildBr(b, ret);
+    LLVMPositionBuilderAtEnd(b, ret);
 }
 
 static void build_body(LLVMModuleRef m, LLVMValueRef f, int block)
@@ -56,6 +98,8 @@ static void build_body(LLVMModuleRef m, LLVMValueRef f, int block)
     LLVMBasicBlockRef inc_b[] = { entry, body };
     LLVMAddIncoming(j, inc_v, inc_b, 2);
     LLVMPositionBuilderAtEnd(b, done);
+    if (LLVMCountParams(f) == 3)
+        sim_tail(m, b, LLVMGetParam(f, 2), block);
     LLVMBuildRetVoid(b);
     LLVMDisposeBuilder(b);
 }
@@ -103,8 +147,10 @@ int hook_compile(const CompileRequest *req, Arena *arena, Diags *diags, Compiled
     LLVMInitializeNativeAsmPrinter();
     LLVMContextRef c = LLVMContextCreate();
     LLVMModuleRef m = LLVMModuleCreateWithNameInContext("hook", c);
-    LLVMTypeRef ptr = LLVMPointerTypeInContext(c, 0), ps[] = { ptr, ptr };
-    LLVMValueRef f = LLVMAddFunction(m, "scale", LLVMFunctionType(LLVMVoidTypeInContext(c), ps, 2, 0));
+    int sim = req->target && !strcmp(req->target, "sim");
+    LLVMTypeRef ptr = LLVMPointerTypeInContext(c, 0), ps[] = { ptr, ptr, ptr };
+    LLVMValueRef f = LLVMAddFunction(m, "scale", LLVMFunctionType(LLVMVoidTypeInContext(c), ps,
+                                                                   sim ? 3 : 2, 0));
     build_body(m, f, block);
     int rc = emit(m, arena, out);
     LLVMDisposeModule(m);
@@ -113,7 +159,8 @@ int hook_compile(const CompileRequest *req, Arena *arena, Diags *diags, Compiled
         return -1;
     out->symbol = "scale";
     out->is_ptx = 0;
-    out->num_threads = 1;
+    out->num_threads = sim ? 64 : 1;
+    out->smem_bytes = sim ? 64 : 0;
     out->params = params;
     out->nparams = 3;
     return 0;

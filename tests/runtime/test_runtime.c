@@ -31,14 +31,19 @@
         } \
     } while (0)
 
-/* A CPU context with the hook kernel loaded. */
-static int hook_setup(tile_Context **ctx, tile_Module **mod, tile_Kernel **k)
+/* A context (CPU, or sim) with the hook kernel loaded. */
+static int hook_setup_on(tile_Backend be, tile_Context **ctx, tile_Module **mod, tile_Kernel **k)
 {
     rt_set_compile_hook(hook_compile);
-    OK(NULL, tile_context_open(TILE_BACKEND_CPU, ctx));
+    OK(NULL, tile_context_open(be, ctx));
     OK(*ctx, tile_module_load_string(*ctx, "scale.tile", HOOK_SOURCE, mod));
     OK(*ctx, tile_kernel_get(*mod, "scale", k));
     return 0;
+}
+
+static int hook_setup(tile_Context **ctx, tile_Module **mod, tile_Kernel **k)
+{
+    return hook_setup_on(TILE_BACKEND_CPU, ctx, mod, k);
 }
 
 /* Runs scale over n floats with BLOCK, checks out[j] == s*j + 1. */
@@ -484,11 +489,46 @@ static int test_cuda_fault(void)
     return 0;
 }
 
+/* The sim backend runs the hook's sim entry with 64 threads and 64 bytes of shared memory;
+ * a divergent barrier or a shared store out of bounds fails the launch with the message of
+ * the lowest failing program. TILE_BACKEND=sim picks it for AUTO. */
+static int test_sim_hook(void)
+{
+    tile_Context *ctx;
+    tile_Module *mod;
+    tile_Kernel *k;
+    setenv("TILE_NO_DISK_CACHE", "1", 1);
+    if (hook_setup_on(TILE_BACKEND_SIM, &ctx, &mod, &k))
+        return 1;
+    CHECK(tile_backend(ctx) == TILE_BACKEND_SIM && !strcmp(tile_device_arch(ctx), "sim"));
+    CHECK(!strcmp(tile_backend_name(TILE_BACKEND_SIM), "sim"));
+    if (run_scale(ctx, k, 1000, 0.5f, 16))
+        return 1;
+    tile_DevPtr d;
+    OK(ctx, tile_malloc(ctx, 100 * sizeof(float), &d));
+    tile_Arg args[] = { tile_ptr(d), tile_i32(100), tile_f32(1) };
+    EXPECT(ctx, TILE_ERROR_DEVICE, tile_launch(k, args, 3, (tile_Const[]){ { "BLOCK", 7 } }, 1));
+    HAS(ctx, "launch of 'scale': sim: program (0,0,0): divergent barrier/shuffle: thread 0 "
+             "(warp 0, lane 0) waits at a barrier while thread 37 (warp 1, lane 5) has returned");
+    EXPECT(ctx, TILE_ERROR_DEVICE, tile_launch(k, args, 3, (tile_Const[]){ { "BLOCK", 9 } }, 1));
+    HAS(ctx, "program (0,0,0): shared memory out of bounds: thread 0 (warp 0, lane 0) writes 4 "
+             "bytes at offset 64 of 64");
+    OK(ctx, tile_launch(k, args, 3, NULL, 0)); /* still usable */
+    tile_context_close(ctx);
+    setenv("TILE_BACKEND", "sim", 1);
+    OK(NULL, tile_context_open(TILE_BACKEND_AUTO, &ctx));
+    unsetenv("TILE_BACKEND");
+    CHECK(tile_backend(ctx) == TILE_BACKEND_SIM);
+    tile_context_close(ctx);
+    return 0;
+}
+
 static const NamedTest tests[] = {
     { "api_errors", test_api_errors },
     { "launch_errors", test_launch_errors },
     { "convert", test_convert },
     { "cpu_hook", test_cpu_hook },
+    { "sim_hook", test_sim_hook },
     { "disk_cache", test_disk_cache },
     { "disk_cache_concurrent", test_disk_cache_concurrent },
     { "cpu_compiler", test_cpu_compiler },

@@ -1,0 +1,104 @@
+/* target_sim.c: the "sim" target: the GPU lowering path (warps of 32 lanes, shared memory,
+ * barriers, shuffles) emitted as host code for the runtime's SIMT emulator (runtime/sim.c),
+ * which runs every simulated thread as a coroutine. The entry is the host wrapper with a
+ * third argument, `void SYMBOL(void **args, const int32_t *grid, void *thread)`; thread
+ * ids, shared memory, barriers, shuffles and a check before every shared-memory access are
+ * calls of compiler/sim_abi.h's tile_sim_* functions on that handle. */
+#include "target.h"
+
+static LLVMTypeRef ptr_t(TargetCtx *c) { return LLVMPointerTypeInContext(c->ctx, 0); }
+static LLVMTypeRef i32_t(TargetCtx *c) { return LLVMInt32TypeInContext(c->ctx); }
+
+/* Calls tile_sim_NAME(thread, args...) at builder b (declared nounwind on first use). */
+static LLVMValueRef sim_call(TargetCtx *c, LLVMBuilderRef b, const char *name, LLVMTypeRef ret,
+                             LLVMTypeRef *ptypes, LLVMValueRef *args, int n)
+{
+    LLVMTypeRef fty = LLVMFunctionType(ret, ptypes, (unsigned)n, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(c->mod, name);
+    if (!f) {
+        f = LLVMAddFunction(c->mod, name, fty);
+        unsigned kind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(c->ctx, kind, 0));
+    }
+    return LLVMBuildCall2(b, fty, f, args, (unsigned)n, "");
+}
+
+static LLVMValueRef sim_kernel_begin(TargetCtx *c, const char *symbol, LLVMTypeRef *ptypes,
+                                     int nparams, LLVMValueRef *params_out)
+{
+    return target_host_entry(c, symbol, ptypes, nparams, params_out, 1);
+}
+
+static void sim_kernel_finish(TargetCtx *c, int num_threads, int smem_bytes)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(c->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(c->ctx, kind, 0));
+}
+
+static LLVMValueRef sim_thread_id(TargetCtx *c)
+{
+    LLVMTypeRef p = ptr_t(c);
+    return sim_call(c, c->b, "tile_sim_thread_id", i32_t(c), &p, &c->thread, 1);
+}
+
+static LLVMValueRef sim_program_id(TargetCtx *c, int axis) { return target_host_grid(c, axis); }
+static LLVMValueRef sim_num_programs(TargetCtx *c, int axis)
+{
+    return target_host_grid(c, 3 + axis);
+}
+
+static void sim_barrier(TargetCtx *c)
+{
+    LLVMTypeRef p = ptr_t(c);
+    sim_call(c, c->b, "tile_sim_barrier", LLVMVoidTypeInContext(c->ctx), &p, &c->thread, 1);
+}
+
+static LLVMValueRef sim_shuffle_xor(TargetCtx *c, LLVMValueRef v, int mask)
+{
+    LLVMTypeRef pt[3] = {ptr_t(c), i32_t(c), i32_t(c)};
+    LLVMValueRef args[3] = {c->thread, v, LLVMConstInt(i32_t(c), (unsigned)mask, 0)};
+    return sim_call(c, c->b, "tile_sim_shfl_xor", i32_t(c), pt, args, 3);
+}
+
+/* The program's shared memory, asked for once in the entry block (it dominates every use). */
+static LLVMValueRef sim_smem_base(TargetCtx *c)
+{
+    if (!c->smem) {
+        LLVMTypeRef p = ptr_t(c);
+        c->smem = sim_call(c, c->alloca_b, "tile_sim_smem", p, &p, &c->thread, 1);
+    }
+    return c->smem;
+}
+
+static void sim_smem_access(TargetCtx *c, LLVMValueRef ptr, int bytes, int is_write)
+{
+    LLVMTypeRef pt[4] = {ptr_t(c), ptr_t(c), i32_t(c), i32_t(c)};
+    LLVMValueRef args[4] = {c->thread, ptr, LLVMConstInt(i32_t(c), (unsigned)bytes, 0),
+                            LLVMConstInt(i32_t(c), (unsigned)is_write, 0)};
+    sim_call(c, c->b, "tile_sim_smem_access", LLVMVoidTypeInContext(c->ctx), pt, args, 4);
+}
+
+static int sim_module_finish(TargetCtx *c) { return 0; }
+
+static const Target sim_target = {
+    .kind = TARGET_SIM,
+    .name = "sim",
+    .threads_per_warp = 32,
+    .unroll_elements = 1,
+    .soft_bf16 = 1,
+    .kernel_begin = sim_kernel_begin,
+    .kernel_finish = sim_kernel_finish,
+    .thread_id = sim_thread_id,
+    .program_id = sim_program_id,
+    .num_programs = sim_num_programs,
+    .barrier = sim_barrier,
+    .shuffle_xor = sim_shuffle_xor,
+    .smem_base = sim_smem_base,
+    .smem_access = sim_smem_access,
+    .math = target_math_llvm,
+    .module_finish = sim_module_finish,
+};
+
+const Target *target_sim(void) { return &sim_target; }

@@ -1,0 +1,321 @@
+/* cpu_jit.c: the host backends' shared part (cpu_jit.h): an ORC LLJIT with one JITDylib per
+ * loaded object, whose undefined symbols resolve to absolute symbols (the C library's math
+ * functions, then the backend's) and then to this process; 64-byte aligned host memory as
+ * device memory; the worker pool. Moved out of backend_cpu.c, unchanged in behavior. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include "cpu_jit.h"
+#include "runtime_internal.h"
+
+enum { STACK_BYTES = 64 << 20, ALIGN = 64 };
+
+/* The C library functions generated host code may call. */
+#define CPU_LIBM(X) \
+    X(expf) X(exp) X(logf) X(log) X(sinf) X(sin) X(cosf) X(cos) X(tanf) X(tan) X(sqrtf) \
+    X(sqrt) X(fmodf) X(fmod) X(exp2f) X(exp2) X(log2f) X(log2) X(log10f) X(log10) X(powf) \
+    X(pow) X(tanhf) X(tanh) X(erff) X(erf) X(atanf) X(atan) X(atan2f) X(atan2) X(asinf) \
+    X(asin) X(acosf) X(acos) X(sinhf) X(sinh) X(coshf) X(cosh) X(expm1f) X(expm1) \
+    X(log1pf) X(log1p) X(fabsf) X(fabs) X(floorf) X(floor) X(ceilf) X(ceil) X(roundf) \
+    X(round) X(truncf) X(trunc) X(rintf) X(rint) X(nearbyintf) X(nearbyint) X(fminf) \
+    X(fmin) X(fmaxf) X(fmax) X(fmaf) X(fma) X(memcpy) X(memset) X(memmove)
+
+static const char *llvm_error(LLVMErrorRef e, char *err, const char *what)
+{
+    char *msg = LLVMGetErrorMessage(e);
+    snprintf(err, 1024, "%s: %s", what, msg);
+    LLVMDisposeErrorMessage(msg);
+    return err;
+}
+
+static void llvm_init(void)
+{
+    LLVMInitializeNativeTarget();
+    LLVMInitializeNativeAsmPrinter();
+}
+
+static void describe_host(CpuDev *d, const char *what, const char *cache_tag)
+{
+    char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+    char *triple = LLVMGetDefaultTargetTriple();
+    snprintf(d->name, sizeof d->name, "%s (%s, %d threads)", what, cpu, cpu_pool_size(d->pool));
+    /* code is compiled for this CPU's features: they belong in the disk cache's key */
+    snprintf(d->cache_id, sizeof d->cache_id, "%s%s|%s|%016llx", cache_tag, triple, cpu,
+             (unsigned long long)rt_hash64(features, strlen(features)));
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+    LLVMDisposeMessage(triple);
+}
+
+static int worker_count(void)
+{
+    const char *env = getenv("TILE_CPU_THREADS");
+    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+}
+
+tile_Status cj_open(void **out, const char *what, const char *cache_tag,
+                    const CjSymbol *extra, int nextra, char *err)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, llvm_init);
+    CpuDev *d = calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(err, BK_ERR_MAX, "out of memory");
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    LLVMErrorRef e = LLVMOrcCreateLLJIT(&d->jit, NULL);
+    if (e) {
+        llvm_error(e, err, "cannot create the LLVM JIT");
+        free(d);
+        return TILE_ERROR_NO_DEVICE;
+    }
+    if (!(d->pool = cpu_pool_new(worker_count(), STACK_BYTES, err, BK_ERR_MAX))) {
+        LLVMOrcDisposeLLJIT(d->jit);
+        free(d);
+        return TILE_ERROR_NO_DEVICE;
+    }
+    pthread_mutex_init(&d->jit_lock, NULL);
+    d->extra = extra;
+    d->nextra = nextra;
+    describe_host(d, what, cache_tag);
+    *out = d;
+    return TILE_OK;
+}
+
+void cj_close(void *dev)
+{
+    CpuDev *d = dev;
+    cpu_pool_free(d->pool);
+    LLVMErrorRef e = LLVMOrcDisposeLLJIT(d->jit);
+    if (e)
+        LLVMConsumeError(e);
+    pthread_mutex_destroy(&d->jit_lock);
+    free(d);
+}
+
+const char *cj_device_name(void *dev) { return ((CpuDev *)dev)->name; }
+const char *cj_cache_id(void *dev) { return ((CpuDev *)dev)->cache_id; }
+const char *cj_no_fallback(void *dev) { return NULL; }
+
+const char *cj_driver_version(void *dev)
+{
+    (void)dev;
+    return "";
+}
+
+void cj_max_grid(void *dev, unsigned long long out[3])
+{
+    out[0] = out[1] = out[2] = INT32_MAX; /* program ids are i32 */
+}
+
+/* ---- memory ---- */
+tile_Status cj_malloc(void *dev, size_t bytes, tile_DevPtr *out, char *err)
+{
+    size_t rounded = (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    void *p = rounded >= bytes ? aligned_alloc(ALIGN, rounded) : NULL;
+    if (!p) {
+        snprintf(err, BK_ERR_MAX, "out of host memory allocating %zu bytes", bytes);
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    *out = (tile_DevPtr)(uintptr_t)p;
+    return TILE_OK;
+}
+
+tile_Status cj_free(void *dev, tile_DevPtr p, char *err)
+{
+    free((void *)(uintptr_t)p);
+    return TILE_OK;
+}
+
+tile_Status cj_h2d(void *dev, tile_DevPtr dst, const void *src, size_t n, char *err)
+{
+    memcpy((void *)(uintptr_t)dst, src, n);
+    return TILE_OK;
+}
+
+tile_Status cj_d2h(void *dev, void *dst, tile_DevPtr src, size_t n, char *err)
+{
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    return TILE_OK;
+}
+
+tile_Status cj_memset(void *dev, tile_DevPtr dst, int byte, size_t n, char *err)
+{
+    memset((void *)(uintptr_t)dst, byte, n);
+    return TILE_OK;
+}
+
+tile_Status cj_sync(void *dev, char *err) { return TILE_OK; }
+
+/* ---- code ---- */
+tile_Status cj_finalize(void *dev, const void *code, size_t size, int is_ptx, void **out,
+                        size_t *out_size, char *err)
+{
+    if (is_ptx) {
+        snprintf(err, BK_ERR_MAX, "the CPU backend cannot load PTX");
+        return TILE_ERROR_UNSUPPORTED;
+    }
+    if (!(*out = malloc(size ? size : 1))) {
+        snprintf(err, BK_ERR_MAX, "out of memory");
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
+    memcpy(*out, code, size);
+    *out_size = size;
+    return TILE_OK;
+}
+
+static void symbol_pair(CpuDev *d, LLVMOrcCSymbolMapPair *pair, const char *fn, void *addr)
+{
+    LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(d->jit);
+    char prefix = LLVMOrcLLJITGetGlobalPrefix(d->jit), name[64];
+    snprintf(name, sizeof name, "%s%s", prefix ? (char[2]){ prefix, 0 } : "", fn);
+    pair->Name = LLVMOrcExecutionSessionIntern(es, name);
+    pair->Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)addr;
+    pair->Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported |
+                                   LLVMJITSymbolGenericFlagsCallable;
+    pair->Sym.Flags.TargetFlags = 0;
+}
+
+/* The C library's math functions and the backend's symbols, as absolute symbols. */
+static LLVMErrorRef define_symbols(CpuDev *d, LLVMOrcJITDylibRef jd)
+{
+    static const CjSymbol libm[] = {
+#define X(f) { #f, (void *)f },
+        CPU_LIBM(X)
+#undef X
+    };
+    enum { N = sizeof libm / sizeof libm[0] };
+    LLVMOrcCSymbolMapPair *pairs = malloc(sizeof *pairs * (size_t)(N + d->nextra));
+    if (!pairs)
+        return LLVMCreateStringError("out of memory");
+    for (int i = 0; i < N + d->nextra; i++) {
+        const CjSymbol *s = i < N ? &libm[i] : &d->extra[i - N];
+        symbol_pair(d, &pairs[i], s->name, s->addr);
+    }
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, (size_t)(N + d->nextra));
+    free(pairs);
+    LLVMErrorRef e = LLVMOrcJITDylibDefine(jd, mu);
+    if (e)
+        LLVMOrcDisposeMaterializationUnit(mu);
+    return e;
+}
+
+static LLVMErrorRef new_dylib(CpuDev *d, LLVMOrcJITDylibRef *jd)
+{
+    char name[64];
+    snprintf(name, sizeof name, "tile.%u", atomic_fetch_add(&d->ndylibs, 1));
+    *jd = LLVMOrcExecutionSessionCreateBareJITDylib(LLVMOrcLLJITGetExecutionSession(d->jit), name);
+    LLVMErrorRef e = define_symbols(d, *jd);
+    LLVMOrcDefinitionGeneratorRef gen;
+    if (!e)
+        e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+            &gen, LLVMOrcLLJITGetGlobalPrefix(d->jit), NULL, NULL);
+    if (!e)
+        LLVMOrcJITDylibAddGenerator(*jd, gen); /* anything else: this process's symbols */
+    return e;
+}
+
+tile_Status cj_load(void *dev, const void *image, size_t size, void **mod, char *err)
+{
+    CpuDev *d = dev;
+    LLVMOrcJITDylibRef jd;
+    pthread_mutex_lock(&d->jit_lock);
+    LLVMErrorRef e = new_dylib(d, &jd);
+    if (!e) {
+        LLVMMemoryBufferRef buf =
+            LLVMCreateMemoryBufferWithMemoryRangeCopy(image, size, "tile-kernel.o");
+        e = LLVMOrcLLJITAddObjectFile(d->jit, jd, buf);
+    }
+    pthread_mutex_unlock(&d->jit_lock);
+    if (e) {
+        llvm_error(e, err, "cannot load the host object");
+        return TILE_ERROR_COMPILE;
+    }
+    *mod = jd;
+    return TILE_OK;
+}
+
+void cj_unload(void *dev, void *mod)
+{
+    CpuDev *d = dev;
+    pthread_mutex_lock(&d->jit_lock);
+    LLVMErrorRef e = LLVMOrcJITDylibClear(mod); /* frees its code; the empty dylib stays */
+    pthread_mutex_unlock(&d->jit_lock);
+    if (e)
+        LLVMConsumeError(e);
+}
+
+/* ---- symbol lookup in one dylib (ExecutionSession lookups answer through a callback) ---- */
+typedef struct Found {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done;
+    uint64_t addr;
+    char *msg;
+} Found;
+
+static void on_found(LLVMErrorRef e, LLVMOrcCSymbolMapPairs res, size_t n, void *ctx)
+{
+    Found *f = ctx;
+    pthread_mutex_lock(&f->lock);
+    if (e)
+        f->msg = LLVMGetErrorMessage(e);
+    else if (n)
+        f->addr = res[0].Sym.Address;
+    f->done = 1;
+    pthread_cond_signal(&f->cond);
+    pthread_mutex_unlock(&f->lock);
+}
+
+tile_Status cj_get_function(void *dev, void *mod, const char *symbol, int smem, void **fn,
+                            char *err)
+{
+    CpuDev *d = dev;
+    char name[512], prefix = LLVMOrcLLJITGetGlobalPrefix(d->jit);
+    snprintf(name, sizeof name, "%s%s", prefix ? (char[2]){ prefix, 0 } : "", symbol);
+    LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(d->jit);
+    LLVMOrcCJITDylibSearchOrderElement order = { mod, LLVMOrcJITDylibLookupFlagsMatchAllSymbols };
+    LLVMOrcCLookupSetElement sym = { LLVMOrcExecutionSessionIntern(es, name),
+                                     LLVMOrcSymbolLookupFlagsRequiredSymbol };
+    Found f = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL };
+    LLVMOrcExecutionSessionLookup(es, LLVMOrcLookupKindStatic, &order, 1, &sym, 1, on_found, &f);
+    pthread_mutex_lock(&f.lock);
+    while (!f.done)
+        pthread_cond_wait(&f.cond, &f.lock);
+    pthread_mutex_unlock(&f.lock);
+    if (f.msg || !f.addr) {
+        snprintf(err, BK_ERR_MAX, "cannot find '%s' in the host object: %s", symbol,
+                 f.msg ? f.msg : "no address");
+        if (f.msg)
+            LLVMDisposeErrorMessage(f.msg);
+        return TILE_ERROR_COMPILE;
+    }
+    *fn = (void *)(uintptr_t)f.addr;
+    return TILE_OK;
+}
+
+/* ---- for the tuner ---- */
+void cj_limits(void *dev, BkLimits *out)
+{
+    (void)dev;
+    long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (llc <= 0)
+        llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    *out = (BkLimits){ 0, 0, 0, llc > 0 ? llc : 0 };
+}
+
+double cj_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
