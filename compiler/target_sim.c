@@ -80,6 +80,58 @@ static void sim_smem_access(TargetCtx *c, LLVMValueRef ptr, int bytes, int is_wr
     sim_call(c, c->b, "tile_sim_smem_access", LLVMVoidTypeInContext(c->ctx), pt, args, 4);
 }
 
+static LLVMValueRef sim_shuffle_idx(TargetCtx *c, LLVMValueRef v, LLVMValueRef lane)
+{
+    LLVMTypeRef pt[3] = {ptr_t(c), i32_t(c), i32_t(c)};
+    LLVMValueRef args[3] = {c->thread, v, lane};
+    return sim_call(c, c->b, "tile_sim_shfl_idx", i32_t(c), pt, args, 3);
+}
+
+/* An entry-block array of n 32-bit words (fragments passed by address). */
+static LLVMValueRef words(TargetCtx *c, int n)
+{
+    LLVMValueRef a = LLVMBuildAlloca(c->alloca_b, LLVMArrayType2(i32_t(c), (uint64_t)n), "frag");
+    LLVMSetAlignment(a, 16);
+    return a;
+}
+
+static LLVMValueRef word_at(TargetCtx *c, LLVMValueRef arr, int i)
+{
+    LLVMValueRef idx = LLVMConstInt(i32_t(c), (unsigned)i, 0);
+    return LLVMBuildGEP2(c->b, i32_t(c), arr, &idx, 1, "");
+}
+
+static LLVMValueRef fill(TargetCtx *c, LLVMValueRef *v, int n)
+{
+    LLVMValueRef arr = words(c, n);
+    for (int i = 0; i < n; i++)
+        LLVMBuildStore(c->b, LLVMBuildBitCast(c->b, v[i], i32_t(c), ""), word_at(c, arr, i));
+    return arr;
+}
+
+static void sim_mma_sync(TargetCtx *c, MmaKind kind, LLVMValueRef *a, LLVMValueRef *b,
+                         LLVMValueRef *acc, LLVMValueRef *d)
+{
+    LLVMValueRef pa = fill(c, a, 4), pb = fill(c, b, 2), pc = fill(c, acc, 4), pd = words(c, 4);
+    LLVMTypeRef pt[6] = {ptr_t(c), i32_t(c), ptr_t(c), ptr_t(c), ptr_t(c), ptr_t(c)};
+    LLVMValueRef args[6] = {c->thread, LLVMConstInt(i32_t(c), (unsigned)kind, 0), pa, pb, pc, pd};
+    sim_call(c, c->b, "tile_sim_mma", LLVMVoidTypeInContext(c->ctx), pt, args, 6);
+    LLVMTypeRef out = LLVMTypeOf(acc[0]);
+    for (int i = 0; i < 4; i++)
+        d[i] = LLVMBuildBitCast(c->b, LLVMBuildLoad2(c->b, i32_t(c), word_at(c, pd, i), ""), out, "");
+}
+
+static void sim_ldmatrix(TargetCtx *c, int nmat, int trans, LLVMValueRef ptr, LLVMValueRef *out)
+{
+    LLVMValueRef po = words(c, 4);
+    LLVMTypeRef pt[5] = {ptr_t(c), i32_t(c), i32_t(c), ptr_t(c), ptr_t(c)};
+    LLVMValueRef args[5] = {c->thread, LLVMConstInt(i32_t(c), (unsigned)nmat, 0),
+                            LLVMConstInt(i32_t(c), (unsigned)trans, 0), ptr, po};
+    sim_call(c, c->b, "tile_sim_ldmatrix", LLVMVoidTypeInContext(c->ctx), pt, args, 5);
+    for (int j = 0; j < nmat; j++)
+        out[j] = LLVMBuildLoad2(c->b, i32_t(c), word_at(c, po, j), "");
+}
+
 static int sim_module_finish(TargetCtx *c) { return 0; }
 
 static const Target sim_target = {
@@ -94,7 +146,12 @@ static const Target sim_target = {
     .program_id = sim_program_id,
     .num_programs = sim_num_programs,
     .barrier = sim_barrier,
+    .mma = 2,
+    .smem_limit = 232448, /* as an H100's */
     .shuffle_xor = sim_shuffle_xor,
+    .shuffle_idx = sim_shuffle_idx,
+    .mma_sync = sim_mma_sync,
+    .ldmatrix = sim_ldmatrix,
     .smem_base = sim_smem_base,
     .smem_access = sim_smem_access,
     .math = target_math_llvm,

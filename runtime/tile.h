@@ -55,8 +55,9 @@ typedef uint64_t tile_DevPtr;
 
 /* ---- contexts ----
  * Environment: TILE_BACKEND=cpu|cuda|hip|sim overrides TILE_BACKEND_AUTO; TILE_CPU_THREADS sets
- * the CPU (and sim) backend's worker count (default: one per core); TILE_SIM_STRICT=1 makes the
- * sim backend also report equal-value stores of several threads to the same shared bytes. Compiled code is cached on disk under
+ * the CPU (and sim) backend's worker count (default: one per core); TILE_SIM_STRICT=0 lets the
+ * sim backend accept equal-value stores of several threads to the same shared bytes between
+ * two barriers (reported as races by default). Compiled code is cached on disk under
  * $TILE_CACHE_DIR/kernels (default $XDG_CACHE_HOME/tile or ~/.cache/tile); TILE_CACHE_DIR=
  * (empty) or TILE_NO_DISK_CACHE=1 turns that off. */
 tile_Status tile_context_open(tile_Backend backend, tile_Context **out);
