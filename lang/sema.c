@@ -159,8 +159,8 @@ static void check_builtin_call(Sema *S, const Expr *e, const Builtin *b) {
                 e->nargs);
         return;
     }
-    const char *slots[3] = {0};
-    for (int i = b->kwfrom; i < b->max && i < 3; i++) slots[i] = b->kw[i - b->kwfrom];
+    const char *slots[4] = {0};
+    for (int i = b->kwfrom; i < b->max && i < 4; i++) slots[i] = b->kw[i - b->kwfrom];
     check_binding(S, e, slots, b->max);
 }
 

@@ -577,7 +577,7 @@ static const Group GROUPS[] = {
     {"math", t_math},       {"compare", t_compare},     {"intops", t_intops},
     {"casts", t_casts},     {"reduce", t_reduce},       {"dot", t_dot},
     {"control", t_control}, {"helpers", t_helpers},     {"memory", t_memory},
-    {"grid", t_grid},       {"broadcast", t_broadcast},
+    {"grid", t_grid},       {"broadcast", t_broadcast}, {"mma", t_mma},
 };
 
 static int usage(void)

@@ -74,5 +74,6 @@ void t_helpers(void);
 void t_memory(void);
 void t_grid(void);
 void t_broadcast(void);
+void t_mma(void);
 
 #endif

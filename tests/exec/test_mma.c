@@ -1,0 +1,114 @@
+/* test_mma.c: the "mma" group of the execution tests (tests/exec/mma.tile): every dot type
+ * (f16, bf16, i8, f32 with and without tf32) at shapes from one mma instruction up, with masked
+ * edges, K loops of 0, 1, 2 and many steps, 1 to 8 warps, and operands row-major or transposed
+ * in memory; then the ways an accumulator leaves its layout, and chained products. */
+#include <math.h>
+#include <string.h>
+#include "test_exec.h"
+
+#define MMA "tests/exec/mma.tile"
+
+typedef struct Shape {
+    int M, N, K, BM, BN, BK, warps;
+} Shape;
+
+static const Shape shapes[] = {
+    {16, 8, 16, 16, 8, 16, 1},     /* one instruction */
+    {33, 17, 40, 16, 16, 16, 1},   /* masks on every edge, three K steps */
+    {20, 20, 0, 16, 16, 16, 2},    /* no K step: the accumulator's zeros */
+    {64, 64, 16, 64, 64, 16, 4},   /* one K step */
+    {64, 48, 64, 64, 32, 32, 4},   /* two K steps, two column blocks, one masked */
+    {130, 70, 100, 64, 32, 32, 4}, /* many programs and steps, masked */
+    {128, 128, 64, 128, 128, 32, 8},
+    {40, 72, 24, 32, 64, 16, 2},
+};
+
+enum { F16, BF16, I8, TF32, F32, KINDS };
+static const char *const kernel[KINDS] = {"mm_f16", "mm_bf16", "mm_i8", "mm_tf32", "mm_f32"};
+
+static void one_case(int kind, const Shape *s, int at, int bt)
+{
+    static const Ty in_ty[KINDS] = {T_F16, T_BF16, T_I8, T_F32, T_F32};
+    int M = s->M, N = s->N, K = s->K, BK = kind == I8 && s->BK < 32 ? 32 : s->BK;
+    begin("%s %dx%dx%d blocks %dx%dx%d warps %d%s%s", kernel[kind], M, N, K, s->BM, s->BN, BK,
+          s->warps, at ? " A^T" : "", bt ? " B^T" : "");
+    double lo = kind == I8 ? -20 : -1, hi = kind == I8 ? 20 : 1;
+    Buf *a = input("a", in_ty[kind], (size_t)M * K + 1, lo, hi);
+    Buf *b = input("b", in_ty[kind], (size_t)K * N + 1, lo, hi);
+    double tol = kind == I8 ? EXACT : kind == TF32 ? 5e-3 : kind == F32 ? TOL_F32 : 1e-4;
+    Buf *c = output("c", kind == I8 ? T_I32 : T_F32, (size_t)M * N, tol);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = 0;
+            for (int k = 0; k < K; k++)
+                sum += a->v[at ? k * M + i : i * K + k] * b->v[bt ? j * K + k : k * N + j];
+            c->v[i * N + j] = sum;
+        }
+    run(MMA, kernel[kind], ARGS(P(a), P(b), P(c), I(M), I(N), I(K)),
+        CONSTS({"BM", s->BM}, {"BN", s->BN}, {"BK", BK}, {"AT", at}, {"BT", bt},
+               {"num_warps", s->warps}));
+}
+
+static void acc_uses(int M, int N, int K, int BM, int BN, int BK, int warps)
+{
+    begin("acc_uses %dx%dx%d blocks %dx%dx%d warps %d", M, N, K, BM, BN, BK, warps);
+    Buf *a = input("a", T_F16, (size_t)M * K, -1, 1), *b = input("b", T_F16, (size_t)K * N, -1, 1);
+    Buf *x = input("x", T_F32, (size_t)M * N, -1, 1);
+    Buf *o = output("o", T_F32, (size_t)M * N, 1e-4), *ot = output("o_t", T_F32, (size_t)M * N, 1e-4);
+    Buf *orow = output("o_rows", T_F32, (size_t)M, 1e-4), *ocol = output("o_cols", T_F32, (size_t)N, 1e-4);
+    Buf *omix = output("o_mix", T_F32, (size_t)M * N, 1e-4);
+    for (int i = 0; i < M; i++) {
+        double mx = -INFINITY;
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++)
+                s += a->v[i * K + k] * b->v[k * N + j];
+            o->v[i * N + j] = ot->v[j * M + i] = s;
+            orow->v[i] += s, ocol->v[j] += s;
+        }
+        /* the row maximum covers the block's padded columns, which hold zeros */
+        for (int j = 0; j < BN; j++)
+            mx = fmax(mx, j < N ? o->v[i * N + j] : 0.0);
+        for (int j = 0; j < N; j++)
+            omix->v[i * N + j] = o->v[i * N + j] - mx + x->v[i * N + j];
+    }
+    run(MMA, "acc_uses", ARGS(P(a), P(b), P(x), P(o), P(ot), P(orow), P(ocol), P(omix), I(M), I(N), I(K)),
+        CONSTS({"BM", BM}, {"BN", BN}, {"BK", BK}, {"num_warps", warps}));
+}
+
+static void chain(int M, int warps)
+{
+    enum { BM = 64, D = 32, BN = 32 };
+    begin("chain_bf16 M=%d warps %d", M, warps);
+    Buf *a = input("a", T_BF16, (size_t)M * D, -1, 1), *b = input("b", T_BF16, (size_t)D * BN, -1, 1);
+    Buf *c = input("c", T_BF16, (size_t)BN * D, -1, 1);
+    Buf *o = output("o", T_F32, (size_t)M * D, 1e-2);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < BN; j++) {
+            double p = 0;
+            for (int k = 0; k < D; k++)
+                p += a->v[i * D + k] * b->v[k * BN + j];
+            p = ty_round(T_BF16, (double)(float)(p * 0.125)); /* P is stored as bf16 */
+            for (int d = 0; d < D; d++)
+                o->v[i * D + d] += p * c->v[j * D + d];
+        }
+    run(MMA, "chain_bf16", ARGS(P(a), P(b), P(c), P(o), I(M)), CONSTS({"num_warps", warps}));
+}
+
+void t_mma(void)
+{
+    int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int kind = 0; kind < KINDS; kind++)
+        for (int i = 0; i < n; i++)
+            for (int t = 0; t < 4; t++) {
+                if (S.quick && (t != (i & 3) || shapes[i].M > 64))
+                    continue; /* --quick: one transpose pattern per shape, small shapes */
+                one_case(kind, &shapes[i], t & 1, t >> 1);
+            }
+    acc_uses(16, 8, 16, 16, 8, 16, 1);
+    acc_uses(29, 30, 13, 32, 32, 16, 4);
+    acc_uses(64, 64, 32, 64, 64, 32, 8);
+    acc_uses(40, 16, 16, 64, 16, 16, 2);
+    chain(64, 4);
+    chain(50, 2);
+}
