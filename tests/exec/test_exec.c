@@ -494,16 +494,18 @@ static void t_matmul(void)
                                    {129, 65, 33, 1}, {128, 128, 64, 0}, {77, 130, 40, 0}};
     for (int c = 0; c < 6; c++) {
         int M = cases[c][0], N = cases[c][1], K = cases[c][2], small = cases[c][3];
-        for (int f16 = 0; f16 < 2; f16++) {
-            Ty t = f16 ? T_F16 : T_F32;
-            begin("%s %dx%dx%d%s", f16 ? "matmul_f16" : "matmul", M, N, K,
-                  small ? " blocks 32x32x16" : "");
+        for (int kind = 0; kind < 3; kind++) {
+            static const char *const names[] = {"matmul", "matmul_f16", "matmul_bf16"};
+            static const Ty tys[] = {T_F32, T_F16, T_BF16};
+            static const double tols[] = {TOL_F32, TOL_F16, 1e-2};
+            Ty t = tys[kind];
+            begin("%s %dx%dx%d%s", names[kind], M, N, K, small ? " blocks 32x32x16" : "");
             Buf *a = input("a", t, (size_t)M * K, -1, 1), *b = input("b", t, (size_t)K * N, -1, 1);
-            Buf *o = output("c", t, (size_t)M * N, f16 ? TOL_F16 : TOL_F32);
+            Buf *o = output("c", t, (size_t)M * N, tols[kind]);
             matmul_ref(a, b, o, M, N, K);
             tile_Arg args[] = {P(a), P(b), P(o), I(M), I(N), I(K), I(K), I(N), I(N)};
             tile_Const cs[] = {{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}};
-            run("examples/matmul.tile", f16 ? "matmul_f16" : "matmul", args, 9, cs, small ? 3 : 0);
+            run("examples/matmul.tile", names[kind], args, 9, cs, small ? 3 : 0);
         }
     }
 }
@@ -539,23 +541,29 @@ static void attention_ref(const Buf *q, const Buf *k, const Buf *v, Buf *o, int 
 
 static void t_attention(void)
 {
-    /* batch, heads, seq, head_dim, causal, f16 */
+    /* batch, heads, seq, head_dim, causal, type (0 f32, 1 f16, 2 bf16) */
     static const int cases[][6] = {{1, 2, 128, 64, 0, 1}, {1, 2, 128, 64, 1, 1},
                                    {2, 1, 100, 64, 1, 1}, {1, 1, 37, 64, 0, 1},
                                    {1, 2, 77, 64, 0, 0},  {1, 2, 77, 64, 1, 0},
-                                   {1, 1, 50, 32, 1, 0},  {1, 1, 300, 64, 1, 1}};
-    for (int c = 0; c < 8; c++) {
+                                   {1, 1, 50, 32, 1, 0},  {1, 1, 300, 64, 1, 1},
+                                   {1, 2, 130, 64, 0, 2}, {2, 1, 200, 64, 1, 2},
+                                   {1, 1, 90, 128, 1, 1}, {1, 1, 64, 128, 0, 2}};
+    for (int c = 0; c < 12; c++) {
         int B = cases[c][0], H = cases[c][1], Sq = cases[c][2], D = cases[c][3];
-        int causal = cases[c][4], f16 = cases[c][5];
+        int causal = cases[c][4], kind = cases[c][5];
         if (S.quick && Sq > 128)
             continue;
-        Ty t = f16 ? T_F16 : T_F32;
-        const char *kname = f16 ? "flash_attention" : "flash_attention_f32";
+        static const char *const names[] = {"flash_attention_f32", "flash_attention",
+                                            "flash_attention_bf16"};
+        static const Ty tys[] = {T_F32, T_F16, T_BF16};
+        static const double tols[] = {2e-5, 3e-3, 2e-2};
+        Ty t = tys[kind];
+        const char *kname = names[kind];
         begin("%s b=%d h=%d seq=%d d=%d causal=%d", kname, B, H, Sq, D, causal);
         size_t n = (size_t)B * H * Sq * D;
         double scale = 1.0 / sqrt(D);
         Buf *q = input("q", t, n, -1, 1), *k = input("k", t, n, -1, 1), *v = input("v", t, n, -1, 1);
-        Buf *o = output("o", t, n, f16 ? 3e-3 : 2e-5);
+        Buf *o = output("o", t, n, tols[kind]);
         attention_ref(q, k, v, o, B * H, Sq, D, causal, (float)scale);
         run("examples/flash_attention.tile", kname,
             ARGS(P(q), P(k), P(v), P(o), I(B), I(H), I(Sq), F(scale)),
