@@ -8,6 +8,10 @@
 
 struct Target;
 
+/* pass_remat.c: conversions of cheap values (index vectors, masks) become recomputations. */
+int pass_rematerialize(TirKernel *k, const struct Target *t, Diags *d);
+/* pass_hoist.c: conversions of values defined outside a loop move before the loop. */
+int pass_hoist_conversions(TirKernel *k, const struct Target *t, Diags *d);
 /* pass_smem.c: conversions through shared memory become local_alloc/store/load ops. */
 int pass_smem_conversions(TirKernel *k, const struct Target *t, Diags *d);
 /* pass_smem_alloc.c: offsets for local_alloc buffers, reusing space between buffers whose

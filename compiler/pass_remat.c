@@ -1,0 +1,98 @@
+/* pass_remat.c: conversions of values that are cheap to compute are replaced by computing
+ * them again in the wanted layout. Index vectors and masks (aranges, splats of scalars, and
+ * elementwise arithmetic, expand_dims and broadcasts over them) are used by loads in one
+ * layout and by dot results in another; converting them would cost shared memory and
+ * barriers, recomputing them costs a few integer instructions. The clone is placed where the
+ * conversion was, and each op's layout is derived backwards from the wanted one. */
+#include "passes.h"
+
+enum { MAX_CHAIN = 16 };
+
+static int cheap_op(TirOpcode c)
+{
+    switch (c) {
+    case TIR_ARANGE: case TIR_SPLAT: case TIR_BINARY: case TIR_CMP: case TIR_UNARY:
+    case TIR_CAST: case TIR_SELECT: case TIR_FMA: case TIR_ADDPTR: case TIR_BROADCAST:
+    case TIR_EXPAND_DIMS: case TIR_CONVERT_LAYOUT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Counts the tile ops of x's chain; -1 when something in it is not cheap (a load, a block
+ * argument, a reduction, ...). Scalars end the chain. */
+static int chain_cost(const TirValue *x, int budget)
+{
+    if (x->type.rank == 0)
+        return 0;
+    if (!x->def || !cheap_op(x->def->code) || budget <= 0)
+        return -1;
+    int n = 1;
+    for (int i = 0; i < x->def->nops; i++) {
+        int c = chain_cost(x->def->ops[i], budget - n);
+        if (c < 0)
+            return -1;
+        n += c;
+    }
+    return n;
+}
+
+static const TirLayout *new_layout(TirKernel *k, TirLayout l)
+{
+    TirLayout *p = arena_alloc(k->arena, sizeof *p);
+    if (p)
+        *p = l;
+    return p;
+}
+
+/* The layout operand i of op must have for op's result to have `want`. */
+static TirLayout operand_layout(const TirOp *op, const TirLayout *want)
+{
+    if (op->code == TIR_EXPAND_DIMS)
+        return layout_slice(want, (int)op->attr.i);
+    return *want;
+}
+
+/* A copy of x's chain computing x in layout `want`, inserted before `at`. */
+static TirValue *clone(TirKernel *k, TirOp *at, TirValue *x, const TirLayout *want)
+{
+    if (x->type.rank == 0)
+        return x;
+    TirOp *d = x->def;
+    if (d->code == TIR_CONVERT_LAYOUT)
+        return clone(k, at, d->ops[0], want);
+    TirLayout ol = operand_layout(d, want);
+    const TirLayout *opl = new_layout(k, ol);
+    TirValue *ops[4];
+    for (int i = 0; i < d->nops && i < 4; i++)
+        ops[i] = clone(k, at, d->ops[i], opl);
+    TirOp *c = tir_op_insert_before(k, at, d->code, d->loc, ops, d->nops, &x->type, 1);
+    c->attr = d->attr;
+    c->results[0]->layout = want;
+    c->results[0]->name = x->name;
+    return c->results[0];
+}
+
+static void visit(TirKernel *k, TirBlock *b)
+{
+    for (TirOp *op = b->first, *next; op; op = next) {
+        next = op->next;
+        for (int r = 0; r < op->nregions; r++)
+            visit(k, op->regions[r]);
+        if (op->code != TIR_CONVERT_LAYOUT || op->ops[0]->type.rank == 0 ||
+            op->ops[0]->type.buffers || chain_cost(op->ops[0], MAX_CHAIN) < 0)
+            continue;
+        TirValue *res = op->results[0];
+        TirValue *x = clone(k, op, op->ops[0], res->layout);
+        tir_replace_uses(k->body, res, x);
+        tir_op_remove(op);
+    }
+}
+
+int pass_rematerialize(TirKernel *k, const struct Target *t, Diags *d)
+{
+    (void)t, (void)d;
+    visit(k, k->body);
+    return 0;
+}
