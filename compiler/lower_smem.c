@@ -5,6 +5,7 @@
  * result's layout, with ldmatrix when that layout is made of 8x8 matrices of 32-bit pieces
  * (the mma operand fragments) and the target has it, else element by element. Barriers are
  * ops of their own, placed by compiler/pass_barriers.c. */
+#include "analysis_axis.h"
 #include "lower_int.h"
 #include "passes.h"
 #include "smem_layout.h"
@@ -212,6 +213,33 @@ static int lower_local_load(Lower *L, TirOp *op)
     return 0;
 }
 
+/* async_copy buf, index, ptr [, mask]: each thread copies its elements in vectors of n
+ * (async_copy_vector) straight from global memory to the buffer; masked-off vectors read
+ * nothing and land as zeros. One copy per element: replicas of the pointer layout skip. */
+static int lower_async_copy(Lower *L, TirOp *op)
+{
+    TirValue *buf = op->ops[0], *ptr = op->ops[2], *mask = op->nops > 3 ? op->ops[3] : NULL;
+    int n = async_copy_vector(ptr, mask, buf, L->k->axis), eb = et_bytes(buf->type.elem);
+    if (!n || !L->t->async_copy)
+        return lw_fail(L, op, "internal compiler error: async copy without a vector width");
+    LLVMValueRef base = buffer_at(L, buf, op->ops[1]);
+    LLVMBasicBlockRef join = lw_if_owner(L, lw_ll(L, ptr));
+    ElemLoop lp;
+    LLVMValueRef g = lw_loop_begin(L, &lp, lw_regs(L, ptr) / n, L->t->unroll_elements), c[TIR_MAX_RANK];
+    LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
+    lw_coords(L, ptr, r0, c);
+    LLVMValueRef dst = elem_at(L, buf, base, c), src = lw_get(L, ptr, r0);
+    LLVMValueRef bytes = lw_i32c(L, n * eb);
+    if (mask)
+        bytes = LLVMBuildSelect(L->b, lw_get(L, mask, r0), bytes, lw_i32c(L, 0), "");
+    if (L->t->smem_access)
+        L->t->smem_access(&L->tc, dst, n * eb, 1);
+    L->t->async_copy(&L->tc, dst, src, n * eb, bytes);
+    lw_loop_end(L, &lp);
+    lw_end_if(L, join);
+    return 0;
+}
+
 int lower_smem(Lower *L, TirOp *op)
 {
     switch (op->code) {
@@ -223,6 +251,15 @@ int lower_smem(Lower *L, TirOp *op)
     case TIR_LOCAL_STORE: return lower_local_store(L, op);
     case TIR_LOCAL_LOAD: return lower_local_load(L, op);
     case TIR_BARRIER: L->t->barrier(&L->tc); return 0;
+    case TIR_ASYNC_COPY: return lower_async_copy(L, op);
+    case TIR_ASYNC_COMMIT:
+        if (L->t->async_commit)
+            L->t->async_commit(&L->tc);
+        return 0;
+    case TIR_ASYNC_WAIT:
+        if (L->t->async_wait)
+            L->t->async_wait(&L->tc, (int)op->attr.i);
+        return 0;
     default: return lw_fail(L, op, "internal compiler error: shared-memory op not supported yet");
     }
 }

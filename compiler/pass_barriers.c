@@ -66,6 +66,18 @@ static Range buffer_range(const TirValue *buf, const TirValue *index, int write)
     return (Range){base, base + bytes * buf->type.buffers, write};
 }
 
+/* A ring copy of the pipeliner writes a stage other than every stage this iteration read,
+ * and the iteration's first barrier ordered the reads of earlier iterations: pending reads
+ * of its own buffer do not count. */
+static int ring_conflicts(const State *s, Range r, Range whole)
+{
+    State t = {0};
+    for (int i = 0; i < s->n; i++)
+        if (s->r[i].write || s->r[i].hi <= whole.lo || s->r[i].lo >= whole.hi)
+            t.r[t.n++] = s->r[i];
+    return conflicts(&t, r);
+}
+
 static void barrier_before(BP *p, TirOp *op, State *s)
 {
     tir_op_insert_before(p->k, op, TIR_BARRIER, op->loc, NULL, 0, NULL, 0);
@@ -112,7 +124,16 @@ static void visit(BP *p, TirOp *op, State *s)
     switch (op->code) {
     case TIR_LOCAL_STORE: access(p, op, s, buffer_range(op->ops[0], op->ops[1], 1)); break;
     case TIR_LOCAL_LOAD: access(p, op, s, buffer_range(op->ops[0], op->ops[1], 0)); break;
-    case TIR_ASYNC_COPY: access(p, op, s, buffer_range(op->ops[0], op->ops[1], 1)); break;
+    case TIR_ASYNC_COPY:
+        if (op->attr.i == 1) {
+            Range r = buffer_range(op->ops[0], op->ops[1], 1);
+            if (ring_conflicts(s, r, r))
+                barrier_before(p, op, s);
+            add(s, r);
+        } else {
+            access(p, op, s, buffer_range(op->ops[0], op->ops[1], 1));
+        }
+        break;
     case TIR_ASYNC_WAIT:
         for (int i = 0; i < p->nasync; i++)
             add(s, p->async_dst[i]);

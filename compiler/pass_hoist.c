@@ -5,18 +5,6 @@
  * can move further out. */
 #include "passes.h"
 
-/* Whether v is computed inside block `b` (or a region nested in it). */
-static int defined_in(const TirValue *v, const TirBlock *b)
-{
-    const TirBlock *at = v->def ? v->def->block : v->block;
-    while (at) {
-        if (at == b)
-            return 1;
-        at = at->parent ? at->parent->block : NULL;
-    }
-    return 0;
-}
-
 static int is_loop(const TirOp *op) { return op->code == TIR_FOR || op->code == TIR_WHILE; }
 
 /* Moves the hoistable conversions of loop op's regions before it; returns how many moved. */
@@ -27,11 +15,11 @@ static int hoist_from(TirKernel *k, TirOp *loop)
         TirBlock *body = loop->regions[r];
         for (TirOp *op = body->first, *next; op; op = next) {
             next = op->next;
-            if (op->code != TIR_CONVERT_LAYOUT || defined_in(op->ops[0], loop->regions[r]))
+            if (op->code != TIR_CONVERT_LAYOUT || tir_defined_in(op->ops[0], loop->regions[r]))
                 continue;
             int inside_other = 0;
             for (int q = 0; q < loop->nregions; q++)
-                inside_other |= defined_in(op->ops[0], loop->regions[q]);
+                inside_other |= tir_defined_in(op->ops[0], loop->regions[q]);
             if (inside_other)
                 continue;
             TirOp *c = tir_op_insert_before(k, loop, TIR_CONVERT_LAYOUT, op->loc, op->ops, 1,

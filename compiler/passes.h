@@ -22,6 +22,16 @@ int pass_smem_alloc(TirKernel *k, const struct Target *t, Diags *d);
  * earlier one by another thread (read after write, write after read or write). */
 int pass_barriers(TirKernel *k, const struct Target *t, Diags *d);
 
+/* pass_pipeline.c: software pipelining of loops (num_stages): the loads that feed shared
+ * buffers are issued num_stages - 1 iterations ahead as async copies into a ring of buffers. */
+int pass_pipeline(TirKernel *k, const struct Target *t, Diags *d);
+/* Elements per cp.async for copying a pointer tile into buf: the run of its registers along
+ * the buffer's contiguous dim that the axis analysis proves contiguous, aligned and under one
+ * mask value, within 16 bytes; 0 when that is under 4 bytes (no async copy possible). */
+struct AxisInfo;
+int async_copy_vector(const TirValue *ptr, const TirValue *mask, const TirValue *buf,
+                      const struct AxisInfo *axis);
+
 /* The bytes of one buffer of a local_alloc (its shape times its element size). */
 int smem_buffer_bytes(const TirValue *buf);
 /* Ops whose lowering synchronizes the program's threads itself (scratch shared memory:

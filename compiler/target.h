@@ -72,6 +72,14 @@ struct Target {
      * row i % 8 of matrix i / 8; out[j] gets this lane's 32-bit piece of matrix j. NULL:
      * shared memory is read element by element. */
     void (*ldmatrix)(TargetCtx *c, int nmat, int trans, LLVMValueRef ptr, LLVMValueRef *out);
+    /* cp.async: copies `bytes` (4, 8 or 16; dst and src aligned to it) from global src to
+     * shared dst, reading only src_bytes (i32, 0 or bytes) and zero-filling the rest; commit
+     * closes this thread's group of copies; wait leaves at most `pending` groups in flight.
+     * NULL where the target has no asynchronous copies (loops are not pipelined). */
+    void (*async_copy)(TargetCtx *c, LLVMValueRef dst, LLVMValueRef src, int bytes,
+                       LLVMValueRef src_bytes);
+    void (*async_commit)(TargetCtx *c);
+    void (*async_wait)(TargetCtx *c, int pending);
     /* Elementwise math on f32 or f64 x (UN_EXP..UN_COS, UN_ABS); NULL with a diagnostic
      * when the target cannot provide it. */
     LLVMValueRef (*math)(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);

@@ -133,6 +133,28 @@ static void nv_ldmatrix(TargetCtx *c, int nmat, int trans, LLVMValueRef ptr, LLV
         out[j] = nmat == 1 ? r : LLVMBuildExtractValue(c->b, r, (unsigned)j, "");
 }
 
+/* 16-byte copies bypass L1 (.cg), smaller ones go through it (.ca: the only form they have). */
+static void nv_async_copy(TargetCtx *c, LLVMValueRef dst, LLVMValueRef src, int bytes,
+                          LLVMValueRef src_bytes)
+{
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d.s", bytes == 16 ? "cg" : "ca",
+             bytes);
+    LLVMValueRef args[3] = {dst, src, src_bytes};
+    target_intrinsic(c, name, NULL, 0, args, 3);
+}
+
+static void nv_async_commit(TargetCtx *c)
+{
+    target_intrinsic(c, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);
+}
+
+static void nv_async_wait(TargetCtx *c, int pending)
+{
+    LLVMValueRef n = i32_c(c, pending);
+    target_intrinsic(c, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
+}
+
 /* Shared memory per block with the opt-in attribute, by compute capability. */
 static int smem_limit(int sm)
 {
@@ -288,6 +310,8 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .num_programs = nv_num_programs, .barrier = nv_barrier,
         .mma = sm >= 80 ? 2 : 0, .mma_sync = nv_mma_sync, .smem_limit = smem_limit(sm),
         .ldmatrix = sm >= 75 ? nv_ldmatrix : NULL,
+        .async_copy = sm >= 80 ? nv_async_copy : NULL, .async_commit = nv_async_commit,
+        .async_wait = nv_async_wait,
         .shuffle_xor = nv_shuffle_xor, .shuffle_idx = nv_shuffle_idx, .smem_base = nv_smem_base, .math = nv_math,
         .module_finish = nv_module_finish,
     };

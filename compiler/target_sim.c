@@ -132,6 +132,27 @@ static void sim_ldmatrix(TargetCtx *c, int nmat, int trans, LLVMValueRef ptr, LL
         out[j] = LLVMBuildLoad2(c->b, i32_t(c), word_at(c, po, j), "");
 }
 
+static void sim_async_copy(TargetCtx *c, LLVMValueRef dst, LLVMValueRef src, int bytes,
+                           LLVMValueRef src_bytes)
+{
+    LLVMTypeRef pt[5] = {ptr_t(c), ptr_t(c), ptr_t(c), i32_t(c), i32_t(c)};
+    LLVMValueRef args[5] = {c->thread, dst, src, LLVMConstInt(i32_t(c), (unsigned)bytes, 0), src_bytes};
+    sim_call(c, c->b, "tile_sim_cp_async", LLVMVoidTypeInContext(c->ctx), pt, args, 5);
+}
+
+static void sim_async_commit(TargetCtx *c)
+{
+    LLVMTypeRef p = ptr_t(c);
+    sim_call(c, c->b, "tile_sim_cp_async_commit", LLVMVoidTypeInContext(c->ctx), &p, &c->thread, 1);
+}
+
+static void sim_async_wait(TargetCtx *c, int pending)
+{
+    LLVMTypeRef pt[2] = {ptr_t(c), i32_t(c)};
+    LLVMValueRef args[2] = {c->thread, LLVMConstInt(i32_t(c), (unsigned)pending, 0)};
+    sim_call(c, c->b, "tile_sim_cp_async_wait", LLVMVoidTypeInContext(c->ctx), pt, args, 2);
+}
+
 static int sim_module_finish(TargetCtx *c) { return 0; }
 
 static const Target sim_target = {
@@ -152,6 +173,9 @@ static const Target sim_target = {
     .shuffle_idx = sim_shuffle_idx,
     .mma_sync = sim_mma_sync,
     .ldmatrix = sim_ldmatrix,
+    .async_copy = sim_async_copy,
+    .async_commit = sim_async_commit,
+    .async_wait = sim_async_wait,
     .smem_base = sim_smem_base,
     .smem_access = sim_smem_access,
     .math = target_math_llvm,

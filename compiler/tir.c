@@ -217,6 +217,15 @@ void tir_op_remove(TirOp *op) {
     op->block = NULL;
 }
 
+int tir_defined_in(const TirValue *v, const TirBlock *b) {
+    const TirBlock *at = v->def ? v->def->block : v->block;
+    while (at) {
+        if (at == b) return 1;
+        at = at->parent ? at->parent->block : NULL;
+    }
+    return 0;
+}
+
 void tir_replace_uses(TirBlock *b, TirValue *from, TirValue *to) {
     for (TirOp *op = b->first; op; op = op->next) {
         for (int i = 0; i < op->nops; i++)

@@ -145,7 +145,9 @@ typedef enum {
     TIR_LOCAL_STORE,  /* buf, index (i32), value: writes value into buffer `index` */
     TIR_LOCAL_LOAD,   /* buf, index (i32) -> the tile of buffer `index`, in the result's layout */
     TIR_ASYNC_COPY,   /* buf, index, ptr [, mask]: starts copying global memory into buffer
-                         `index` (masked-off elements become 0); no results */
+                         `index` (masked-off elements become 0); no results. attr.i = 1: a
+                         ring write of the pipeliner (its stage is not one this iteration
+                         reads; see pass_barriers.c) */
     TIR_ASYNC_COMMIT, /* closes the group of async copies this thread started */
     TIR_ASYNC_WAIT,   /* attr.i = groups that may stay in flight; the others have landed */
     TIR_BARRIER,      /* all threads of the program; placed by compiler/pass_barriers.c */
@@ -247,6 +249,8 @@ TirOp *tir_op_insert_before(TirKernel *k, TirOp *before, TirOpcode code, SrcLoc 
                             TirValue **ops, int nops, const TirType *res_types, int nres);
 void tir_op_add_regions(TirKernel *k, TirOp *op, int nregions);
 void tir_op_remove(TirOp *op);
+/* Whether v is computed inside block b or a region nested in it (block arguments included). */
+int tir_defined_in(const TirValue *v, const TirBlock *b);
 /* Replaces every use of `from` inside `b` (recursively through regions) by `to`. */
 void tir_replace_uses(TirBlock *b, TirValue *from, TirValue *to);
 

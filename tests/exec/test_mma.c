@@ -9,18 +9,22 @@
 #define MMA "tests/exec/mma.tile"
 
 typedef struct Shape {
-    int M, N, K, BM, BN, BK, warps;
+    int M, N, K, BM, BN, BK, warps, stages;
 } Shape;
 
+/* stages: the software pipeline's depth (1: none); with S stages a loop of fewer than S - 1
+ * steps only ever reads prologue copies */
 static const Shape shapes[] = {
-    {16, 8, 16, 16, 8, 16, 1},     /* one instruction */
-    {33, 17, 40, 16, 16, 16, 1},   /* masks on every edge, three K steps */
-    {20, 20, 0, 16, 16, 16, 2},    /* no K step: the accumulator's zeros */
-    {64, 64, 16, 64, 64, 16, 4},   /* one K step */
-    {64, 48, 64, 64, 32, 32, 4},   /* two K steps, two column blocks, one masked */
-    {130, 70, 100, 64, 32, 32, 4}, /* many programs and steps, masked */
-    {128, 128, 64, 128, 128, 32, 8},
-    {40, 72, 24, 32, 64, 16, 2},
+    {16, 8, 16, 16, 8, 16, 1, 2},      /* one instruction */
+    {33, 17, 40, 16, 16, 16, 1, 4},    /* masks on every edge, three K steps */
+    {20, 20, 0, 16, 16, 16, 2, 3},     /* no K step: the accumulator's zeros */
+    {64, 64, 16, 64, 64, 16, 4, 3},    /* one K step */
+    {64, 48, 64, 64, 32, 32, 4, 3},    /* two K steps, two column blocks, one masked */
+    {130, 70, 100, 64, 32, 32, 4, 2},  /* many programs and steps, masked */
+    {128, 128, 64, 128, 128, 32, 8, 1},
+    {40, 72, 24, 32, 64, 16, 2, 4},
+    {64, 64, 200, 64, 64, 16, 4, 3},   /* many K steps, the last one masked */
+    {17, 9, 33, 16, 8, 16, 1, 5},      /* more stages than steps */
 };
 
 enum { F16, BF16, I8, TF32, F32, KINDS };
@@ -30,8 +34,8 @@ static void one_case(int kind, const Shape *s, int at, int bt)
 {
     static const Ty in_ty[KINDS] = {T_F16, T_BF16, T_I8, T_F32, T_F32};
     int M = s->M, N = s->N, K = s->K, BK = kind == I8 && s->BK < 32 ? 32 : s->BK;
-    begin("%s %dx%dx%d blocks %dx%dx%d warps %d%s%s", kernel[kind], M, N, K, s->BM, s->BN, BK,
-          s->warps, at ? " A^T" : "", bt ? " B^T" : "");
+    begin("%s %dx%dx%d blocks %dx%dx%d warps %d stages %d%s%s", kernel[kind], M, N, K, s->BM,
+          s->BN, BK, s->warps, s->stages, at ? " A^T" : "", bt ? " B^T" : "");
     double lo = kind == I8 ? -20 : -1, hi = kind == I8 ? 20 : 1;
     Buf *a = input("a", in_ty[kind], (size_t)M * K + 1, lo, hi);
     Buf *b = input("b", in_ty[kind], (size_t)K * N + 1, lo, hi);
@@ -46,7 +50,7 @@ static void one_case(int kind, const Shape *s, int at, int bt)
         }
     run(MMA, kernel[kind], ARGS(P(a), P(b), P(c), I(M), I(N), I(K)),
         CONSTS({"BM", s->BM}, {"BN", s->BN}, {"BK", BK}, {"AT", at}, {"BT", bt},
-               {"num_warps", s->warps}));
+               {"num_warps", s->warps}, {"num_stages", s->stages}));
 }
 
 static void acc_uses(int M, int N, int K, int BM, int BN, int BK, int warps)

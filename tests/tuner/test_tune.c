@@ -158,7 +158,8 @@ static int test_compile_failure(void)
     printf("failed: %s: %s\n", bad->config, bad->reason);
     CHECK(bad->status == TILE_TUNE_FAILED && strstr(bad->config, "2097152"));
     CHECK(strstr(bad->reason, "error: "));
-    CHECK(rep->best == 0 && rep->results[0].status == TILE_TUNE_OK);
+    /* which of the two good configurations wins is timing; never the failed one */
+    CHECK(rep->best >= 0 && rep->best < rep->nresults && rep->results[rep->best].status == TILE_TUNE_OK);
     OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
     CHECK(out_is(&f, 2));
     close_fx(&f);

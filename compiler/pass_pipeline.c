@@ -1,0 +1,358 @@
+/* pass_pipeline.c: software pipelining of `for` loops (num_stages = S >= 2). A load in the
+ * loop body whose only use is a store into a shared buffer of the same iteration (what
+ * pass_smem.c makes of a dot operand's conversion), with addresses computed from the
+ * induction variable and loop invariants alone, becomes a ring of S buffers filled by async
+ * copies S - 1 iterations ahead:
+ *     prologue:  copies for iterations 0 .. S-2 (masked off past the trip count), one commit each
+ *     body:      async_wait S-2; local_load stage k % S; copies for iteration k + S - 1 into
+ *                stage (k + S - 1) % S; commit; ... the iteration's math ...
+ *     after:     async_wait 0
+ * so the copies of later iterations overlap this one's math. Run-time trip counts of 0, 1, ...
+ * work: out-of-range iterations copy nothing (zero-filled) and are never read. Loops with
+ * break, continue or return, a step that is not a positive constant, or no such load are left
+ * alone; so are targets without async copies. */
+#include <string.h>
+#include "analysis_axis.h"
+#include "passes.h"
+#include "target.h"
+
+enum { MAX_CANDS = 8, MAX_MAP = 256, MAX_DEPTH = 48 };
+
+typedef struct Cand {
+    TirOp *alloc, *load, *store;
+    TirValue *ring;
+} Cand;
+
+typedef struct Map {
+    const TirValue *from[MAX_MAP];
+    TirValue *to[MAX_MAP];
+    int n;
+} Map;
+
+typedef struct PP {
+    TirKernel *k;
+    const Target *t;
+    const AxisInfo *axis;
+    int stages;
+} PP;
+
+static const TirLayout scalar_layout = {.kind = LAYOUT_SCALAR};
+
+static int64_t pow2_floor(int64_t v)
+{
+    int64_t p = 1;
+    while (p * 2 <= v)
+        p *= 2;
+    return v < 1 ? 0 : p;
+}
+
+int async_copy_vector(const TirValue *ptr, const TirValue *mask, const TirValue *buf,
+                      const AxisInfo *axis)
+{
+    LinearLayout ll;
+    if (!axis || !buf->layout || buf->type.elem == ET_BOOL ||
+        layout_ll(ptr->layout, ptr->type.shape, ptr->type.rank, &ll))
+        return 0;
+    int cd = buf->layout->order[0], eb = et_bytes(buf->type.elem);
+    int64_t n = ll_contiguous_regs(&ll, cd);
+    const AxisInfo *a = &axis[ptr->id];
+    n = n < buf->layout->vec ? n : buf->layout->vec;
+    n = n < 16 / eb ? n : 16 / eb;
+    n = n < a->contig[cd] ? n : a->contig[cd];
+    n = n < a->div[cd] / eb ? n : a->div[cd] / eb;
+    if (mask && mask->type.rank)
+        n = n < axis[mask->id].cnst[cd] ? n : axis[mask->id].cnst[cd];
+    n = pow2_floor(n);
+    return n * eb >= 4 ? (int)n : 0;
+}
+
+/* ---- what may be pipelined ---- */
+static int pure_op(TirOpcode c)
+{
+    switch (c) {
+    case TIR_CONST: case TIR_ARANGE: case TIR_SPLAT: case TIR_EXPAND_DIMS: case TIR_BROADCAST:
+    case TIR_TRANS: case TIR_CONVERT_LAYOUT: case TIR_BINARY: case TIR_CMP: case TIR_UNARY:
+    case TIR_SELECT: case TIR_CAST: case TIR_FMA: case TIR_ADDPTR:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* v follows from the induction variable and loop invariants through pure ops. */
+static int from_iv(const TirValue *v, const TirBlock *body, int depth)
+{
+    if (v == body->args[0] || !tir_defined_in(v, body))
+        return 1;
+    if (!v->def || !pure_op(v->def->code) || depth > MAX_DEPTH)
+        return 0;
+    for (int i = 0; i < v->def->nops; i++)
+        if (!from_iv(v->def->ops[i], body, depth + 1))
+            return 0;
+    return 1;
+}
+
+static int leaves_loop(const TirBlock *b)
+{
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == TIR_BREAK || op->code == TIR_CONTINUE || op->code == TIR_RETURN)
+            return 1;
+        for (int r = 0; r < op->nregions; r++)
+            if (op->code != TIR_FOR && op->code != TIR_WHILE && leaves_loop(op->regions[r]))
+                return 1;
+    }
+    return 0;
+}
+
+static int uses_of(const TirBlock *b, const TirValue *v)
+{
+    int n = 0;
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        for (int i = 0; i < op->nops; i++)
+            n += op->ops[i] == v;
+        for (int r = 0; r < op->nregions; r++)
+            n += uses_of(op->regions[r], v);
+    }
+    return n;
+}
+
+static int is_zero(const TirValue *v)
+{
+    const TirOp *d = v->def;
+    if (d && d->code == TIR_SPLAT)
+        d = d->ops[0]->def;
+    return d && d->code == TIR_CONST && d->attr.i == 0 && d->attr.f == 0;
+}
+
+static int const_int(const TirValue *v, int64_t *out)
+{
+    if (!v->def || v->def->code != TIR_CONST || et_is_float(v->type.elem))
+        return 0;
+    *out = v->def->attr.i;
+    return 1;
+}
+
+/* store = local_store(alloc made in this body, 0, load made in this body). */
+static int candidate(PP *p, TirBlock *body, TirOp *store, Cand *c)
+{
+    TirValue *buf = store->ops[0], *x = store->ops[2];
+    int64_t idx;
+    if (store->code != TIR_LOCAL_STORE || !buf->def || buf->def->block != body ||
+        buf->type.buffers != 1 || !const_int(store->ops[1], &idx) || idx != 0)
+        return 0;
+    TirOp *ld = x->def;
+    if (!ld || ld->code != TIR_LOAD || ld->block != body || uses_of(body, x) != 1)
+        return 0;
+    TirValue *mask = ld->nops > 1 ? ld->ops[1] : NULL;
+    if ((ld->nops > 2 && !is_zero(ld->ops[2])) || !from_iv(ld->ops[0], body, 0) ||
+        (mask && !from_iv(mask, body, 0)))
+        return 0;
+    if (!async_copy_vector(ld->ops[0], mask, buf, p->axis))
+        return 0;
+    *c = (Cand){buf->def, ld, store, NULL};
+    return 1;
+}
+
+/* ---- building ---- */
+static TirValue *emit(PP *p, TirOp *at, TirOpcode code, TirValue **ops, int nops,
+                      const TirType *t, const TirLayout *l)
+{
+    TirOp *op = tir_op_insert_before(p->k, at, code, at->loc, ops, nops, t, t ? 1 : 0);
+    if (t)
+        op->results[0]->layout = l;
+    return t ? op->results[0] : NULL;
+}
+
+static TirValue *emit_const(PP *p, TirOp *at, ElemKind et, int64_t v)
+{
+    TirType t = {.elem = et};
+    TirValue *c = emit(p, at, TIR_CONST, NULL, 0, &t, &scalar_layout);
+    c->def->attr.i = v;
+    return c;
+}
+
+static TirValue *emit_binary(PP *p, TirOp *at, int opc, TirValue *a, TirValue *b)
+{
+    TirValue *ops[2] = {a, b};
+    TirValue *r = emit(p, at, TIR_BINARY, ops, 2, &a->type, a->layout);
+    r->def->attr.i = opc;
+    return r;
+}
+
+static TirValue *clone(PP *p, TirOp *at, TirValue *v, const TirBlock *body, Map *m)
+{
+    if (!tir_defined_in(v, body))
+        return v;
+    for (int i = 0; i < m->n; i++)
+        if (m->from[i] == v)
+            return m->to[i];
+    TirOp *d = v->def;
+    TirValue *ops[8];
+    for (int i = 0; i < d->nops && i < 8; i++)
+        ops[i] = clone(p, at, d->ops[i], body, m);
+    TirValue *c = emit(p, at, d->code, ops, d->nops, &v->type, v->layout);
+    c->def->attr = d->attr;
+    if (m->n < MAX_MAP)
+        m->from[m->n] = v, m->to[m->n++] = c;
+    return c;
+}
+
+/* async_copy ring[index] <- the candidate's load for the iteration whose induction variable
+ * is iv, masked off unless `valid`. */
+static void copy_for(PP *p, TirOp *at, Cand *c, const TirBlock *body, TirValue *iv,
+                     TirValue *valid, TirValue *index, int ring_write)
+{
+    Map m = {.n = 1};
+    m.from[0] = body->args[0], m.to[0] = iv;
+    TirValue *ptr = clone(p, at, c->load->ops[0], body, &m);
+    TirType bt = ptr->type;
+    bt.elem = ET_BOOL, bt.pointee = ET_VOID;
+    TirValue *mask = emit(p, at, TIR_SPLAT, &valid, 1, &bt, ptr->layout);
+    if (c->load->nops > 1) {
+        TirValue *lm = clone(p, at, c->load->ops[1], body, &m);
+        mask = emit_binary(p, at, BIN_AND, lm, mask);
+    }
+    TirValue *ops[4] = {c->ring, index, ptr, mask};
+    TirOp *cp = tir_op_insert_before(p->k, at, TIR_ASYNC_COPY, at->loc, ops, 4, NULL, 0);
+    cp->attr.i = ring_write;
+}
+
+static void commit(PP *p, TirOp *at)
+{
+    tir_op_insert_before(p->k, at, TIR_ASYNC_COMMIT, at->loc, NULL, 0, NULL, 0);
+}
+
+static TirOp *wait_op(PP *p, TirOp *at, int pending)
+{
+    TirOp *w = tir_op_insert_before(p->k, at, TIR_ASYNC_WAIT, at->loc, NULL, 0, NULL, 0);
+    w->attr.i = pending;
+    return w;
+}
+
+/* iv < hi, as a scalar bool (steps are positive). */
+static TirValue *in_range(PP *p, TirOp *at, TirValue *iv, TirValue *hi)
+{
+    TirType bt = {.elem = ET_BOOL};
+    TirValue *ops[2] = {iv, hi};
+    TirValue *c = emit(p, at, TIR_CMP, ops, 2, &bt, &scalar_layout);
+    c->def->attr.i = CMP_LT;
+    return c;
+}
+
+static void prologue(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
+{
+    TirValue *lo = loop->ops[0], *hi = loop->ops[1];
+    const TirBlock *body = loop->regions[0];
+    for (int s = 0; s + 1 < p->stages; s++) {
+        TirValue *iv = s ? emit_binary(p, loop, BIN_ADD, lo, emit_const(p, loop, lo->type.elem, s * step)) : lo;
+        TirValue *valid = in_range(p, loop, iv, hi), *idx = emit_const(p, loop, ET_I32, s);
+        for (int i = 0; i < n; i++)
+            copy_for(p, loop, &cs[i], body, iv, valid, idx, 0);
+        commit(p, loop);
+    }
+}
+
+/* (iv - lo) / step + offset, modulo the stage count, as an i32 buffer index. */
+static TirValue *stage_index(PP *p, TirOp *at, TirValue *iv, TirValue *lo, int64_t step, int offset)
+{
+    ElemKind et = iv->type.elem;
+    TirValue *k = emit_binary(p, at, BIN_DIV, emit_binary(p, at, BIN_SUB, iv, lo), emit_const(p, at, et, step));
+    if (offset)
+        k = emit_binary(p, at, BIN_ADD, k, emit_const(p, at, et, offset));
+    k = emit_binary(p, at, BIN_REM, k, emit_const(p, at, et, p->stages));
+    if (et == ET_I32)
+        return k;
+    TirType t = {.elem = ET_I32};
+    return emit(p, at, TIR_CAST, &k, 1, &t, &scalar_layout);
+}
+
+/* Points the candidate's local_loads at the ring's stage `rd`; returns the last of them. */
+static TirOp *read_ring(Cand *c, TirBlock *body, TirValue *rd)
+{
+    TirOp *last = NULL;
+    TirValue *buf = c->alloc->results[0];
+    for (TirOp *op = body->first; op; op = op->next)
+        if (op->code == TIR_LOCAL_LOAD && op->ops[0] == buf) {
+            op->ops[0] = c->ring, op->ops[1] = rd;
+            last = op;
+        }
+    return last;
+}
+
+/* The body waits for its stage and reads it; right after a candidate's last read, the copy
+ * for iteration k + S - 1 goes into the stage read one iteration earlier; the copies of an
+ * iteration are committed together after the last one. */
+static void rewrite_body(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
+{
+    TirBlock *body = loop->regions[0];
+    TirValue *iv = body->args[0], *lo = loop->ops[0], *hi = loop->ops[1];
+    TirOp *first = body->first;
+    wait_op(p, first, p->stages - 2);
+    TirValue *rd = stage_index(p, first, iv, lo, step, 0);
+    for (int i = 0; i < n; i++) {
+        TirOp *last = read_ring(&cs[i], body, rd);
+        TirOp *at = last && last->next ? last->next : body->last;
+        TirValue *ivn = emit_binary(p, at, BIN_ADD, iv, emit_const(p, at, iv->type.elem, (p->stages - 1) * step));
+        TirValue *valid = in_range(p, at, ivn, hi), *wr = stage_index(p, at, iv, lo, step, p->stages - 1);
+        copy_for(p, at, &cs[i], body, ivn, valid, wr, 1);
+    }
+    TirOp *last_copy = NULL;
+    for (TirOp *op = body->first; op; op = op->next)
+        if (op->code == TIR_ASYNC_COPY)
+            last_copy = op;
+    commit(p, last_copy->next);
+    for (int i = 0; i < n; i++) {
+        tir_op_remove(cs[i].store);
+        tir_op_remove(cs[i].load);
+        tir_op_remove(cs[i].alloc);
+    }
+}
+
+static int pipeline_loop(PP *p, TirOp *loop)
+{
+    TirBlock *body = loop->regions[0];
+    int64_t step;
+    Cand cs[MAX_CANDS];
+    int n = 0;
+    if (!const_int(loop->ops[2], &step) || step <= 0 || leaves_loop(body))
+        return 0;
+    for (TirOp *op = body->first; op && n < MAX_CANDS; op = op->next)
+        n += candidate(p, body, op, &cs[n]);
+    if (!n)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        TirValue *buf = cs[i].alloc->results[0];
+        TirType rt = buf->type;
+        rt.buffers = p->stages;
+        cs[i].ring = emit(p, loop, TIR_LOCAL_ALLOC, NULL, 0, &rt, buf->layout);
+        cs[i].ring->def->attr.i = -1;
+    }
+    prologue(p, loop, cs, n, step);
+    rewrite_body(p, loop, cs, n, step);
+    if (loop->next)
+        wait_op(p, loop->next, 0);
+    else
+        tir_op_append(p->k, loop->block, TIR_ASYNC_WAIT, loop->loc, NULL, 0, NULL, 0);
+    return n;
+}
+
+static void visit(PP *p, TirBlock *b)
+{
+    for (TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        for (int r = 0; r < op->nregions; r++)
+            visit(p, op->regions[r]);
+        if (op->code == TIR_FOR)
+            pipeline_loop(p, op);
+    }
+}
+
+int pass_pipeline(TirKernel *k, const Target *t, Diags *d)
+{
+    (void)d;
+    PP p = {.k = k, .t = t, .stages = k->num_stages};
+    if (p.stages < 2 || !t->async_copy || t->threads_per_warp <= 1)
+        return 0;
+    p.axis = axis_analyze(k);
+    visit(&p, k->body);
+    return 0;
+}
