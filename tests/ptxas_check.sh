@@ -1,10 +1,13 @@
 #!/bin/sh
-# ptxas_check.sh: the PTX of every kernel of every example assembles with ptxas for sm_80 and
-# sm_90, and uses no local memory: no stack frame, no spills. Skips (exit 77) without ptxas.
+# ptxas_check.sh: the PTX of every kernel of every example (and of the tensor-core tests)
+# assembles with ptxas for sm_80 and sm_90, as emitted and as a launch with 16-byte aligned
+# arguments specializes it, and uses no local memory: no stack frame, no spills. The 16-bit
+# matmul and attention kernels must use the tensor cores: mma.sync, ldmatrix and (aligned)
+# cp.async must appear. Skips (exit 77) without ptxas.
 # usage: tests/ptxas_check.sh TILEC [FILE.tile...]   (from the source root)
 tilec=${1:?usage: ptxas_check.sh TILEC [FILE...]}
 shift
-[ $# -gt 0 ] || set -- examples/*.tile
+[ $# -gt 0 ] || set -- examples/*.tile tests/exec/mma.tile
 ptxas=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null || true)
 if [ -z "$ptxas" ]; then
     echo "skipped: ptxas not found (install the CUDA toolkit or put ptxas on PATH)"
@@ -16,10 +19,13 @@ fail=0
 n=0
 for f in "$@"; do
     for k in $("$tilec" list "$f" | sed 's/(.*//'); do
-        for arch in sm_80 sm_90; do
+        for variant in sm_80 sm_90 sm_80:aligned sm_90:aligned; do
+            arch=${variant%%:*}
+            flags=
+            [ "$variant" = "$arch" ] || flags=--assume-aligned
             n=$((n + 1))
-            what="$f:$k $arch"
-            if ! "$tilec" emit --emit=ptx --target=$arch --kernel="$k" "$f" >"$tmp/k.ptx" 2>"$tmp/err"; then
+            what="$f:$k $variant"
+            if ! "$tilec" emit --emit=ptx --target=$arch $flags --kernel="$k" "$f" >"$tmp/k.ptx" 2>"$tmp/err"; then
                 echo "FAIL $what: tilec emit failed"
                 sed 's/^/    /' "$tmp/err" | head -10
                 fail=$((fail + 1))
@@ -32,6 +38,18 @@ for f in "$@"; do
                 continue
             fi
             usage=$(grep -E "registers|stack frame|spill" "$tmp/log" | tr -s ' \n' ' ')
+            missing=
+            case "$k:$flags" in
+            matmul_f16:--assume-aligned|matmul_bf16:--assume-aligned|flash_attention:--assume-aligned|flash_attention_bf16:--assume-aligned)
+                for insn in mma.sync ldmatrix cp.async; do
+                    grep -q "$insn" "$tmp/k.ptx" || missing="$missing $insn"
+                done ;;
+            esac
+            if [ -n "$missing" ]; then
+                echo "FAIL $what: no$missing (tensor cores expected)"
+                fail=$((fail + 1))
+                continue
+            fi
             if grep -Eq "[1-9][0-9]* bytes stack frame|[1-9][0-9]* bytes spill" "$tmp/log"; then
                 echo "FAIL $what: local memory: $usage"
                 fail=$((fail + 1))
