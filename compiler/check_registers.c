@@ -16,7 +16,7 @@ static int is_data(const TirValue *v) {
 
 /* 32-bit registers one thread needs for value v. */
 static int value_regs(const TirValue *v) {
-    if (!v->layout || v->layout->kind == LAYOUT_SCALAR || !is_data(v)) return 1;
+    if (!v->layout || v->layout->kind == LAYOUT_SCALAR || v->type.buffers || !is_data(v)) return 1;
     int per_thread = layout_regs(v->layout, v->type.shape, v->type.rank);
     int bytes = et_bytes(v->type.elem);
     return (per_thread * bytes + 3) / 4;

@@ -30,7 +30,7 @@ static const Func *find_kernel(const CompileRequest *req, Diags *d) {
 }
 
 static int dump_tir(const CompileRequest *req, const TirKernel *k, const char *pass) {
-    if (req->dump && req->dump_after_pass && strcmp(req->dump_after_pass, pass) == 0) tir_print(k, req->dump);
+    if (req && req->dump && req->dump_after_pass && strcmp(req->dump_after_pass, pass) == 0) tir_print(k, req->dump);
     return 0;
 }
 
@@ -89,6 +89,19 @@ static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t,
     return rc;
 }
 
+/* The passes on specialized tile IR, in order; `req` (may be NULL) asks for dumps. */
+int tc_passes(TirKernel *k, const Target *t, const CompileRequest *req, Diags *diags) {
+    if (pass_assign_layouts(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "layout")) return -1;
+    if (check_registers(k, t->kind != TARGET_HOST, diags)) return -1;
+    if (pass_rematerialize(k, t, diags) || pass_hoist_conversions(k, t, diags) || check_ir(k, 1, diags) ||
+        dump_tir(req, k, "hoist")) return -1;
+    if (pass_smem_conversions(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "smem")) return -1;
+    if (pass_pipeline(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "pipeline")) return -1;
+    if (pass_smem_alloc(k, t, diags) || dump_tir(req, k, "smem-alloc")) return -1;
+    if (pass_barriers(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "barriers")) return -1;
+    return 0;
+}
+
 int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKernel *out) {
     const Func *f = find_kernel(req, diags);
     const Target *t = target_lookup(req->target ? req->target : TC_TARGET_HOST);
@@ -107,14 +120,7 @@ int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKe
     if (t->kind == TARGET_HOST) k->num_warps = 1; /* one thread owns whole tiles */
     if (check_ir(k, 0, diags) || dump_tir(req, k, "specialize")) return -1;
 
-    if (pass_assign_layouts(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "layout")) return -1;
-    if (check_registers(k, t->kind != TARGET_HOST, diags)) return -1;
-    if (pass_rematerialize(k, t, diags) || pass_hoist_conversions(k, t, diags) || check_ir(k, 1, diags) ||
-        dump_tir(req, k, "hoist")) return -1;
-    if (pass_smem_conversions(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "smem")) return -1;
-    if (pass_pipeline(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "pipeline")) return -1;
-    if (pass_smem_alloc(k, t, diags) || dump_tir(req, k, "smem-alloc")) return -1;
-    if (pass_barriers(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "barriers")) return -1;
+    if (tc_passes(k, t, req, diags)) return -1;
     k->axis = axis_analyze(k); /* contiguity and alignment, for vector loads and stores */
     if (req->stop_after == STAGE_TIR) {
         if (req->dump && !req->dump_after_pass) tir_print(k, req->dump);

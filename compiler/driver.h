@@ -67,6 +67,10 @@ Module *tc_parse(Arena *arena, const SrcFile *file, Diags *diags);
  * Returns 0 on success, -1 with diagnostics on failure. `out` may be NULL below
  * STAGE_OBJECT. Everything allocated lives in `arena`. */
 int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKernel *out);
+/* The passes after specialization (layouts, shared memory, pipelining, barriers) on a tile IR
+ * kernel for target t, as tc_compile runs them; req may be NULL (no dumps). 0 or -1. */
+struct Target;
+int tc_passes(TirKernel *k, const struct Target *t, const CompileRequest *req, Diags *diags);
 
 /* Resolves the value of every const parameter of `f` (and num_warps / num_stages) from the
  * bindings, defaults and first @tune candidates, in declaration order. Fills out[] (at most

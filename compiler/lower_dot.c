@@ -1,30 +1,12 @@
-/* lower_dot.c: matrix products. The FMA path stages both operands through shared memory
- * (converted to the accumulator type, rows padded by one element against bank conflicts),
- * then each thread accumulates the result elements its layout owns over a loop on K.
- * Dots whose result has an mma encoding go to the tensor cores (lower_mma.c). */
+/* lower_dot.c: matrix products. On the FMA path each thread accumulates the result elements
+ * its layout gives it over a loop on K, reading the operands from the shared buffers
+ * pass_smem.c put them in (GPU targets) or from its own registers (the host, where one thread
+ * holds whole tiles). Dots whose result has an mma encoding go to the tensor cores
+ * (lower_mma.c). */
 #include <llvm-c/Target.h>
 #include "layout_dot.h"
 #include "lower_int.h"
-
-/* Writes every element of x (converted to kind ck) to base[row * ld + col + off]. */
-static void stage(Lower *L, TirValue *x, ElemKind ck, LLVMValueRef base, int ld, int off)
-{
-    LLVMTypeRef ct = lw_type(L, ck);
-    LLVMBasicBlockRef join = lw_if_owner(L, lw_ll(L, x));
-    ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, x), L->t->unroll_elements), c[TIR_MAX_RANK];
-    lw_coords(L, x, r, c);
-    LLVMValueRef idx = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, c[0], lw_i32c(L, ld), ""), c[1], "");
-    idx = LLVMBuildAdd(L->b, idx, lw_i32c(L, off), "");
-    lw_smem_store(L, lw_cast(L, lw_get(L, x, r), x->type.elem, ck), lw_smem_ptr(L, base, ct, idx));
-    lw_loop_end(L, &lp);
-    lw_end_if(L, join);
-}
-
-static LLVMValueRef smem_at(Lower *L, LLVMTypeRef t, LLVMValueRef base, LLVMValueRef idx)
-{
-    return lw_smem_load(L, t, lw_smem_ptr(L, base, t, idx));
-}
+#include "smem_layout.h"
 
 static LLVMValueRef mul_add(Lower *L, ElemKind ck, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
 {
@@ -35,42 +17,93 @@ static LLVMValueRef mul_add(Lower *L, ElemKind ck, LLVMValueRef a, LLVMValueRef 
     return target_intrinsic(&L->tc, "llvm.fmuladd", &t, 1, args, 3);
 }
 
-/* res[m, n] += a_s[m, k] * b_s[k, n] for every owned (m, n). */
-static void accumulate(Lower *L, TirValue *res, ElemKind ck, LLVMValueRef base, LLVMValueRef k,
-                       int lda, int ldb, int boff)
+/* For an operand held whole by every thread (the host), the register of each flat-offset bit:
+ * the inverse of its linear layout. 0 when some element is not in this thread's registers. */
+static int register_map(const LinearLayout *ll, uint32_t *inv)
 {
-    LLVMTypeRef ct = lw_type(L, ck);
-    ElemLoop lp;
+    if (ll_zero_mask(ll, LL_LANE) != (1u << ll->nbits[LL_LANE]) - 1 ||
+        ll_zero_mask(ll, LL_WARP) != (1u << ll->nbits[LL_WARP]) - 1)
+        return 0;
+    for (int j = 0; j < ll_flat_bits(ll); j++)
+        if (!ll_solve(ll->basis[LL_REG], ll->nbits[LL_REG], 1u << j, &inv[j]))
+            return 0;
+    return 1;
+}
+
+/* Element (row, col) of operand x, as kind ck: from its shared buffer (GPU targets, placed by
+ * pass_smem.c), or from registers where one thread holds the whole tile (the host). */
+static LLVMValueRef operand_at(Lower *L, TirValue *x, ElemKind ck, LLVMValueRef row, LLVMValueRef col)
+{
+    LLVMValueRef c[2] = {row, col}, e;
+    if (x->type.buffers > 0) {
+        LLVMValueRef off = smem_emit_offset(L->b, x->layout, x->type.shape, 2, c);
+        LLVMTypeRef t = lw_type(L, x->type.elem);
+        e = lw_smem_load(L, t, LLVMBuildGEP2(L->b, t, lw_val(L, x), &off, 1, ""));
+    } else {
+        const LinearLayout *ll = lw_ll(L, x);
+        uint32_t inv[32];
+        if (!register_map(ll, inv)) {
+            lw_fail(L, x->def, "internal compiler error: an FMA dot operand in registers spread over threads");
+            return LLVMGetUndef(lw_type(L, ck));
+        }
+        LLVMValueRef flat = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, row, lw_i32c(L, x->type.shape[1]), ""), col, "");
+        e = lw_get(L, x, layout_emit_map(L->b, inv, ll_flat_bits(ll), flat));
+    }
+    return lw_cast(L, e, x->type.elem, ck);
+}
+
+/* res[m, n] + a[m, k] * b[k, n] at k, in the combine kind. */
+static LLVMValueRef product_at(Lower *L, TirOp *op, ElemKind ck, LLVMValueRef *c, LLVMValueRef k,
+                               LLVMValueRef acc)
+{
+    LLVMValueRef a = operand_at(L, op->ops[0], ck, c[0], k), b = operand_at(L, op->ops[1], ck, k, c[1]);
+    return mul_add(L, ck, a, b, acc);
+}
+
+/* GPU targets: a run-time loop over K around the unrolled loop over this thread's elements
+ * (independent accumulations, no per-element loop). */
+static void k_outside(Lower *L, TirOp *op, ElemKind ck, int K)
+{
+    TirValue *res = op->results[0];
+    ElemLoop kl, lp;
+    LLVMValueRef k = lw_loop_begin(L, &kl, K, 0);
     LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements), c[TIR_MAX_RANK];
     lw_coords(L, res, r, c);
-    LLVMValueRef ai = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, c[0], lw_i32c(L, lda), ""), k, "");
-    LLVMValueRef bi = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, k, lw_i32c(L, ldb), ""), c[1], "");
-    bi = LLVMBuildAdd(L->b, bi, lw_i32c(L, boff), "");
     LLVMValueRef acc = lw_cast(L, lw_get(L, res, r), res->type.elem, ck);
-    acc = mul_add(L, ck, smem_at(L, ct, base, ai), smem_at(L, ct, base, bi), acc);
-    lw_set(L, res, r, lw_cast(L, acc, ck, res->type.elem));
+    lw_set(L, res, r, lw_cast(L, product_at(L, op, ck, c, k, acc), ck, res->type.elem));
+    lw_loop_end(L, &lp);
+    lw_loop_end(L, &kl);
+}
+
+/* The host: each element's sum over K in a register, one element after the other. */
+static void k_inside(Lower *L, TirOp *op, ElemKind ck, int K)
+{
+    TirValue *res = op->results[0];
+    LLVMValueRef sum = lw_alloca(L, lw_type(L, ck), 1, "dot.acc");
+    ElemLoop kl, lp;
+    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), 0), c[TIR_MAX_RANK];
+    lw_coords(L, res, r, c);
+    LLVMBuildStore(L->b, lw_cast(L, lw_get(L, res, r), res->type.elem, ck), sum);
+    LLVMValueRef k = lw_loop_begin(L, &kl, K, 0);
+    LLVMValueRef acc = LLVMBuildLoad2(L->b, lw_type(L, ck), sum, "");
+    LLVMBuildStore(L->b, product_at(L, op, ck, c, k, acc), sum);
+    lw_loop_end(L, &kl);
+    lw_set(L, res, r, lw_cast(L, LLVMBuildLoad2(L->b, lw_type(L, ck), sum, ""), ck, res->type.elem));
     lw_loop_end(L, &lp);
 }
 
+/* The FMA path. */
 static int lower_dot_fma(Lower *L, TirOp *op)
 {
-    TirValue *a = op->ops[0], *b = op->ops[1], *acc = op->ops[2], *res = op->results[0];
-    int M = a->type.shape[0], K = a->type.shape[1], N = b->type.shape[1];
+    TirValue *acc = op->ops[2], *res = op->results[0];
+    int K = op->ops[0]->type.shape[1];
     ElemKind ck = res->type.elem == ET_F16 || res->type.elem == ET_BF16 ? ET_F32 : res->type.elem;
-    int lda = K + 1, ldb = N + 1, boff = M * lda;
-    int esz = (int)LLVMABISizeOfType(LLVMGetModuleDataLayout(L->mod), lw_type(L, ck));
-    LLVMValueRef base = lw_smem(L, (boff + K * ldb) * esz);
-    L->t->barrier(&L->tc);
-    stage(L, a, ck, base, lda, 0);
-    stage(L, b, ck, base, ldb, boff);
-    L->t->barrier(&L->tc);
     lw_bind(L, res, lw_tile_storage(L, res));
     lw_copy_tile(L, res, lw_val(L, res), lw_val(L, acc));
-    ElemLoop kl;
-    LLVMValueRef k = lw_loop_begin(L, &kl, K, 0);
-    accumulate(L, res, ck, base, k, lda, ldb, boff);
-    lw_loop_end(L, &kl);
-    L->t->barrier(&L->tc);
+    if (L->t->unroll_elements)
+        k_outside(L, op, ck, K);
+    else
+        k_inside(L, op, ck, K);
     return 0;
 }
 

@@ -60,7 +60,9 @@ static int conflicts(const State *s, Range r)
 static Range buffer_range(const TirValue *buf, const TirValue *index, int write)
 {
     int base = (int)buf->def->attr.i, bytes = smem_buffer_bytes(buf);
-    const TirOp *d = index->def;
+    const TirOp *d = index ? index->def : NULL;
+    if (!index)
+        return (Range){base, base + bytes, write};
     if (d && d->code == TIR_CONST && d->attr.i >= 0 && d->attr.i < buf->type.buffers)
         return (Range){base + (int)d->attr.i * bytes, base + ((int)d->attr.i + 1) * bytes, write};
     return (Range){base, base + bytes * buf->type.buffers, write};
@@ -139,6 +141,11 @@ static void visit(BP *p, TirOp *op, State *s)
             add(s, p->async_dst[i]);
         break;
     case TIR_BARRIER: s->n = 0; break;
+    case TIR_DOT:
+        for (int i = 0; i < 2; i++)
+            if (op->ops[i]->type.buffers > 0)
+                access(p, op, s, buffer_range(op->ops[i], NULL, 0));
+        break;
     case TIR_FOR: case TIR_WHILE: walk_loop(p, op, s); break;
     case TIR_IF: walk_if(p, op, s); break;
     default:
@@ -169,7 +176,7 @@ static void find_async(BP *p, TirBlock *b)
 int op_synchronizes(const TirOp *op, const Target *t)
 {
     if (op->code == TIR_DOT)
-        return !dot_uses_mma(op, t);
+        return 0;
     if (op->code != TIR_REDUCE || op->ops[0]->type.rank == 0)
         return 0;
     LinearLayout ll;

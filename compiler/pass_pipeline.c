@@ -116,6 +116,21 @@ static int uses_of(const TirBlock *b, const TirValue *v)
     return n;
 }
 
+/* Every use of buf in the body but `store` is a local_load (an FMA dot reading the buffer
+ * directly cannot take a ring stage). */
+static int only_loaded(const TirBlock *body, const TirValue *buf, const TirOp *store)
+{
+    for (const TirOp *op = body->first; op; op = op->next) {
+        for (int i = 0; i < op->nops; i++)
+            if (op->ops[i] == buf && op != store && op->code != TIR_LOCAL_LOAD)
+                return 0;
+        for (int r = 0; r < op->nregions; r++)
+            if (uses_of(op->regions[r], buf))
+                return 0;
+    }
+    return 1;
+}
+
 static int is_zero(const TirValue *v)
 {
     const TirOp *d = v->def;
@@ -141,7 +156,8 @@ static int candidate(PP *p, TirBlock *body, TirOp *store, Cand *c)
         buf->type.buffers != 1 || !const_int(store->ops[1], &idx) || idx != 0)
         return 0;
     TirOp *ld = x->def;
-    if (!ld || ld->code != TIR_LOAD || ld->block != body || uses_of(body, x) != 1)
+    if (!ld || ld->code != TIR_LOAD || ld->block != body || uses_of(body, x) != 1 ||
+        !only_loaded(body, buf, store))
         return 0;
     TirValue *mask = ld->nops > 1 ? ld->ops[1] : NULL;
     if ((ld->nops > 2 && !is_zero(ld->ops[2])) || !from_iv(ld->ops[0], body, 0) ||

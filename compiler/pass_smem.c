@@ -3,9 +3,11 @@
  *     buf = local_alloc            (swizzled along x's contiguous register dim)
  *     local_store buf, 0, x
  *     y = local_load buf, 0
- * so that the allocator (pass_smem_alloc.c) gives buf its place and the barrier pass
+ * and the operands of dots on the FMA path go to buffers their K loop reads, so that the
+ * allocator (pass_smem_alloc.c) gives every buffer its place and the barrier pass
  * (pass_barriers.c) orders the accesses, instead of each lowering routine doing both. */
 #include "layout_convert.h"
+#include "layout_dot.h"
 #include "passes.h"
 #include "smem_layout.h"
 #include "target.h"
@@ -66,6 +68,24 @@ static int through_smem(TirKernel *k, TirOp *op, const LinearLayout *src)
     return buf->layout ? 0 : -1;
 }
 
+/* An FMA dot's operand moves to a buffer its K loop reads: A with M contiguous and B with N
+ * contiguous, so the lanes of a warp read neighbouring elements. */
+static int operand_to_smem(TirKernel *k, TirOp *dot, int i)
+{
+    TirValue *x = dot->ops[i];
+    int order[2] = {i == 0 ? 0 : 1, i == 0 ? 1 : 0};
+    TirType bt = x->type;
+    bt.buffers = 1;
+    TirOp *alloc = tir_op_insert_before(k, dot, TIR_LOCAL_ALLOC, dot->loc, NULL, 0, &bt, 1);
+    alloc->attr.i = -1;
+    TirValue *buf = alloc->results[0];
+    buf->layout = new_layout(k, smem_layout_swizzled(2, x->type.shape, et_bytes(x->type.elem), order));
+    TirValue *st[3] = {buf, index_zero(k, dot), x};
+    tir_op_insert_before(k, dot, TIR_LOCAL_STORE, dot->loc, st, 3, NULL, 0);
+    dot->ops[i] = buf;
+    return buf->layout ? 0 : -1;
+}
+
 static int visit(TirKernel *k, const Target *t, TirBlock *b, Diags *d)
 {
     for (TirOp *op = b->first, *next; op; op = next) {
@@ -73,6 +93,13 @@ static int visit(TirKernel *k, const Target *t, TirBlock *b, Diags *d)
         for (int r = 0; r < op->nregions; r++)
             if (visit(k, t, op->regions[r], d))
                 return -1;
+        if (op->code == TIR_DOT && t->threads_per_warp > 1 && !dot_uses_mma(op, t)) {
+            if (operand_to_smem(k, op, 0) || operand_to_smem(k, op, 1)) {
+                diag_error(d, op->loc, "out of memory in the shared-memory pass");
+                return -1;
+            }
+            continue;
+        }
         if (op->code != TIR_CONVERT_LAYOUT || op->ops[0]->type.rank == 0)
             continue;
         LinearLayout a, c;

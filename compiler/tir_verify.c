@@ -90,7 +90,8 @@ static void check_layouts(Verifier *v, const TirOp *op) {
 static void check_smem(Verifier *v, const TirOp *op) {
     int takes_buf = op->code == TIR_LOCAL_STORE || op->code == TIR_LOCAL_LOAD || op->code == TIR_ASYNC_COPY;
     for (int i = 0; i < op->nops; i++)
-        if (op->ops[i] && op->ops[i]->type.buffers > 0 && !(takes_buf && i == 0))
+        if (op->ops[i] && op->ops[i]->type.buffers > 0 && !(takes_buf && i == 0) &&
+            !(op->code == TIR_DOT && i < 2))
             problem(v, op, "shared buffer used as a register value");
     if (!takes_buf || op->nops < (op->code == TIR_LOCAL_LOAD ? 2 : 3)) return;
     const TirValue *buf = op->ops[0];

@@ -1,5 +1,5 @@
 /* fuzz_compile.c: libFuzzer target for everything before LLVM: front end, const
- * resolution, specialization to tile IR, verification and the layout pass (for sm_90 and
+ * resolution, specialization to tile IR, verification and every pass after it (for sm_90, sim and
  * the host) on arbitrary source. Nothing may crash, hang or leak. Built by
  * scripts/fuzz.sh with clang -fsanitize=fuzzer,address,undefined; seeds in tests/fuzz_corpus. */
 #include <stdint.h>
@@ -14,16 +14,16 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void specialize_all(Arena *a, const Module *m, Diags *d) {
-    const Target *targets[2] = {target_lookup("sm_90"), target_lookup("host")};
+    const Target *targets[3] = {target_lookup("sm_90"), target_lookup("sim"), target_lookup("host")};
     for (int i = 0; i < m->nfuncs; i++) {
         if (!m->funcs[i]->is_kernel) continue;
-        for (int t = 0; t < 2; t++) {
+        for (int t = 0; t < 3; t++) {
             ConstBinding c[96];
             int n = tc_resolve_consts(m->funcs[i], NULL, 0, c, 96, a, d);
             if (n < 0 || !targets[t]) continue;
             TirKernel *k = spec_kernel(a, m, m->funcs[i], c, n, targets[t]->threads_per_warp, d);
             if (!k || tir_verify(k, 0, d)) continue;
-            if (pass_assign_layouts(k, targets[t], d) == 0) tir_verify(k, 1, d);
+            tc_passes(k, targets[t], NULL, d);
         }
     }
 }

@@ -14,6 +14,7 @@
 #include <llvm-c/Target.h>
 #include "codegen.h"
 #include "gpu.h"
+#include "driver.h"
 #include "layout.h"
 #include "lower.h"
 #include "target.h"
@@ -352,7 +353,7 @@ static int compile(TirKernel *k, const Target *t, CgOutput what, Arena *a, char 
     diags_init(&d, a);
     int rc = -1;
     LLVMContextRef ctx = LLVMContextCreate();
-    if (pass_assign_layouts(k, t, &d) == 0 && tir_verify(k, 1, &d) == 0) {
+    if (tc_passes(k, t, NULL, &d) == 0) {
         LLVMModuleRef m = lower_kernel(k, t, ctx, &d);
         if (m && codegen_verify(m, &d) == 0 && codegen_optimize(m, t, &d) == 0)
             rc = codegen_emit(m, t, what, a, out, size, &d);
