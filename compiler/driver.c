@@ -93,6 +93,7 @@ static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t,
 int tc_passes(TirKernel *k, const Target *t, const CompileRequest *req, Diags *diags) {
     if (pass_assign_layouts(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "layout")) return -1;
     if (check_registers(k, t->kind != TARGET_HOST, diags)) return -1;
+    if (pass_split_reductions(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "reduce")) return -1;
     if (pass_rematerialize(k, t, diags) || pass_hoist_conversions(k, t, diags) || check_ir(k, 1, diags) ||
         dump_tir(req, k, "hoist")) return -1;
     if (pass_smem_conversions(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "smem")) return -1;

@@ -279,6 +279,48 @@ int ll_reduce(const LinearLayout *ll, int axis, LinearLayout *out)
     return 0;
 }
 
+int ll_reduce_warps(const LinearLayout *ll, int axis, LinearLayout *out)
+{
+    if (!ll_single_dim_bases(ll))
+        return -1;
+    uint32_t wa = ll_dim_mask(ll, LL_WARP, axis), along = ll_dim_mask(ll, LL_REG, axis);
+    int shape[TIR_MAX_RANK], dim_of[TIR_MAX_RANK], c[TIR_MAX_RANK];
+    for (int d = 0; d < ll->rank; d++)
+        shape[d] = d == axis ? 1 << __builtin_popcount(wa) : ll->shape[d], dim_of[d] = d;
+    LinearLayout t;
+    ll_init(&t, ll->rank, shape);
+    for (int k = 0, j = 0; k < LL_NDIMS; k++)
+        for (int i = 0; i < ll->nbits[k]; i++) {
+            if (k == LL_REG && ((along >> i) & 1))
+                continue;
+            uint32_t b = ll->basis[k][i];
+            if (k == LL_WARP && ((wa >> i) & 1)) {
+                for (int d = 0; d < ll->rank; d++)
+                    c[d] = d == axis ? 1 << j : 0;
+                j++;
+                push_basis(&t, LL_WARP, ll_flat(&t, c));
+            } else {
+                uint32_t f = remap(ll, &t, dim_of, b);
+                ll_coords(&t, f, c);
+                c[axis] = 0; /* lanes along the axis: every lane holds the combined value */
+                push_basis(&t, (LLDim)k, ll_flat(&t, c));
+            }
+        }
+    *out = t;
+    return 0;
+}
+
+void ll_warps_to_regs(const LinearLayout *ll, int axis, LinearLayout *out)
+{
+    LinearLayout t = *ll;
+    for (int i = 0; i < t.nbits[LL_WARP]; i++)
+        if ((ll_basis_dims(ll, t.basis[LL_WARP][i]) >> axis) & 1) {
+            push_basis(&t, LL_REG, t.basis[LL_WARP][i]);
+            t.basis[LL_WARP][i] = 0;
+        }
+    *out = t;
+}
+
 /* ---- printing ---- */
 static int put_basis(const LinearLayout *ll, uint32_t b, char *buf, int n)
 {

@@ -73,6 +73,13 @@ void ll_permute(const LinearLayout *ll, const int *perm, LinearLayout *out);
  * merged, lanes and warps along it become replicas, the axis is removed. -1 if some basis
  * moves along the axis and another dim at once. */
 int ll_reduce(const LinearLayout *ll, int axis, LinearLayout *out);
+/* The per-warp partial results of a reduction along `axis`: like ll_reduce, but the warps
+ * along the axis stay apart, as coordinates 0 .. nw-1 of an axis of size nw (the result has
+ * ll's rank). -1 on mixed bases. */
+int ll_reduce_warps(const LinearLayout *ll, int axis, LinearLayout *out);
+/* The same elements with the warp bits along `axis` turned into register bits (appended last):
+ * each thread then holds every partial of its row. */
+void ll_warps_to_regs(const LinearLayout *ll, int axis, LinearLayout *out);
 /* Projects onto `shape` (same rank, each dim equal or 1): coordinates along dims of size 1
  * become 0. Register bits are kept even when their image becomes zero (no renumbering). */
 void ll_project(const LinearLayout *ll, const int *shape, LinearLayout *out);

@@ -1,6 +1,7 @@
 /* lower.c: the core of lowering (lower.h): the kernel function, the storage of values
  * (tile registers in entry-block allocas, scalars as LLVM values), per-register loops,
- * shared scratch memory, and the dispatch of ops to lower_*.c by concern. */
+ * shared-memory accesses (through the target's check hook), and the dispatch of ops to
+ * lower_*.c by concern. */
 #include <string.h>
 #include <llvm-c/DebugInfo.h>
 #include "codegen.h"
@@ -186,21 +187,7 @@ void lw_loop_end(Lower *L, ElemLoop *lp)
     LLVMPositionBuilderAtEnd(L->b, lp->exit);
 }
 
-/* ---- shared scratch ---- */
-/* Scratch for ops that exchange data internally goes after the allocated buffers. */
-LLVMValueRef lw_smem(Lower *L, int bytes)
-{
-    int at = L->k->smem_alloc_bytes;
-    if (at + bytes > L->smem_bytes)
-        L->smem_bytes = at + bytes;
-    LLVMValueRef off = lw_i32c(L, at);
-    return LLVMBuildGEP2(L->b, LLVMInt8TypeInContext(L->ctx), L->t->smem_base(&L->tc), &off, 1, "");
-}
-
-LLVMValueRef lw_smem_ptr(Lower *L, LLVMValueRef base, LLVMTypeRef t, LLVMValueRef idx)
-{
-    return LLVMBuildGEP2(L->b, t, base, &idx, 1, "");
-}
+/* ---- shared memory ---- */
 
 static int type_bytes(Lower *L, LLVMTypeRef t)
 {

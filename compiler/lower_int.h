@@ -74,8 +74,6 @@ void lw_set(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef x);
 LLVMValueRef lw_loop_begin(Lower *L, ElemLoop *lp, int n, int unroll);
 void lw_loop_end(Lower *L, ElemLoop *lp);
 void lw_copy_tile(Lower *L, const TirValue *v, LLVMValueRef dst, LLVMValueRef src);
-LLVMValueRef lw_smem(Lower *L, int bytes); /* shared scratch of `bytes`; records the size */
-LLVMValueRef lw_smem_ptr(Lower *L, LLVMValueRef base, LLVMTypeRef t, LLVMValueRef idx);
 /* Every shared-memory access goes through these (the target may check it). */
 LLVMValueRef lw_smem_load(Lower *L, LLVMTypeRef t, LLVMValueRef ptr);
 void lw_smem_store(Lower *L, LLVMValueRef x, LLVMValueRef ptr);

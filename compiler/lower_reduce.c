@@ -1,7 +1,9 @@
 /* lower_reduce.c: reductions along one axis. Each thread first combines the elements it
  * holds along the axis, then warp shuffles combine the lanes that hold distinct coordinates
- * (replicas are never combined twice), then shared memory combines the warps. Every thread
- * ends with the results its slice layout owns. argmax/argmin carry (value, index) pairs: NaN
+ * (replicas are never combined twice). Every thread ends with the results its slice layout
+ * owns. Warps along the axis never meet here: pass_reduce.c splits such reductions into a
+ * per-warp partial reduction (the axis keeps one coordinate per warp), a layout conversion
+ * and an in-thread reduction, whose index operand carries argmax/argmin positions. argmax/argmin carry (value, index) pairs: NaN
  * counts as the extreme value and ties go to the smaller index. f16/bf16 combine in f32. */
 #include <math.h>
 #include <llvm-c/Target.h>
@@ -130,6 +132,8 @@ typedef struct Plan {
     LinearLayout r;        /* result */
     int axis;
     uint32_t reg_axis, lane_axis, warp_axis;
+    TirValue *index;       /* argmax/argmin of partial results: their indices (else NULL) */
+    int partial;           /* the result keeps one coordinate per warp along the axis */
 } Plan;
 
 /* Phase 1: each thread over its own registers along the axis. */
@@ -147,7 +151,7 @@ static void reduce_thread(Lower *L, const Red *R, TirValue *src, const Plan *P, 
     LLVMValueRef r = LLVMBuildOr(L->b, base, layout_emit_deposit(L->b, j, P->reg_axis), "");
     lw_coords(L, src, r, c);
     LLVMValueRef x = lw_cast(L, lw_get(L, src, r), R->ek, R->ck);
-    accumulate(L, R, pv, pi, rr, x, c[P->axis]);
+    accumulate(L, R, pv, pi, rr, x, P->index ? lw_get(L, P->index, r) : c[P->axis]);
     lw_loop_end(L, &li);
     lw_loop_end(L, &lo);
 }
@@ -168,104 +172,73 @@ static void reduce_lanes(Lower *L, const Red *R, const Plan *P, LLVMValueRef pv,
     }
 }
 
-/* The one thread of each group of replicas of the result that writes a warp's partial. */
-static LLVMBasicBlockRef if_writer(Lower *L, const Plan *P)
-{
-    LinearLayout w = P->r;
-    for (int i = 0; i < w.nbits[LL_WARP]; i++)
-        if ((P->warp_axis >> i) & 1)
-            w.basis[LL_WARP][i] = 1; /* any nonzero value: these warps write distinct slots */
-    return lw_if_owner(L, &w);
-}
-
-/* Phase 3: across warps through shared memory (values, then indices). */
-static void reduce_warps(Lower *L, const Red *R, const Plan *P, LLVMValueRef pv, LLVMValueRef pi)
-{
-    int nw = 1 << __builtin_popcount(P->warp_axis), un = L->t->unroll_elements;
-    if (nw <= 1)
-        return;
-    int numel = ll_numel(&P->r);
-    int vbytes = (numel * nw * (int)LLVMABISizeOfType(LLVMGetModuleDataLayout(L->mod), R->ct) + 15) / 16 * 16;
-    LLVMValueRef base = lw_smem(L, vbytes + numel * nw * 4);
-    LLVMValueRef ibase = LLVMBuildGEP2(L->b, LLVMInt8TypeInContext(L->ctx), base,
-                                       (LLVMValueRef[]){lw_i32c(L, vbytes)}, 1, "");
-    LLVMValueRef warp = LLVMBuildLShr(L->b, L->tid, lw_i32c(L, P->s->nbits[LL_LANE]), "");
-    LLVMValueRef w = layout_emit_extract(L->b, warp, P->warp_axis);
-    L->t->barrier(&L->tc);
-    LLVMBasicBlockRef join = if_writer(L, P);
-    ElemLoop lp;
-    LLVMValueRef rr = lw_loop_begin(L, &lp, ll_regs(&P->r), un);
-    LLVMValueRef flat = layout_emit_flat(L->b, &P->r, L->tid, rr);
-    LLVMValueRef slot = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, flat, lw_i32c(L, nw), ""), w, "");
-    lw_smem_store(L, load_at(L, R->ct, pv, rr), at(L, R->ct, base, slot));
-    lw_smem_store(L, load_at(L, lw_i32(L), pi, rr), at(L, lw_i32(L), ibase, slot));
-    lw_loop_end(L, &lp);
-    lw_end_if(L, join);
-    L->t->barrier(&L->tc);
-    rr = lw_loop_begin(L, &lp, ll_regs(&P->r), un);
-    LLVMBuildStore(L->b, identity(L, R), at(L, R->ct, pv, rr));
-    LLVMBuildStore(L->b, lw_i32c(L, 0x7fffffff), at(L, lw_i32(L), pi, rr));
-    flat = layout_emit_flat(L->b, &P->r, L->tid, rr);
-    LLVMValueRef first = LLVMBuildMul(L->b, flat, lw_i32c(L, nw), "");
-    for (int k = 0; k < nw; k++) {
-        LLVMValueRef s = LLVMBuildAdd(L->b, first, lw_i32c(L, k), "");
-        LLVMValueRef sv = lw_smem_load(L, R->ct, at(L, R->ct, base, s));
-        LLVMValueRef si = lw_smem_load(L, lw_i32(L), at(L, lw_i32(L), ibase, s));
-        accumulate(L, R, pv, pi, rr, sv, si);
-    }
-    lw_loop_end(L, &lp);
-    L->t->barrier(&L->tc);
-}
-
-static void write_result(Lower *L, const Red *R, TirValue *res, const Plan *P, LLVMValueRef pv,
-                         LLVMValueRef pi)
+static void write_values(Lower *L, const Red *R, TirValue *res, const Plan *P, LLVMValueRef pv,
+                         LLVMValueRef pi, int indices)
 {
     ElemKind rk = res->type.elem;
     if (res->type.rank == 0) {
         LLVMValueRef z = lw_i32c(L, 0);
-        lw_bind(L, res, R->arg ? load_at(L, lw_i32(L), pi, z)
-                               : lw_cast(L, load_at(L, R->ct, pv, z), R->ck, rk));
+        lw_bind(L, res, indices ? load_at(L, lw_i32(L), pi, z)
+                                : lw_cast(L, load_at(L, R->ct, pv, z), R->ck, rk));
         return;
     }
     lw_bind(L, res, lw_tile_storage(L, res));
     ElemLoop lp;
     LLVMValueRef rr = lw_loop_begin(L, &lp, ll_regs(&P->r), L->t->unroll_elements);
-    LLVMValueRef x = R->arg ? load_at(L, lw_i32(L), pi, rr)
-                            : lw_cast(L, load_at(L, R->ct, pv, rr), R->ck, rk);
+    LLVMValueRef x = indices ? load_at(L, lw_i32(L), pi, rr)
+                             : lw_cast(L, load_at(L, R->ct, pv, rr), R->ck, rk);
     lw_set(L, res, rr, x);
     lw_loop_end(L, &lp);
 }
 
-static int plan(Lower *L, TirValue *src, TirValue *res, int axis, Plan *P)
+/* The final values (or argmax/argmin indices); a partial argmax writes both. */
+static void write_result(Lower *L, const Red *R, TirOp *op, const Plan *P, LLVMValueRef pv,
+                         LLVMValueRef pi)
 {
+    if (P->partial && op->nres == 2) {
+        write_values(L, R, op->results[0], P, pv, pi, 0);
+        write_values(L, R, op->results[1], P, pv, pi, 1);
+        return;
+    }
+    write_values(L, R, op->results[0], P, pv, pi, R->arg);
+}
+
+/* The result's layout follows from the operand's: the axis removed, or (partial) one
+ * coordinate per warp along it. Warps along the axis of a full reduction are split apart by
+ * pass_reduce.c beforehand. */
+static int plan(Lower *L, TirOp *op, Plan *P)
+{
+    TirValue *src = op->ops[0], *res = op->results[0];
     P->s = lw_ll(L, src);
-    P->axis = axis;
-    if (ll_reduce(P->s, axis, &P->r) != 0)
+    P->axis = (int)op->attr.i2;
+    P->partial = res->type.rank == src->type.rank;
+    P->index = op->nops > 1 ? op->ops[1] : NULL;
+    P->warp_axis = ll_dim_mask(P->s, LL_WARP, P->axis);
+    int rc = P->partial ? ll_reduce_warps(P->s, P->axis, &P->r) : ll_reduce(P->s, P->axis, &P->r);
+    if (rc != 0 || (!P->partial && P->warp_axis))
         return -1;
     if (res->type.rank && !ll_equal(&P->r, lw_ll(L, res)))
         return -1;
-    P->reg_axis = ll_dim_mask(P->s, LL_REG, axis);
-    P->lane_axis = ll_dim_mask(P->s, LL_LANE, axis);
-    P->warp_axis = ll_dim_mask(P->s, LL_WARP, axis);
+    P->reg_axis = ll_dim_mask(P->s, LL_REG, P->axis);
+    P->lane_axis = ll_dim_mask(P->s, LL_LANE, P->axis);
     return 0;
 }
 
 int lower_reduce(Lower *L, TirOp *op)
 {
-    TirValue *src = op->ops[0], *res = op->results[0];
+    TirValue *src = op->ops[0];
     Red R = {.kind = (TirReduce)op->attr.i, .ek = src->type.elem};
     R.arg = R.kind == RED_ARGMAX || R.kind == RED_ARGMIN;
     R.ck = (R.ek == ET_F16 || R.ek == ET_BF16) ? ET_F32 : R.ek;
     R.ct = lw_type(L, R.ck);
     Plan P;
-    if (plan(L, src, res, (int)op->attr.i2, &P) != 0)
+    if (plan(L, op, &P) != 0)
         return lw_fail(L, op, "internal compiler error: reduce result layout is not the "
                               "operand's with the axis removed");
     int nr = ll_regs(&P.r);
     LLVMValueRef pv = lw_alloca(L, R.ct, nr, "red.v"), pi = lw_alloca(L, lw_i32(L), nr, "red.i");
     reduce_thread(L, &R, src, &P, pv, pi);
     reduce_lanes(L, &R, &P, pv, pi);
-    reduce_warps(L, &R, &P, pv, pi);
-    write_result(L, &R, res, &P, pv, pi);
+    write_result(L, &R, op, &P, pv, pi);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* lower_shape.c: ops that move elements between shapes or layouts: splat, expand_dims,
  * broadcast (register remapping within one parent layout), and the moves between layouts
  * (expand_dims, trans, convert_layout), planned from the two linear layouts: nothing, a
- * register permutation, warp shuffles, or a trip through shared memory. */
+ * register permutation or warp shuffles (moves through shared memory are explicit ops by
+ * then: compiler/pass_smem.c). */
 #include <string.h>
 #include "layout_convert.h"
 #include "lower_int.h"
@@ -20,62 +21,6 @@ static int lower_splat(Lower *L, TirValue *src, TirValue *res)
     LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements);
     lw_set(L, res, r, lw_val(L, src));
     lw_loop_end(L, &lp);
-    return 0;
-}
-
-/* Row-major linear index of value coordinates c over shape; `swap` reads c as (c1, c0). */
-static LLVMValueRef linear(Lower *L, const int *shape, int rank, LLVMValueRef *c, int swap)
-{
-    LLVMValueRef idx = lw_i32c(L, 0);
-    for (int d = 0; d < rank; d++) {
-        LLVMValueRef cd = swap && rank == 2 ? c[1 - d] : c[d];
-        idx = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, idx, lw_i32c(L, shape[d]), ""), cd, "");
-    }
-    return idx;
-}
-
-static void smem_write_all(Lower *L, TirValue *src, LLVMValueRef base)
-{
-    LLVMTypeRef mt = lw_mem_type(L, src->type.elem);
-    LLVMBasicBlockRef join = lw_if_owner(L, lw_ll(L, src));
-    ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, src), L->t->unroll_elements), c[TIR_MAX_RANK];
-    lw_coords(L, src, r, c);
-    LLVMValueRef x = lw_get(L, src, r);
-    if (src->type.elem == ET_BOOL)
-        x = LLVMBuildZExt(L->b, x, mt, "");
-    LLVMValueRef idx = linear(L, src->type.shape, src->type.rank, c, 0);
-    lw_smem_store(L, x, lw_smem_ptr(L, base, mt, idx));
-    lw_loop_end(L, &lp);
-    lw_end_if(L, join);
-}
-
-static void smem_read_all(Lower *L, TirValue *src, TirValue *res, LLVMValueRef base, int swap)
-{
-    LLVMTypeRef mt = lw_mem_type(L, res->type.elem);
-    ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements), c[TIR_MAX_RANK];
-    lw_coords(L, res, r, c);
-    LLVMValueRef idx = linear(L, src->type.shape, src->type.rank, c, swap);
-    LLVMValueRef x = lw_smem_load(L, mt, lw_smem_ptr(L, base, mt, idx));
-    if (res->type.elem == ET_BOOL)
-        x = LLVMBuildTrunc(L->b, x, lw_type(L, ET_BOOL), "");
-    lw_set(L, res, r, x);
-    lw_loop_end(L, &lp);
-}
-
-/* Moves src's elements into res's layout through shared memory. Element c of res is element
- * c of src (src and res differ only by size-1 dims), or (c1, c0) when `swap`. */
-static int redistribute(Lower *L, TirValue *src, TirValue *res, int swap)
-{
-    int bytes = tir_type_numel(&src->type) * et_bytes(src->type.elem);
-    LLVMValueRef base = lw_smem(L, bytes);
-    fresh(L, res);
-    L->t->barrier(&L->tc);
-    smem_write_all(L, src, base);
-    L->t->barrier(&L->tc);
-    smem_read_all(L, src, res, base, swap);
-    L->t->barrier(&L->tc);
     return 0;
 }
 
@@ -134,7 +79,9 @@ static int move(Lower *L, TirValue *src, TirValue *res, int swap)
     case CONV_NONE: lw_copy_tile(L, res, fresh(L, res), lw_val(L, src)); return 0;
     case CONV_REGS: move_regs(L, src, res, &p); return 0;
     case CONV_SHUFFLE: move_lanes(L, src, res, &p); return 0;
-    default: return redistribute(L, src, res, swap);
+    default:
+        return lw_fail(L, src->def, "internal compiler error: a layout conversion through shared "
+                                    "memory reached lowering (pass_smem.c makes those explicit)");
     }
 }
 

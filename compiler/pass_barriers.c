@@ -4,10 +4,9 @@
  * Loops are walked until the state at their head stops growing (what the end of an iteration
  * leaves pending meets the next iteration's first accesses); an if's branches merge. Async
  * copies write their buffer when issued (so a pending read of it is waited for) and again when
- * a wait lands them. Ops that synchronize inside their own lowering act as barriers. */
+ * a wait lands them. No op synchronizes inside its own lowering: every exchange through shared
+ * memory is one of these ops. */
 #include <string.h>
-#include "analysis_axis.h"
-#include "layout_dot.h"
 #include "passes.h"
 #include "target.h"
 
@@ -148,10 +147,7 @@ static void visit(BP *p, TirOp *op, State *s)
         break;
     case TIR_FOR: case TIR_WHILE: walk_loop(p, op, s); break;
     case TIR_IF: walk_if(p, op, s); break;
-    default:
-        if (op_synchronizes(op, p->t))
-            s->n = 0;
-        break;
+    default: break;
     }
 }
 
@@ -171,19 +167,6 @@ static void find_async(BP *p, TirBlock *b)
         for (int r = 0; r < op->nregions; r++)
             find_async(p, op->regions[r]);
     }
-}
-
-int op_synchronizes(const TirOp *op, const Target *t)
-{
-    if (op->code == TIR_DOT)
-        return 0;
-    if (op->code != TIR_REDUCE || op->ops[0]->type.rank == 0)
-        return 0;
-    LinearLayout ll;
-    const TirValue *x = op->ops[0];
-    if (layout_ll(x->layout, x->type.shape, x->type.rank, &ll))
-        return 1;
-    return ll_dim_mask(&ll, LL_WARP, (int)op->attr.i2) != 0;
 }
 
 int pass_barriers(TirKernel *k, const Target *t, Diags *d)

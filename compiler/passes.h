@@ -8,6 +8,9 @@
 
 struct Target;
 
+/* pass_reduce.c: reductions across warps become a per-warp reduction, a conversion and an
+ * in-thread reduction. */
+int pass_split_reductions(TirKernel *k, const struct Target *t, Diags *d);
 /* pass_remat.c: conversions of cheap values (index vectors, masks) become recomputations. */
 int pass_rematerialize(TirKernel *k, const struct Target *t, Diags *d);
 /* pass_hoist.c: conversions of values defined outside a loop move before the loop. */
@@ -34,8 +37,5 @@ int async_copy_vector(const TirValue *ptr, const TirValue *mask, const TirValue 
 
 /* The bytes of one buffer of a local_alloc (its shape times its element size). */
 int smem_buffer_bytes(const TirValue *buf);
-/* Ops whose lowering synchronizes the program's threads itself (scratch shared memory:
- * reductions across warps, dots on the FMA path). */
-int op_synchronizes(const TirOp *op, const struct Target *t);
 
 #endif

@@ -35,6 +35,7 @@ static int expected_operands(const TirOp *op, int *min, int *max) {
     if (op->code == TIR_LOAD) *min = 1, *max = 3;
     else if (op->code == TIR_STORE) *min = 2, *max = 3;
     else if (op->code == TIR_ASYNC_COPY) *min = 3, *max = 4;
+    else if (op->code == TIR_REDUCE) *min = 1, *max = 2; /* values [, argmax/argmin indices] */
     else if (op->code == TIR_FOR) *min = 3, *max = 1 << 20;
     else if (op->code == TIR_CONDITION) *min = 1, *max = 1 << 20;
     else if (op->code == TIR_WHILE || is_terminator(op->code)) *min = 0, *max = 1 << 20;
