@@ -1,11 +1,11 @@
 /* check_registers.c: a cheap resource check after layout assignment, before LLVM. On GPU
- * targets a tile value lives in its threads' registers; one whose share exceeds the 255
- * registers a thread can have must spill to local memory, so such a specialization is
- * rejected early with a hint (the tuner then drops it without paying for its compile). */
+ * targets a tile value lives in its threads' registers; one whose share exceeds the registers
+ * a thread can have (the target's max_regs) must spill to local memory, so such a
+ * specialization is rejected early with a hint (the tuner then drops it without paying for
+ * its compile). */
 #include "check_registers.h"
 #include "layout.h"
-
-enum { MAX_REGS_PER_THREAD = 255 };
+#include "target.h"
 
 /* Data tiles: floats, and whatever is loaded or a dot's result. Pointer, offset and mask
  * tiles are left out: they are recomputed from bases and aranges rather than kept live. */
@@ -33,13 +33,13 @@ static const TirValue *largest(const TirBlock *b, const TirValue *best) {
     return best;
 }
 
-int check_registers(const TirKernel *k, int gpu, Diags *d) {
-    if (!gpu) return 0;
+int check_registers(const TirKernel *k, const Target *t, Diags *d) {
+    if (!t->max_regs) return 0;
     const TirValue *v = largest(k->body, NULL);
-    if (!v || value_regs(v) <= MAX_REGS_PER_THREAD) return 0;
+    if (!v || value_regs(v) <= t->max_regs) return 0;
     SrcLoc loc = v->def ? v->def->loc : (SrcLoc){0};
     diag_error(d, loc, "tile %s needs %d registers per thread with %d warps (at most %d): "
                "use more warps or smaller blocks", tir_type_str(k->arena, &v->type),
-               value_regs(v), k->num_warps, MAX_REGS_PER_THREAD);
+               value_regs(v), k->num_warps, t->max_regs);
     return -1;
 }

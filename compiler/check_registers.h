@@ -6,6 +6,7 @@
 #include "tir.h"
 
 /* 0 when every tile fits (always on the host: gpu == 0), -1 with a diagnostic. */
-int check_registers(const TirKernel *k, int gpu, Diags *d);
+struct Target;
+int check_registers(const TirKernel *k, const struct Target *t, Diags *d);
 
 #endif

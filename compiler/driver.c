@@ -89,10 +89,18 @@ static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t,
     return rc;
 }
 
+/* The target's own limit on warps (the language allows powers of two up to 32). */
+static int check_launch_shape(const TirKernel *k, const Target *t, Diags *d) {
+    if (k->num_warps <= t->max_warps) return 0;
+    diag_error(d, (SrcLoc){0}, "num_warps=%d: %s runs at most %d warps (%d threads) per program",
+               k->num_warps, t->name, t->max_warps, t->max_warps * t->threads_per_warp);
+    return -1;
+}
+
 /* The passes on specialized tile IR, in order; `req` (may be NULL) asks for dumps. */
 int tc_passes(TirKernel *k, const Target *t, const CompileRequest *req, Diags *diags) {
     if (pass_assign_layouts(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "layout")) return -1;
-    if (check_registers(k, t->kind != TARGET_HOST, diags)) return -1;
+    if (check_registers(k, t, diags)) return -1;
     if (pass_split_reductions(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "reduce")) return -1;
     if (pass_rematerialize(k, t, diags) || pass_hoist_conversions(k, t, diags) || check_ir(k, 1, diags) ||
         dump_tir(req, k, "hoist")) return -1;
@@ -119,6 +127,7 @@ int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKe
     if (!k) return -1;
     apply_div16(req, k, arena);
     if (t->kind == TARGET_HOST) k->num_warps = 1; /* one thread owns whole tiles */
+    if (check_launch_shape(k, t, diags)) return -1;
     if (check_ir(k, 0, diags) || dump_tir(req, k, "specialize")) return -1;
 
     if (tc_passes(k, t, req, diags)) return -1;

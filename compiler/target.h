@@ -39,6 +39,8 @@ struct Target {
     const char *features;    /* "+ptx85,+sm_90"; NULL: the host's */
     int sm;                  /* compute capability * 10 (NVPTX), 0 on the host and sim */
     int threads_per_warp;    /* 32 / 1 (host) */
+    int max_warps;           /* warps per program instance (num_warps), at most */
+    int max_regs;            /* 32-bit registers per thread (0: no limit, the host) */
     int global_as, shared_as; /* LLVM address spaces of global and shared memory */
     int unroll_elements;     /* mark per-element loops for full unrolling (GPU targets) */
     int soft_bf16;           /* convert f32 -> bf16 with integer ops (no native cvt) */

@@ -99,6 +99,7 @@ static const Target host_target = {
     .kind = TARGET_HOST,
     .name = "host",
     .threads_per_warp = 1,
+    .max_warps = 1,
     .soft_bf16 = 1,
     .kernel_begin = host_kernel_begin,
     .kernel_finish = host_kernel_finish,
