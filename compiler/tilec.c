@@ -1,7 +1,8 @@
 /* tilec.c: the tile compiler's command line, in the habits of clang and nvcc.
  *   tilec check FILE             diagnostics, and every kernel specialized with its defaults
  *   tilec emit FILE --emit=STAGE print one stage (tokens, ast, tir, llvm, ptx, asm, obj)
- *   tilec run FILE:KERNEL ...    launch with random inputs and time it (compiler/tilec_run.c)
+ *   tilec run FILE:KERNEL ...    launch with random inputs (or files) and time it
+ *                                (compiler/tilec_run.c, tilec_run_io.c, tilec_run_device.c)
  *   tilec tune FILE:KERNEL ...   tune it for the given sizes (compiler/tilec_tune.c)
  *   tilec list FILE              the kernels of a file and their parameters
  *   tilec cache SUBCOMMAND       the tuning cache: list, show, clear, export, import
@@ -23,7 +24,7 @@ static const char *const HELP =
     "                             default const values so type and shape errors show\n"
     "  emit FILE [--emit=STAGE]   stop after a stage and print it (default: tir)\n"
     "  run FILE[:KERNEL] [NAME=VALUE ...]\n"
-    "                             run a kernel on random inputs and time it\n"
+    "                             run a kernel on random inputs (or files) and time it\n"
     "  tune FILE[:KERNEL] [NAME=VALUE ...]\n"
     "                             tune a kernel's @tune space for the key of these sizes\n"
     "  list FILE                  print the kernels of a file and their parameters\n"
@@ -46,7 +47,7 @@ static const char *const HELP =
     "\n"
     "Options of run:\n"
     "  NAME=VALUE                 a scalar parameter's value: an integer or float expression\n"
-    "                             (+ - * / %% parentheses) over other parameters; for a\n"
+    "                             (+ - * / % parentheses) over other parameters; for a\n"
     "                             pointer parameter, its buffer's length in elements\n"
     "  -D NAME=VALUE              a const parameter's value\n"
     "  --backend=BACKEND          auto | cpu | cuda | sim: where to run (default auto: CUDA\n"
@@ -57,9 +58,25 @@ static const char *const HELP =
     "  --reps=N                   timed launches (default 10)\n"
     "  --seed=N                   seed of the random inputs (default 1)\n"
     "  --check                    also run on the CPU backend and compare every buffer\n"
+    "  --load NAME=FILE           fill pointer parameter NAME's buffer from FILE, raw binary\n"
+    "                             (the elements' bytes in host order, as numpy's tofile\n"
+    "                             writes them); its length is the file's size / element size\n"
+    "  --save NAME=FILE           write NAME's buffer to FILE (raw) after the first launch,\n"
+    "                             before the timed ones: kernels that accumulate save the\n"
+    "                             result of one launch. --load and --save repeat per buffer\n"
+    "  --verbose                  print the specialization launched: its consts (given,\n"
+    "                             @tune or default), grid, and the driver's facts: registers\n"
+    "                             and local memory (spills, stack) per thread, static and\n"
+    "                             dynamic shared memory, max threads per block (n/a where\n"
+    "                             the backend has no driver: cpu, sim)\n"
+    "  --cold                     time as the tuner does: each launch alone (device events on\n"
+    "                             GPUs) on cold inputs (copies rotated, or the L2 flushed\n"
+    "                             before each); --reps bounds the launches (about 100 ms in\n"
+    "                             all). Default: back-to-back launches, host clock, warm L2\n"
     "  Lines `// run: NAME=VALUE ...` (or `// run KERNEL: ...`) in the source give defaults.\n"
     "\n"
-    "Options of tune (and those of run but --check; -D values are fixed, not tuned):\n"
+    "Options of tune (and those of run but --check, --save, --verbose, --cold; -D values\n"
+    "are fixed, not tuned):\n"
     "  --reps=N                   timed runs per configuration (default 10 on GPUs, 3 on CPU)\n"
     "  --budget=SECONDS           stop timing new configurations after this long\n"
     "  --samples=N                random search: time N configurations (chosen by the key)\n"

@@ -37,6 +37,31 @@ int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out);
 const char *tilec_opt_value(int argc, char **argv, int *i, const char *name);
 
 int tilec_cmd_run(int argc, char **argv);
+
+/* ---- tilec run's data files (compiler/tilec_run_io.c) ---- */
+/* --load NAME=FILE / --save NAME=FILE: raw binary, the elements' bytes in host order. */
+typedef struct TilecFileArg {
+    const char *name, *path;
+} TilecFileArg;
+/* Parses NAME=FILE (strings in `a`); a usage error (exit 2) when malformed. */
+void tilec_file_arg_parse(const char *text, const char *opt, Arena *a, TilecFileArg *out);
+/* The file's length in elements of `esz` bytes; a usage error when it is missing, not a
+ * regular file, or its size is not a multiple of esz. */
+size_t tilec_file_elems(const TilecFileArg *fa, const char *elem_name, int esz);
+/* 0, or -1 after printing why. */
+int tilec_file_read(const TilecFileArg *fa, void *buf, size_t bytes);
+int tilec_file_write(const TilecFileArg *fa, const void *buf, size_t bytes);
+
+/* ---- tilec run beneath tile.h (compiler/tilec_run_device.c) ---- */
+/* --verbose: prints what the launch of k with these arguments runs: the chosen consts
+ * (marked given, @tune or default; `given` as passed to tile_launch), the grid, and the
+ * driver's facts about the loaded code. 0, or -1 after printing why. */
+int tilec_print_launch_facts(tile_Kernel *k, const tile_Arg *args, int nargs,
+                             const tile_Const *given, int ngiven);
+/* --cold: times up to `reps` launches as the tuner does (each alone, device events, inputs
+ * cold: rotated copies or an L2 flush first) and prints the median. 0, or -1. */
+int tilec_time_cold(tile_Kernel *k, const tile_Arg *args, int nargs, const tile_Const *given,
+                    int ngiven, long reps, double buffer_bytes);
 int tilec_cmd_tune(int argc, char **argv); /* compiler/tilec_tune.c */
 
 /* A kernel ready to launch as `tilec run` sets it up (compiler/tilec_run.c): FILE:KERNEL,

@@ -1,9 +1,11 @@
 /* tilec_run.c: `tilec run FILE:KERNEL [NAME=VALUE ...]`: launches a kernel through the public
  * runtime (tile.h) on random inputs, then times it. Scalar parameters take NAME=VALUE (an
  * expression over the other values); a pointer parameter gets a buffer of NAME=COUNT elements
- * (default --elems), filled with random values. `// run: ...` lines in the source give defaults.
- * Prints the compile time, the median and minimum time per launch, an effective bandwidth, and
- * the first values of every buffer the kernel wrote. */
+ * (default --elems), filled with random values or read from a file (--load, tilec_run_io.c).
+ * `// run: ...` lines in the source give defaults. Prints the compile time, the median and
+ * minimum time per launch (or the tuner's cold timing, --cold), an effective bandwidth, and
+ * the first values of every buffer the kernel wrote; --save writes buffers to files,
+ * --verbose the specialization's facts (tilec_run_device.c). */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@ typedef struct Value {
     const char *name;
     const char *expr;
     int resolved, is_float;
+    int hint; /* from a `// run:` line, not the command line */
     double v;
 } Value;
 
@@ -27,7 +30,9 @@ typedef struct RunOpts {
     const char *file, *kernel, *backend;
     long elems, reps;
     unsigned long seed;
-    int check, reps_set;
+    int check, reps_set, verbose, cold;
+    TilecFileArg loads[MAX_PARAMS], saves[MAX_PARAMS];
+    int nloads, nsaves;
     ConstBinding defs[TILEC_MAX_DEFS];
     int ndefs;
     Value vals[MAX_VALUES];
@@ -238,6 +243,26 @@ static long parse_long(const char *s, const char *what)
     return v;
 }
 
+static const TilecFileArg *file_arg_find(const TilecFileArg *fs, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(fs[i].name, name))
+            return &fs[i];
+    return NULL;
+}
+
+/* --load / --save NAME=FILE; one of each per NAME. */
+static void file_arg_add(TilecFileArg *fs, int *n, const char *text, const char *opt, Arena *a)
+{
+    TilecFileArg fa;
+    tilec_file_arg_parse(text, opt, a, &fa);
+    if (file_arg_find(fs, *n, fa.name))
+        tilec_usage_error("%s %s given twice", opt, fa.name);
+    if (*n == MAX_PARAMS)
+        tilec_usage_error("too many %s options", opt);
+    fs[(*n)++] = fa;
+}
+
 static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
 {
     memset(o, 0, sizeof *o);
@@ -257,8 +282,16 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
             o->elems = parse_long(v, "--elems");
         else if ((v = tilec_opt_value(argc, argv, &i, "--seed")))
             o->seed = (unsigned long)parse_long(v, "--seed");
+        else if ((v = tilec_opt_value(argc, argv, &i, "--load")))
+            file_arg_add(o->loads, &o->nloads, v, "--load", a);
+        else if ((v = tilec_opt_value(argc, argv, &i, "--save")))
+            file_arg_add(o->saves, &o->nsaves, v, "--save", a);
         else if (strcmp(s, "--check") == 0)
             o->check = 1;
+        else if (strcmp(s, "--verbose") == 0)
+            o->verbose = 1;
+        else if (strcmp(s, "--cold") == 0)
+            o->cold = 1;
         else if (s[0] == '-' && s[1] != '\0' && !isdigit((unsigned char)s[1]))
             tilec_usage_error("unknown option '%s'", s);
         else if (strchr(s, '=') && o->file)
@@ -417,9 +450,35 @@ static long default_elems(RunOpts *o, const Func *f)
     return best > 0 ? (long)best : 1L << 20;
 }
 
+/* A --load or --save must name a pointer parameter of the kernel. */
+static void files_check(const TilecFileArg *fs, int n, const char *opt, const Func *f)
+{
+    for (int i = 0; i < n; i++) {
+        const Param *p = NULL;
+        for (int j = 0; j < f->nparams && !p; j++)
+            if (!strcmp(f->params[j].name, fs[i].name))
+                p = &f->params[j];
+        if (!p || p->is_const || !p->type || !p->type->ptr_depth)
+            tilec_usage_error("%s %s=%s: '%s' is not a pointer parameter of '%s'", opt,
+                              fs[i].name, fs[i].path, fs[i].name, f->name);
+    }
+}
+
+/* A loaded buffer's length is its file's; a count given on the command line must agree. */
+static size_t loaded_count(const TilecFileArg *fa, const RunParam *rp, const Value *v)
+{
+    size_t count = tilec_file_elems(fa, et_name(rp->elem), et_bytes(rp->elem));
+    if (v && !v->hint && (v->v < 0 || (size_t)v->v != count))
+        tilec_usage_error("--load %s=%s holds %zu %s elements, but %s=%s", fa->name, fa->path,
+                          count, et_name(rp->elem), v->name, v->expr);
+    return count;
+}
+
 static int params_setup(RunOpts *o, const Func *f, RunParam *rps, int *n)
 {
     long elems = o->elems >= 0 ? o->elems : default_elems(o, f);
+    files_check(o->loads, o->nloads, "--load", f);
+    files_check(o->saves, o->nsaves, "--save", f);
     *n = 0;
     for (int i = 0; i < f->nparams; i++) {
         const Param *p = &f->params[i];
@@ -431,7 +490,11 @@ static int params_setup(RunOpts *o, const Func *f, RunParam *rps, int *n)
         rp->is_ptr = p->type->ptr_depth > 0;
         rp->elem = et_from_name(p->type->name);
         Value *v = value_get(o, p->name);
-        if (rp->is_ptr) {
+        const TilecFileArg *load = file_arg_find(o->loads, o->nloads, p->name);
+        if (rp->is_ptr && load) {
+            rp->count = loaded_count(load, rp, v);
+            rp->bytes = rp->count * (size_t)et_bytes(rp->elem);
+        } else if (rp->is_ptr) {
             rp->count = v ? (size_t)v->v : (size_t)elems;
             rp->bytes = rp->count * (size_t)et_bytes(rp->elem);
         } else if (!v) {
@@ -457,6 +520,30 @@ static void consts_collect(RunOpts *o, const Func *f, tile_Const *cs, int *n)
         if (f->params[i].is_const && v && *n < TILEC_MAX_DEFS * 2)
             cs[(*n)++] = (tile_Const){f->params[i].name, (int64_t)v->v};
     }
+}
+
+/* Host copies of every buffer: a --load file's contents, else random values; `result` too
+ * when with_result. */
+static int buffers_init(RunOpts *o, RunParam *rps, int n, int with_result)
+{
+    uint64_t seed = o->seed;
+    for (int i = 0; i < n; i++) {
+        RunParam *rp = &rps[i];
+        if (!rp->is_ptr)
+            continue;
+        rp->init = malloc(rp->bytes + 1);
+        rp->result = with_result ? malloc(rp->bytes + 1) : NULL;
+        if (!rp->init || (with_result && !rp->result)) {
+            tilec_error("out of memory for buffer '%s'", rp->p->name);
+            return -1;
+        }
+        const TilecFileArg *load = file_arg_find(o->loads, o->nloads, rp->p->name);
+        if (!load)
+            fill_random(rp, &seed);
+        else if (tilec_file_read(load, rp->init, rp->bytes) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* ---- running ---- */
@@ -630,6 +717,28 @@ out:
     return rc;
 }
 
+/* --save: the buffers after the first launch (host copies in rp->result). */
+static int buffers_save(RunOpts *o, Runner *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        const TilecFileArg *save = file_arg_find(o->saves, o->nsaves, r->rps[i].p->name);
+        if (save && tilec_file_write(save, r->rps[i].result, r->rps[i].bytes) != 0)
+            return -1;
+        if (save)
+            printf("  saved %s (%zu x %s) to %s\n", save->name, r->rps[i].count,
+                   et_name(r->rps[i].elem), save->path);
+    }
+    return 0;
+}
+
+static double buffers_bytes(const Runner *r)
+{
+    double bytes = 0;
+    for (int i = 0; i < r->n; i++)
+        bytes += (double)r->rps[i].bytes;
+    return bytes;
+}
+
 static int time_launches(Runner *r, long reps)
 {
     if (reps <= 0)
@@ -646,9 +755,8 @@ static int time_launches(Runner *r, long reps)
         t[i] = now_ms() - t0;
     }
     qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]), bytes = 0;
-    for (int i = 0; i < r->n; i++)
-        bytes += (double)r->rps[i].bytes;
+    double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    double bytes = buffers_bytes(r);
     printf("  %ld launches: median %.4f ms, min %.4f ms; ", reps, med, t[0]);
     print_size(bytes);
     printf(" of buffers -> %.2f GB/s effective\n", med > 0 ? bytes / (med * 1e6) : 0.0);
@@ -665,18 +773,9 @@ static int run_kernel(RunOpts *o, const Func *f)
     params_setup(o, f, rps, &n);
     Runner r = {.rps = rps, .n = n};
     consts_collect(o, f, r.consts, &r.nconsts);
-    uint64_t seed = o->seed;
     int rc = -1;
-    for (int i = 0; i < n; i++)
-        if (rps[i].is_ptr) {
-            rps[i].init = malloc(rps[i].bytes + 1);
-            rps[i].result = malloc(rps[i].bytes + 1);
-            if (!rps[i].init || !rps[i].result) {
-                tilec_error("out of memory for buffer '%s'", rps[i].p->name);
-                goto out;
-            }
-            fill_random(&rps[i], &seed);
-        }
+    if (buffers_init(o, rps, n, 1) != 0)
+        goto out;
     /* the runtime may compile when loading the module or at the first launch: time both */
     double t0 = now_ms();
     if (runner_open(&r, backend_from_name(o->backend), o->file, o->kernel) != 0)
@@ -693,12 +792,18 @@ static int run_kernel(RunOpts *o, const Func *f)
     unsigned char *res[MAX_PARAMS];
     for (int i = 0; i < n; i++)
         res[i] = rps[i].result;
-    if (runner_download(&r, res) != 0)
+    if (runner_download(&r, res) != 0 || buffers_save(o, &r) != 0)
+        goto out;
+    if (o->verbose && tilec_print_launch_facts(r.k, r.args, r.n, r.consts, r.nconsts) != 0)
         goto out;
     print_outputs(&r);
     if (o->check && check_against_cpu(&r, o) != 0)
         goto out;
-    rc = time_launches(&r, o->reps);
+    if (o->cold)
+        rc = o->reps > 0 ? tilec_time_cold(r.k, r.args, r.n, r.consts, r.nconsts, o->reps,
+                                           buffers_bytes(&r)) : 0;
+    else
+        rc = time_launches(&r, o->reps);
 out:
     runner_close(&r);
     for (int i = 0; i < n; i++)
@@ -734,6 +839,8 @@ static void values_load(RunOpts *o, const char *text, const Func *f, Arena *a)
     memcpy(saved, o->vals, sizeof(Value) * (size_t)ncl);
     o->nvals = 0;
     values_from_hints(o, text, f->name, a);
+    for (int i = 0; i < o->nvals; i++)
+        o->vals[i].hint = 1;
     for (int i = 0; i < ncl && o->nvals < MAX_VALUES; i++)
         o->vals[o->nvals++] = saved[i];
     values_resolve(o);
@@ -781,19 +888,14 @@ static int session_setup(SessionPriv *p, TilecSession *s, const Func *f)
     int n = 0;
     if (f->nparams > MAX_PARAMS)
         tilec_usage_error("kernel '%s' has too many parameters", f->name);
+    if (o->nsaves || o->verbose || o->cold)
+        tilec_usage_error("--save, --verbose and --cold are options of run, not of tune");
     values_load(o, p->src.text, f, p->arena);
     params_setup(o, f, p->rps, &n);
     p->r = (Runner){.rps = p->rps, .n = n};
     consts_collect(o, f, p->r.consts, &p->r.nconsts);
-    uint64_t seed = o->seed;
-    for (int i = 0; i < n; i++)
-        if (p->rps[i].is_ptr) {
-            if (!(p->rps[i].init = malloc(p->rps[i].bytes + 1))) {
-                tilec_error("out of memory for buffer '%s'", p->rps[i].p->name);
-                return -1;
-            }
-            fill_random(&p->rps[i], &seed);
-        }
+    if (buffers_init(o, p->rps, n, 0) != 0)
+        return -1;
     if (runner_open(&p->r, backend_from_name(o->backend), o->file, o->kernel) != 0 ||
         runner_upload(&p->r, 1) != 0)
         return -1;

@@ -21,6 +21,7 @@ typedef struct BkLimits {
 typedef struct BkFuncAttrs {
     int num_regs;          /* registers per thread */
     int static_smem;       /* static shared memory, bytes */
+    int local_bytes;       /* local memory per thread (register spills, stack), bytes */
     int max_threads;       /* most threads per block it can launch with */
 } BkFuncAttrs;
 

@@ -353,6 +353,7 @@ static tile_Status cuda_func_attrs(void *dev, void *fn, BkFuncAttrs *out, char *
         return st;
     CU_TRY(cuFuncGetAttribute, (&out->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn));
     CU_TRY(cuFuncGetAttribute, (&out->static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn));
+    CU_TRY(cuFuncGetAttribute, (&out->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn));
     CU_TRY(cuFuncGetAttribute, (&out->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn));
     return TILE_OK;
 }

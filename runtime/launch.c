@@ -2,7 +2,8 @@
  * expressions over consts and integer scalar arguments, finds or compiles the
  * specialization (spec.c) and hands the packed arguments to the backend. A grid with a zero
  * dimension launches nothing. Tuned kernels get their tuned const values first
- * (rt_tune_choose, tuner/tune_state.c: a map lookup once the launch's key is known). */
+ * (rt_tune_choose, tuner/tune_state.c: a map lookup once the launch's key is known).
+ * rt_launch_plan makes the same decisions without launching (for tilec run --verbose). */
 #include <stdlib.h>
 #include <string.h>
 #include "runtime_internal.h"
@@ -160,11 +161,12 @@ static tile_Status run(Launch *l, const unsigned grid[3], const tile_Arg *args)
     return st;
 }
 
-static tile_Status launch(tile_Kernel *k, const unsigned *explicit_grid, const tile_Arg *args,
-                          int nargs, const tile_Const *consts, int nconsts)
+/* Everything a launch decides before it runs: the arguments checked, the consts resolved
+ * (tuned ones chosen), the grid evaluated. */
+static tile_Status plan(Launch *l, const unsigned *explicit_grid, const tile_Arg *args,
+                        int nargs, const tile_Const *consts, int nconsts, unsigned grid[3])
 {
-    if (!k)
-        return TILE_ERROR_INVALID_ARGUMENT;
+    tile_Kernel *k = l->k;
     tile_Context *ctx = k->mod->ctx;
     if (nargs < 0 || (nargs && !args) || nconsts < 0 || (nconsts && !consts))
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "launch of '%s': %s is NULL or negative",
@@ -172,25 +174,54 @@ static tile_Status launch(tile_Kernel *k, const unsigned *explicit_grid, const t
     tile_Status st = rt_args_check(k, args, nargs);
     if (st == TILE_OK)
         st = check_consts(k, consts, nconsts);
-    if (st != TILE_OK)
-        return st;
-    Launch l = { .k = k, .arena = arena_new() };
-    if (!l.arena)
-        return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "launch of '%s': out of memory", k->func->name);
-    diags_init(&l.diags, l.arena);
-    unsigned grid[3];
-    st = resolve_consts(&l, consts, nconsts);
     if (st == TILE_OK)
-        st = rt_tune_choose(k, args, consts, nconsts, l.consts, l.nconsts, explicit_grid, l.arena);
+        st = resolve_consts(l, consts, nconsts);
+    if (st == TILE_OK)
+        st = rt_tune_choose(k, args, consts, nconsts, l->consts, l->nconsts, explicit_grid,
+                            l->arena);
     if (st == TILE_OK && explicit_grid) {
         int64_t g[3] = { explicit_grid[0], explicit_grid[1], explicit_grid[2] };
         st = check_grid(k, g, grid);
     } else if (st == TILE_OK) {
-        st = eval_grid(&l, args, grid);
+        st = eval_grid(l, args, grid);
     }
+    return st;
+}
+
+static tile_Status launch(tile_Kernel *k, const unsigned *explicit_grid, const tile_Arg *args,
+                          int nargs, const tile_Const *consts, int nconsts)
+{
+    if (!k)
+        return TILE_ERROR_INVALID_ARGUMENT;
+    Launch l = { .k = k, .arena = arena_new() };
+    if (!l.arena)
+        return rt_error(k->mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "launch of '%s': out of memory",
+                        k->func->name);
+    diags_init(&l.diags, l.arena);
+    unsigned grid[3];
+    tile_Status st = plan(&l, explicit_grid, args, nargs, consts, nconsts, grid);
     if (st == TILE_OK && grid[0] && grid[1] && grid[2])
         st = run(&l, grid, args);
     arena_free(l.arena);
+    return st;
+}
+
+tile_Status rt_launch_plan(tile_Kernel *k, const tile_Arg *args, int nargs,
+                           const tile_Const *consts, int nconsts, Arena *a, RtLaunchPlan *out)
+{
+    if (!k || !a || !out)
+        return TILE_ERROR_INVALID_ARGUMENT;
+    Launch *l = arena_alloc(a, sizeof *l);
+    if (!l)
+        return rt_error(k->mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "launch of '%s': out of memory",
+                        k->func->name);
+    *l = (Launch){ .k = k, .arena = a };
+    diags_init(&l->diags, a);
+    memset(out, 0, sizeof *out);
+    tile_Status st = plan(l, NULL, args, nargs, consts, nconsts, out->grid);
+    if (st == TILE_OK)
+        st = rt_spec_get(k, l->consts, l->nconsts, rt_div16(k, args, a), &out->spec);
+    out->consts = l->consts, out->nconsts = st == TILE_OK ? l->nconsts : 0;
     return st;
 }
 

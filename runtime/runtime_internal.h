@@ -105,6 +105,19 @@ const unsigned char *rt_div16(tile_Kernel *k, const tile_Arg *args, Arena *a);
 tile_Status rt_grid(tile_Kernel *k, const ConstBinding *c, int n, const tile_Arg *args,
                     Arena *a, unsigned grid[3]);
 
+/* What a launch would run: resolved consts (tuned values chosen), grid, specialization. */
+typedef struct RtLaunchPlan {
+    const ConstBinding *consts; /* declaration order, in the caller's arena */
+    int nconsts;
+    unsigned grid[3];
+    Spec *spec;
+} RtLaunchPlan;
+/* Makes tile_launch's decisions (tuning the key first where the context's mode says so) and
+ * finds or compiles the specialization, without launching; scratch in `a`. For tilec run
+ * --verbose and --cold. */
+tile_Status rt_launch_plan(tile_Kernel *k, const tile_Arg *args, int nargs,
+                           const tile_Const *consts, int nconsts, Arena *a, RtLaunchPlan *out);
+
 /* ---- the disk cache of compiled code ---- */
 typedef struct CacheEntry {
     char *symbol;
