@@ -105,7 +105,8 @@ int tc_passes(TirKernel *k, const Target *t, const CompileRequest *req, Diags *d
     if (pass_rematerialize(k, t, diags) || pass_hoist_conversions(k, t, diags) || check_ir(k, 1, diags) ||
         dump_tir(req, k, "hoist")) return -1;
     if (pass_smem_conversions(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "smem")) return -1;
-    if (pass_pipeline(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "pipeline")) return -1;
+    if (pass_pipeline(k, t, diags) || pass_remove_dead(k, t, diags) || check_ir(k, 1, diags) ||
+        dump_tir(req, k, "pipeline")) return -1;
     if (pass_smem_alloc(k, t, diags) || dump_tir(req, k, "smem-alloc")) return -1;
     if (pass_barriers(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "barriers")) return -1;
     return 0;

@@ -2,15 +2,16 @@
  * results of elementwise ops, loads/stores, broadcasts, loop-carried and if-result values)
  * form classes (union-find); reductions, expand_dims and trans relate classes of different
  * ranks; dot results take mma encodings where the target has matrix instructions (else the
- * default rank-2 layout), their operands the matching dot-operand encodings. Classes are
- * solved by propagation from defaults (highest rank first), and relations left unsatisfied
- * get TIR_CONVERT_LAYOUT ops. */
+ * default rank-2 layout), their operands the matching dot-operand encodings. Loads take
+ * coalesced layouts following their addresses; stores too where what they store has no
+ * layout from its computation. Classes are then solved by propagation and defaults (highest
+ * rank first), and relations left unsatisfied get TIR_CONVERT_LAYOUT ops. */
 #include <string.h>
 #include "analysis_axis.h"
 #include "layout_dot.h"
 #include "target.h"
 
-typedef enum { REL_REDUCE, REL_EXPAND, REL_TRANS } RelKind;
+typedef enum { REL_REDUCE, REL_EXPAND, REL_TRANS, REL_STORE } RelKind;
 
 typedef struct Rel {
     RelKind kind;
@@ -33,6 +34,7 @@ typedef struct LP {
     TirOp *loops[64];
     int nloops;
     int dot_results[64], ndots, chained;
+    int stores_open;      /* stores' addresses and values may take each other's layouts */
     const AxisInfo *axis; /* contiguity of addresses, by value id */
 } LP;
 
@@ -162,9 +164,12 @@ static void collect_op(LP *p, TirOp *op)
         note_mem(p, op->ops[0]);
         unite_all(p, op);
         break;
-    case TIR_STORE:
+    case TIR_STORE: /* the address and mask classes; the value may be converted to them */
         note_mem(p, op->ops[0]);
-        unite_all(p, op);
+        if (op->nops > 2)
+            unite(p, op->ops[0], op->ops[2]);
+        if (op->ops[0]->type.rank > 0)
+            add_rel(p, REL_STORE, op);
         break;
     case TIR_DOT: unite(p, op->ops[2], op->results[0]); break;
     case TIR_REDUCE:
@@ -219,8 +224,21 @@ static int unslice(const TirLayout *l, int axis, TirLayout *out)
     return 0;
 }
 
+/* A store's value and address agree unless fix_rel converts the value. */
+static int propagate_store(LP *p, TirOp *op)
+{
+    TirLayout *lp = cls_of(p, op->ops[0]), *lv = cls_of(p, op->ops[1]);
+    if (lv && !lp)
+        return set_cls(p, op->ops[0], *lv);
+    if (lp && !lv)
+        return set_cls(p, op->ops[1], *lp);
+    return 0;
+}
+
 static int propagate_rel(LP *p, const Rel *r)
 {
+    if (r->kind == REL_STORE)
+        return p->stores_open ? propagate_store(p, r->op) : 0;
     TirValue *a = r->op->ops[0], *res = r->op->results[0];
     TirLayout *la = cls_of(p, a), *lr = cls_of(p, res), t;
     int axis = (int)(r->kind == REL_REDUCE ? r->op->attr.i2 : r->op->attr.i);
@@ -239,19 +257,27 @@ static int propagate_rel(LP *p, const Rel *r)
         if (lr && !la)
             return set_cls(p, a, layout_permute2(lr));
         return 0;
+    case REL_STORE: return 0;
     }
+    return 0;
+}
+
+/* One relation that changes something, stores first: a stored value's layout reaches its
+ * address before index vectors shared with other accesses decide it. */
+static int propagate_one(LP *p)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < p->nrels; i++)
+            if ((p->rels[i].kind == REL_STORE) == (pass == 0) && propagate_rel(p, &p->rels[i]))
+                return 1;
     return 0;
 }
 
 static int propagate(LP *p)
 {
-    int any = 0, changed = 1;
-    while (changed) {
-        changed = 0;
-        for (int i = 0; i < p->nrels; i++)
-            changed |= propagate_rel(p, &p->rels[i]);
-        any |= changed;
-    }
+    int any = 0;
+    while (propagate_one(p))
+        any = 1;
     return any;
 }
 
@@ -319,12 +345,30 @@ static int access_order(LP *p, TirValue *ptr, int *order)
     return run > 16 ? 16 : (int)run;
 }
 
-/* Loads and stores not tied to a dot take coalesced layouts that follow their addresses. */
-static void anchor_access(LP *p, TirOp *op)
+/* Whether a store's value layout already writes at least half the vector a coalesced layout
+ * would along the addresses' contiguous dim (then the store keeps it: no conversion). */
+static int stores_well(LP *p, TirValue *ptr, const TirLayout *value)
+{
+    int order[TIR_MAX_RANK], run = access_order(p, ptr, order), eb = et_bytes(ptr->type.pointee);
+    int ideal = run * eb < 16 ? run * eb : 16;
+    LinearLayout ll;
+    if (ideal <= 4)
+        return 1;
+    if (layout_ll(value, ptr->type.shape, ptr->type.rank, &ll))
+        return 0;
+    return ll_contiguous_regs(&ll, order[0]) * eb * 2 >= ideal;
+}
+
+/* Accesses of kind `code` whose class has no layout yet take coalesced layouts that follow
+ * their addresses; a store whose value already has a layout (a load's, a dot's) keeps it when
+ * that stores well, and one whose value has none yet (a reduction's result, say) takes the
+ * value's later (its address class stays open). */
+static void anchor_access(LP *p, TirOp *op, TirOpcode code)
 {
     TirValue *ptr = op->ops[0];
-    if ((op->code != TIR_LOAD && op->code != TIR_STORE) || ptr->type.rank == 0 ||
-        cls_of(p, ptr) || p->t->threads_per_warp <= 1)
+    if (op->code != code || ptr->type.rank == 0 || cls_of(p, ptr) || p->t->threads_per_warp <= 1)
+        return;
+    if (code == TIR_STORE && (!cls_of(p, op->ops[1]) || stores_well(p, ptr, cls_of(p, op->ops[1]))))
         return;
     int order[TIR_MAX_RANK], run = access_order(p, ptr, order);
     TirLayout l = layout_coalesced(ptr->type.rank, ptr->type.shape, et_bytes(ptr->type.pointee),
@@ -333,12 +377,12 @@ static void anchor_access(LP *p, TirOp *op)
     set_cls(p, ptr, l);
 }
 
-static void anchor_accesses(LP *p, TirBlock *b)
+static void anchor_accesses(LP *p, TirBlock *b, TirOpcode code)
 {
     for (TirOp *op = b ? b->first : NULL; op; op = op->next) {
-        anchor_access(p, op);
+        anchor_access(p, op, code);
         for (int r = 0; r < op->nregions; r++)
-            anchor_accesses(p, op->regions[r]);
+            anchor_accesses(p, op->regions[r], code);
     }
 }
 
@@ -385,6 +429,12 @@ static void convert_result(LP *p, TirOp *op, const TirLayout *want)
 
 static void fix_rel(LP *p, const Rel *r)
 {
+    if (r->kind == REL_STORE) {
+        TirValue *ptr = r->op->ops[0], *v = r->op->ops[1];
+        if (!tir_layout_equal(ptr->layout, v->layout))
+            r->op->ops[1] = convert_before(p, r->op, NULL, v, ptr->layout);
+        return;
+    }
     TirValue *a = r->op->ops[0], *res = r->op->results[0];
     TirLayout want;
     switch (r->kind) {
@@ -403,6 +453,7 @@ static void fix_rel(LP *p, const Rel *r)
         if (!tir_layout_equal(&want, res->layout))
             convert_result(p, r->op, &want);
         break;
+    case REL_STORE: break;
     }
 }
 
@@ -437,7 +488,9 @@ int pass_assign_layouts(TirKernel *k, const Target *t, Diags *d)
     collect_block(&p, k->body);
     p.axis = axis_analyze(k);
     anchor_dots(&p);
-    anchor_accesses(&p, k->body);
+    anchor_accesses(&p, k->body, TIR_LOAD);
+    anchor_accesses(&p, k->body, TIR_STORE);
+    p.stores_open = 1;
     do
         propagate(&p);
     while (pick_default(&p));

@@ -17,6 +17,8 @@ int pass_rematerialize(TirKernel *k, const struct Target *t, Diags *d);
 int pass_hoist_conversions(TirKernel *k, const struct Target *t, Diags *d);
 /* pass_smem.c: conversions through shared memory become local_alloc/store/load ops. */
 int pass_smem_conversions(TirKernel *k, const struct Target *t, Diags *d);
+/* pass_dce.c: removes unused ops that have no other effect. */
+int pass_remove_dead(TirKernel *k, const struct Target *t, Diags *d);
 /* pass_smem_alloc.c: offsets for local_alloc buffers, reusing space between buffers whose
  * lives do not overlap; fails when the total exceeds the target's per-block limit. Sets
  * k->smem_alloc_bytes. */

@@ -3,7 +3,7 @@
 # (default 60) from the seeds in tests/fuzz_corpus and the examples:
 #   fuzz_frontend (tests/fuzz_frontend.c): lexer, parser, sema, dumps;
 #   fuzz_compile (tests/fuzz_compile.c): also const resolution, specialization to tile IR,
-#   verification and the layout pass for sm_90 and the host.
+#   verification and every pass after it for sm_90, sim and the host.
 # Crashes are left in build-fuzz/crash-*. Needs a configured build/ for the generated lexer
 # and parser.
 #   usage: scripts/fuzz.sh [SECONDS]
