@@ -143,11 +143,13 @@ void lw_end_if(Lower *L, LLVMBasicBlockRef join)
 }
 
 /* ---- per-register loops ---- */
-static void mark_unroll(Lower *L, LLVMValueRef br)
+/* Asks LLVM to unroll the loop whose latch branch is `br` at most `count` times (1: not). */
+static void limit_unroll(Lower *L, LLVMValueRef br, int count)
 {
     LLVMMetadataRef tmp = LLVMTemporaryMDNode(L->ctx, NULL, 0);
-    LLVMMetadataRef s = LLVMMDStringInContext2(L->ctx, "llvm.loop.unroll.full", 21);
-    LLVMMetadataRef u = LLVMMDNodeInContext2(L->ctx, &s, 1);
+    LLVMMetadataRef kv[2] = {LLVMMDStringInContext2(L->ctx, "llvm.loop.unroll.count", 22),
+                             LLVMValueAsMetadata(lw_i32c(L, count))};
+    LLVMMetadataRef u = LLVMMDNodeInContext2(L->ctx, kv, 2);
     LLVMMetadataRef ops[2] = {tmp, u};
     LLVMMetadataRef loop = LLVMMDNodeInContext2(L->ctx, ops, 2);
     LLVMMetadataReplaceAllUsesWith(tmp, loop);
@@ -155,15 +157,16 @@ static void mark_unroll(Lower *L, LLVMValueRef br)
     LLVMSetMetadata(br, kind, LLVMMetadataAsValue(L->ctx, loop));
 }
 
-LLVMValueRef lw_loop_begin(Lower *L, ElemLoop *lp, int n, int unroll)
+LLVMValueRef lw_for_begin(Lower *L, ElemLoop *lp, int n, int unroll, int max_unroll)
 {
-    lp->n = n;
-    if (n <= 1)
+    *lp = (ElemLoop){.n = n, .unrolled = unroll || n == 1, .max_unroll = max_unroll};
+    if (n <= 0)
+        return NULL;
+    if (lp->unrolled)
         return lw_i32c(L, 0);
     lp->pre = LLVMGetInsertBlock(L->b);
     lp->body = lw_block(L, "r.loop");
     lp->exit = lw_block(L, "r.done");
-    lp->n = unroll ? -n : n;
     LLVMBuildBr(L->b, lp->body);
     LLVMPositionBuilderAtEnd(L->b, lp->body);
     lp->phi = LLVMBuildPhi(L->b, lw_i32(L), "r");
@@ -172,19 +175,19 @@ LLVMValueRef lw_loop_begin(Lower *L, ElemLoop *lp, int n, int unroll)
     return lp->phi;
 }
 
-void lw_loop_end(Lower *L, ElemLoop *lp)
+LLVMValueRef lw_for_next(Lower *L, ElemLoop *lp)
 {
-    int n = lp->n < 0 ? -lp->n : lp->n;
-    if (n <= 1)
-        return;
+    if (lp->unrolled)
+        return ++lp->i < lp->n ? lw_i32c(L, lp->i) : NULL;
     LLVMValueRef next = LLVMBuildNUWAdd(L->b, lp->phi, lw_i32c(L, 1), "");
-    LLVMValueRef more = LLVMBuildICmp(L->b, LLVMIntULT, next, lw_i32c(L, n), "");
+    LLVMValueRef more = LLVMBuildICmp(L->b, LLVMIntULT, next, lw_i32c(L, lp->n), "");
     LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b);
     LLVMValueRef br = LLVMBuildCondBr(L->b, more, lp->body, lp->exit);
-    if (lp->n < 0)
-        mark_unroll(L, br);
+    if (lp->max_unroll)
+        limit_unroll(L, br, lp->max_unroll);
     LLVMAddIncoming(lp->phi, &next, &from, 1);
     LLVMPositionBuilderAtEnd(L->b, lp->exit);
+    return NULL;
 }
 
 /* ---- shared memory ---- */

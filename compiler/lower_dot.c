@@ -60,19 +60,69 @@ static LLVMValueRef product_at(Lower *L, TirOp *op, ElemKind ck, LLVMValueRef *c
     return mul_add(L, ck, a, b, acc);
 }
 
-/* GPU targets: a run-time loop over K around the unrolled loop over this thread's elements
- * (independent accumulations, no per-element loop). */
+/* x's bits scattered to the set bits of mask, and the reverse. */
+static uint32_t deposit(uint32_t x, uint32_t mask)
+{
+    uint32_t r = 0;
+    for (int b = 0, j = 0; b < 32; b++)
+        if ((mask >> b) & 1)
+            r |= ((x >> j++) & 1u) << b;
+    return r;
+}
+
+static uint32_t extract(uint32_t x, uint32_t mask)
+{
+    uint32_t r = 0;
+    for (int b = 0, j = 0; b < 32; b++)
+        if ((mask >> b) & 1)
+            r |= ((x >> b) & 1u) << j++;
+    return r;
+}
+
+/* The rows (d = 0) or columns (d = 1) of the result this thread holds, as coordinates: one
+ * per combination of the register bits that move along d (the result's layout has
+ * single-dim bases). *mask gets those register bits. */
+static int result_lines(Lower *L, TirValue *res, int d, uint32_t *mask, LLVMValueRef *coord)
+{
+    const LinearLayout *ll = lw_ll(L, res);
+    *mask = ll_dim_mask(ll, LL_REG, d);
+    int n = 1 << __builtin_popcount(*mask);
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef c[TIR_MAX_RANK];
+        lw_coords(L, res, lw_i32c(L, (int)deposit((uint32_t)i, *mask)), c);
+        coord[i] = c[d];
+    }
+    return n;
+}
+
+/* GPU targets: a run-time loop over K; in each step the thread reads the elements of A in its
+ * rows and of B in its columns once, then updates every element it holds (straight-line). */
 static void k_outside(Lower *L, TirOp *op, ElemKind ck, int K)
 {
     TirValue *res = op->results[0];
-    ElemLoop kl, lp;
-    LLVMValueRef k = lw_loop_begin(L, &kl, K, 0);
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements), c[TIR_MAX_RANK];
-    lw_coords(L, res, r, c);
-    LLVMValueRef acc = lw_cast(L, lw_get(L, res, r), res->type.elem, ck);
-    lw_set(L, res, r, lw_cast(L, product_at(L, op, ck, c, k, acc), ck, res->type.elem));
-    lw_loop_end(L, &lp);
-    lw_loop_end(L, &kl);
+    enum { MAXL = 256 };
+    LLVMValueRef rows[MAXL], cols[MAXL], av[MAXL], bv[MAXL];
+    uint32_t mm, nm;
+    const LinearLayout *ll = lw_ll(L, res);
+    if (!ll_single_dim_bases(ll) || __builtin_popcount(ll_dim_mask(ll, LL_REG, 0)) > 8 ||
+        __builtin_popcount(ll_dim_mask(ll, LL_REG, 1)) > 8) {
+        lw_fail(L, op, "internal compiler error: an FMA dot result layout with mixed bases");
+        return;
+    }
+    int nr = result_lines(L, res, 0, &mm, rows), nc = result_lines(L, res, 1, &nm, cols);
+    ElemLoop kl, lp; /* each K step holds a row and a column of operands: unroll little */
+    LW_FOR_UNROLL_AT_MOST(L, &kl, K, 4, k) {
+        for (int i = 0; i < nr; i++)
+            av[i] = operand_at(L, op->ops[0], ck, rows[i], k);
+        for (int j = 0; j < nc; j++)
+            bv[j] = operand_at(L, op->ops[1], ck, k, cols[j]);
+        LW_FOR(L, &lp, lw_regs(L, res), 1, r) {
+            uint32_t reg = (uint32_t)LLVMConstIntGetZExtValue(r);
+            int i = (int)extract(reg, mm), j = (int)extract(reg, nm);
+            LLVMValueRef acc = lw_cast(L, lw_get(L, res, r), res->type.elem, ck);
+            lw_set(L, res, r, lw_cast(L, mul_add(L, ck, av[i], bv[j], acc), ck, res->type.elem));
+        }
+    }
 }
 
 /* The host: each element's sum over K in a register, one element after the other. */
@@ -81,15 +131,16 @@ static void k_inside(Lower *L, TirOp *op, ElemKind ck, int K)
     TirValue *res = op->results[0];
     LLVMValueRef sum = lw_alloca(L, lw_type(L, ck), 1, "dot.acc");
     ElemLoop kl, lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), 0), c[TIR_MAX_RANK];
-    lw_coords(L, res, r, c);
-    LLVMBuildStore(L->b, lw_cast(L, lw_get(L, res, r), res->type.elem, ck), sum);
-    LLVMValueRef k = lw_loop_begin(L, &kl, K, 0);
-    LLVMValueRef acc = LLVMBuildLoad2(L->b, lw_type(L, ck), sum, "");
-    LLVMBuildStore(L->b, product_at(L, op, ck, c, k, acc), sum);
-    lw_loop_end(L, &kl);
-    lw_set(L, res, r, lw_cast(L, LLVMBuildLoad2(L->b, lw_type(L, ck), sum, ""), ck, res->type.elem));
-    lw_loop_end(L, &lp);
+    LLVMValueRef c[TIR_MAX_RANK];
+    LW_FOR(L, &lp, lw_regs(L, res), 0, r) {
+        lw_coords(L, res, r, c);
+        LLVMBuildStore(L->b, lw_cast(L, lw_get(L, res, r), res->type.elem, ck), sum);
+        LW_FOR(L, &kl, K, 0, k) {
+            LLVMValueRef acc = LLVMBuildLoad2(L->b, lw_type(L, ck), sum, "");
+            LLVMBuildStore(L->b, product_at(L, op, ck, c, k, acc), sum);
+        }
+        lw_set(L, res, r, lw_cast(L, LLVMBuildLoad2(L->b, lw_type(L, ck), sum, ""), ck, res->type.elem));
+    }
 }
 
 /* The FMA path. */

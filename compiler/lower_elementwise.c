@@ -243,13 +243,13 @@ static int lower_map(Lower *L, TirOp *op)
     }
     lw_bind(L, res, lw_tile_storage(L, res));
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements);
-    for (int i = 0; i < op->nops && i < 4; i++)
-        in[i] = lw_get(L, op->ops[i], r);
-    if (!(x = compute(L, op, in)))
-        return lw_fail(L, op, "internal compiler error: elementwise op not supported");
-    lw_set(L, res, r, x);
-    lw_loop_end(L, &lp);
+    LW_FOR(L, &lp, lw_regs(L, res), L->t->unroll_elements, r) {
+        for (int i = 0; i < op->nops && i < 4; i++)
+            in[i] = lw_get(L, op->ops[i], r);
+        if (!(x = compute(L, op, in)))
+            return lw_fail(L, op, "internal compiler error: elementwise op not supported");
+        lw_set(L, res, r, x);
+    }
     return 0;
 }
 
@@ -268,10 +268,11 @@ static int lower_arange(Lower *L, TirOp *op)
     TirValue *res = op->results[0];
     lw_bind(L, res, lw_tile_storage(L, res));
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements), c[TIR_MAX_RANK];
-    lw_coords(L, res, r, c);
-    lw_set(L, res, r, LLVMBuildAdd(L->b, c[0], lw_i32c(L, (int)op->attr.i), ""));
-    lw_loop_end(L, &lp);
+    LLVMValueRef c[TIR_MAX_RANK];
+    LW_FOR(L, &lp, lw_regs(L, res), L->t->unroll_elements, r) {
+        lw_coords(L, res, r, c);
+        lw_set(L, res, r, LLVMBuildAdd(L->b, c[0], lw_i32c(L, (int)op->attr.i), ""));
+    }
     return 0;
 }
 

@@ -48,8 +48,19 @@ typedef struct Lower {
 typedef struct ElemLoop {
     LLVMBasicBlockRef pre, body, exit;
     LLVMValueRef phi;
-    int n;
+    int n, i, unrolled;
+    int max_unroll; /* an LLVM loop: how far LLVM may unroll it (0: its choice) */
 } ElemLoop;
+
+/* `for (r = 0; r < n; r++) BODY`: with `unroll` (GPU targets) the C loop runs BODY n times
+ * with r a constant, so the code is straight-line with constant register indices and LLVM
+ * folds the layout arithmetic as it is built; otherwise BODY is emitted once inside an LLVM
+ * loop whose counter is r. BODY must not leave the C loop early. */
+#define LW_FOR(L, lp, n, unroll, r) \
+    for (LLVMValueRef r = lw_for_begin(L, lp, n, unroll, 0); r; r = lw_for_next(L, lp))
+/* An LLVM loop over 0..n-1 that LLVM may unroll at most `count` times. */
+#define LW_FOR_UNROLL_AT_MOST(L, lp, n, count, r) \
+    for (LLVMValueRef r = lw_for_begin(L, lp, n, 0, count); r; r = lw_for_next(L, lp))
 
 /* lower.c: storage, types, loops */
 LLVMTypeRef lw_type(Lower *L, ElemKind k);      /* register type (bool: i1) */
@@ -71,8 +82,8 @@ void lw_end_if(Lower *L, LLVMBasicBlockRef join);
 LLVMValueRef lw_elem_ptr(Lower *L, const TirValue *v, LLVMValueRef storage, LLVMValueRef r);
 LLVMValueRef lw_get(Lower *L, const TirValue *v, LLVMValueRef r); /* element r (scalar: v) */
 void lw_set(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef x);
-LLVMValueRef lw_loop_begin(Lower *L, ElemLoop *lp, int n, int unroll);
-void lw_loop_end(Lower *L, ElemLoop *lp);
+LLVMValueRef lw_for_begin(Lower *L, ElemLoop *lp, int n, int unroll, int max_unroll);
+LLVMValueRef lw_for_next(Lower *L, ElemLoop *lp);
 void lw_copy_tile(Lower *L, const TirValue *v, LLVMValueRef dst, LLVMValueRef src);
 /* Every shared-memory access goes through these (the target may check it). */
 LLVMValueRef lw_smem_load(Lower *L, LLVMTypeRef t, LLVMValueRef ptr);

@@ -190,13 +190,13 @@ static void store_group(Lower *L, TirOp *op, LLVMValueRef r0, int n)
 static void lower_vector(Lower *L, TirOp *op, int n)
 {
     ElemLoop lp;
-    LLVMValueRef g = lw_loop_begin(L, &lp, lw_regs(L, op->ops[0]) / n, L->t->unroll_elements);
-    LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
-    if (op->code == TIR_LOAD)
-        load_group(L, op, r0, n);
-    else
-        store_group(L, op, r0, n);
-    lw_loop_end(L, &lp);
+    LW_FOR(L, &lp, lw_regs(L, op->ops[0]) / n, L->t->unroll_elements, g) {
+        LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
+        if (op->code == TIR_LOAD)
+            load_group(L, op, r0, n);
+        else
+            store_group(L, op, r0, n);
+    }
 }
 
 /* ---- tiles and scalars ---- */
@@ -214,9 +214,9 @@ static int lower_load(Lower *L, TirOp *op)
         return 0;
     }
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements);
-    lw_set(L, res, r, load_one(L, op, r));
-    lw_loop_end(L, &lp);
+    LW_FOR(L, &lp, lw_regs(L, res), L->t->unroll_elements, r) {
+        lw_set(L, res, r, load_one(L, op, r));
+    }
     return 0;
 }
 
@@ -233,9 +233,9 @@ static int lower_store(Lower *L, TirOp *op)
         return 0;
     }
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, ptr), L->t->unroll_elements);
-    store_one(L, op, r);
-    lw_loop_end(L, &lp);
+    LW_FOR(L, &lp, lw_regs(L, ptr), L->t->unroll_elements, r) {
+        store_one(L, op, r);
+    }
     return 0;
 }
 

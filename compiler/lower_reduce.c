@@ -143,17 +143,18 @@ static void reduce_thread(Lower *L, const Red *R, TirValue *src, const Plan *P, 
     int un = L->t->unroll_elements, nreg = P->s->nbits[LL_REG];
     uint32_t keep = ((1u << nreg) - 1) & ~P->reg_axis;
     ElemLoop lo, li;
-    LLVMValueRef rr = lw_loop_begin(L, &lo, ll_regs(&P->r), un), c[TIR_MAX_RANK];
-    LLVMBuildStore(L->b, identity(L, R), at(L, R->ct, pv, rr));
-    LLVMBuildStore(L->b, lw_i32c(L, 0x7fffffff), at(L, lw_i32(L), pi, rr));
-    LLVMValueRef base = layout_emit_deposit(L->b, rr, keep);
-    LLVMValueRef j = lw_loop_begin(L, &li, 1 << __builtin_popcount(P->reg_axis), un);
-    LLVMValueRef r = LLVMBuildOr(L->b, base, layout_emit_deposit(L->b, j, P->reg_axis), "");
-    lw_coords(L, src, r, c);
-    LLVMValueRef x = lw_cast(L, lw_get(L, src, r), R->ek, R->ck);
-    accumulate(L, R, pv, pi, rr, x, P->index ? lw_get(L, P->index, r) : c[P->axis]);
-    lw_loop_end(L, &li);
-    lw_loop_end(L, &lo);
+    LLVMValueRef c[TIR_MAX_RANK];
+    LW_FOR(L, &lo, ll_regs(&P->r), un, rr) {
+        LLVMBuildStore(L->b, identity(L, R), at(L, R->ct, pv, rr));
+        LLVMBuildStore(L->b, lw_i32c(L, 0x7fffffff), at(L, lw_i32(L), pi, rr));
+        LLVMValueRef base = layout_emit_deposit(L->b, rr, keep);
+        LW_FOR(L, &li, 1 << __builtin_popcount(P->reg_axis), un, j) {
+            LLVMValueRef r = LLVMBuildOr(L->b, base, layout_emit_deposit(L->b, j, P->reg_axis), "");
+            lw_coords(L, src, r, c);
+            LLVMValueRef x = lw_cast(L, lw_get(L, src, r), R->ek, R->ck);
+            accumulate(L, R, pv, pi, rr, x, P->index ? lw_get(L, P->index, r) : c[P->axis]);
+        }
+    }
 }
 
 /* Phase 2: butterfly over the lanes holding distinct coordinates along the axis. */
@@ -163,12 +164,12 @@ static void reduce_lanes(Lower *L, const Red *R, const Plan *P, LLVMValueRef pv,
         if (!((P->lane_axis >> j) & 1))
             continue;
         ElemLoop lp;
-        LLVMValueRef rr = lw_loop_begin(L, &lp, ll_regs(&P->r), L->t->unroll_elements);
-        LLVMValueRef v = load_at(L, R->ct, pv, rr), vi = load_at(L, lw_i32(L), pi, rr);
-        LLVMValueRef ov = lw_shuffle_xor(L, v, 1 << j);
-        LLVMValueRef oi = R->arg ? lw_shuffle_xor(L, vi, 1 << j) : vi;
-        accumulate(L, R, pv, pi, rr, ov, oi);
-        lw_loop_end(L, &lp);
+        LW_FOR(L, &lp, ll_regs(&P->r), L->t->unroll_elements, rr) {
+            LLVMValueRef v = load_at(L, R->ct, pv, rr), vi = load_at(L, lw_i32(L), pi, rr);
+            LLVMValueRef ov = lw_shuffle_xor(L, v, 1 << j);
+            LLVMValueRef oi = R->arg ? lw_shuffle_xor(L, vi, 1 << j) : vi;
+            accumulate(L, R, pv, pi, rr, ov, oi);
+        }
     }
 }
 
@@ -184,11 +185,11 @@ static void write_values(Lower *L, const Red *R, TirValue *res, const Plan *P, L
     }
     lw_bind(L, res, lw_tile_storage(L, res));
     ElemLoop lp;
-    LLVMValueRef rr = lw_loop_begin(L, &lp, ll_regs(&P->r), L->t->unroll_elements);
-    LLVMValueRef x = indices ? load_at(L, lw_i32(L), pi, rr)
-                             : lw_cast(L, load_at(L, R->ct, pv, rr), R->ck, rk);
-    lw_set(L, res, rr, x);
-    lw_loop_end(L, &lp);
+    LW_FOR(L, &lp, ll_regs(&P->r), L->t->unroll_elements, rr) {
+        LLVMValueRef x = indices ? load_at(L, lw_i32(L), pi, rr)
+                                 : lw_cast(L, load_at(L, R->ct, pv, rr), R->ck, rk);
+        lw_set(L, res, rr, x);
+    }
 }
 
 /* The final values (or argmax/argmin indices); a partial argmax writes both. */

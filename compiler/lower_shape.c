@@ -18,9 +18,9 @@ static int lower_splat(Lower *L, TirValue *src, TirValue *res)
 {
     fresh(L, res);
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements);
-    lw_set(L, res, r, lw_val(L, src));
-    lw_loop_end(L, &lp);
+    LW_FOR(L, &lp, lw_regs(L, res), L->t->unroll_elements, r) {
+        lw_set(L, res, r, lw_val(L, src));
+    }
     return 0;
 }
 
@@ -44,10 +44,10 @@ static void move_regs(Lower *L, TirValue *src, TirValue *res, const ConvPlan *p)
 {
     fresh(L, res);
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements);
-    LLVMValueRef sr = layout_emit_map(L->b, p->src_reg, p->dst_reg_bits, r);
-    lw_set(L, res, r, lw_get(L, src, sr));
-    lw_loop_end(L, &lp);
+    LW_FOR(L, &lp, lw_regs(L, res), L->t->unroll_elements, r) {
+        LLVMValueRef sr = layout_emit_map(L->b, p->src_reg, p->dst_reg_bits, r);
+        lw_set(L, res, r, lw_get(L, src, sr));
+    }
 }
 
 /* Within warps: res register r of lane l is src register map(r) of lane
@@ -58,12 +58,12 @@ static void move_lanes(Lower *L, TirValue *src, TirValue *res, const ConvPlan *p
     LLVMValueRef lane = LLVMBuildAnd(L->b, L->tid, lw_i32c(L, (1 << p->dst_lane_bits) - 1), "");
     LLVMValueRef from_lane = layout_emit_map(L->b, p->lane_of_lane, p->dst_lane_bits, lane);
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, lw_regs(L, res), L->t->unroll_elements);
-    LLVMValueRef sr = layout_emit_map(L->b, p->src_reg, p->dst_reg_bits, r);
-    LLVMValueRef sl = LLVMBuildXor(L->b, from_lane,
-                                   layout_emit_map(L->b, p->lane_of_reg, p->dst_reg_bits, r), "");
-    lw_set(L, res, r, lw_shuffle_idx(L, lw_get(L, src, sr), sl));
-    lw_loop_end(L, &lp);
+    LW_FOR(L, &lp, lw_regs(L, res), L->t->unroll_elements, r) {
+        LLVMValueRef sr = layout_emit_map(L->b, p->src_reg, p->dst_reg_bits, r);
+        LLVMValueRef sl = LLVMBuildXor(L->b, from_lane,
+                                       layout_emit_map(L->b, p->lane_of_reg, p->dst_reg_bits, r), "");
+        lw_set(L, res, r, lw_shuffle_idx(L, lw_get(L, src, sr), sl));
+    }
 }
 
 /* Moves src's elements into res's layout by the cheapest plan (layout_convert.h). */
@@ -115,10 +115,10 @@ static int lower_broadcast(Lower *L, TirOp *op)
         return lw_fail(L, op, "internal compiler error: broadcast across layouts");
     fresh(L, res);
     ElemLoop lp;
-    LLVMValueRef r = lw_loop_begin(L, &lp, ll_regs(rl), L->t->unroll_elements);
-    LLVMValueRef sr = layout_emit_map(L->b, map, rl->nbits[LL_REG], r);
-    lw_set(L, res, r, lw_get(L, src, sr));
-    lw_loop_end(L, &lp);
+    LW_FOR(L, &lp, ll_regs(rl), L->t->unroll_elements, r) {
+        LLVMValueRef sr = layout_emit_map(L->b, map, rl->nbits[LL_REG], r);
+        lw_set(L, res, r, lw_get(L, src, sr));
+    }
     return 0;
 }
 

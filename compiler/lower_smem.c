@@ -62,21 +62,22 @@ static int lower_local_store(Lower *L, TirOp *op)
     LLVMValueRef base = buffer_at(L, buf, op->ops[1]);
     LLVMBasicBlockRef join = lw_if_owner(L, ll);
     ElemLoop lp;
-    LLVMValueRef g = lw_loop_begin(L, &lp, ll_regs(ll) / n, L->t->unroll_elements), c[TIR_MAX_RANK];
-    LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
-    lw_coords(L, v, r0, c);
-    LLVMValueRef p = elem_at(L, buf, base, c), x;
-    if (n == 1) {
-        x = to_mem(L, k, lw_get(L, v, r0));
-    } else {
-        x = LLVMGetUndef(LLVMVectorType(lw_type(L, k), (unsigned)n));
-        for (int j = 0; j < n; j++) {
-            LLVMValueRef e = lw_get(L, v, LLVMBuildAdd(L->b, r0, lw_i32c(L, j), ""));
-            x = LLVMBuildInsertElement(L->b, x, e, lw_i32c(L, j), "");
+    LLVMValueRef c[TIR_MAX_RANK];
+    LW_FOR(L, &lp, ll_regs(ll) / n, L->t->unroll_elements, g) {
+        LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
+        lw_coords(L, v, r0, c);
+        LLVMValueRef p = elem_at(L, buf, base, c), x;
+        if (n == 1) {
+            x = to_mem(L, k, lw_get(L, v, r0));
+        } else {
+            x = LLVMGetUndef(LLVMVectorType(lw_type(L, k), (unsigned)n));
+            for (int j = 0; j < n; j++) {
+                LLVMValueRef e = lw_get(L, v, LLVMBuildAdd(L->b, r0, lw_i32c(L, j), ""));
+                x = LLVMBuildInsertElement(L->b, x, e, lw_i32c(L, j), "");
+            }
         }
+        lw_smem_store(L, x, p);
     }
-    lw_smem_store(L, x, p);
-    lw_loop_end(L, &lp);
     lw_end_if(L, join);
     return 0;
 }
@@ -88,15 +89,16 @@ static void load_elements(Lower *L, TirValue *buf, TirValue *res, LLVMValueRef b
     ElemKind k = res->type.elem;
     LLVMTypeRef t = n == 1 ? lw_mem_type(L, k) : LLVMVectorType(lw_type(L, k), (unsigned)n);
     ElemLoop lp;
-    LLVMValueRef g = lw_loop_begin(L, &lp, ll_regs(ll) / n, L->t->unroll_elements), c[TIR_MAX_RANK];
-    LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
-    lw_coords(L, res, r0, c);
-    LLVMValueRef x = lw_smem_load(L, t, elem_at(L, buf, base, c));
-    for (int j = 0; j < n; j++) {
-        LLVMValueRef e = n == 1 ? from_mem(L, k, x) : LLVMBuildExtractElement(L->b, x, lw_i32c(L, j), "");
-        lw_set(L, res, LLVMBuildAdd(L->b, r0, lw_i32c(L, j), ""), e);
+    LLVMValueRef c[TIR_MAX_RANK];
+    LW_FOR(L, &lp, ll_regs(ll) / n, L->t->unroll_elements, g) {
+        LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
+        lw_coords(L, res, r0, c);
+        LLVMValueRef x = lw_smem_load(L, t, elem_at(L, buf, base, c));
+        for (int j = 0; j < n; j++) {
+            LLVMValueRef e = n == 1 ? from_mem(L, k, x) : LLVMBuildExtractElement(L->b, x, lw_i32c(L, j), "");
+            lw_set(L, res, LLVMBuildAdd(L->b, r0, lw_i32c(L, j), ""), e);
+        }
     }
-    lw_loop_end(L, &lp);
 }
 
 /* ---- ldmatrix ---- */
@@ -225,17 +227,18 @@ static int lower_async_copy(Lower *L, TirOp *op)
     LLVMValueRef base = buffer_at(L, buf, op->ops[1]);
     LLVMBasicBlockRef join = lw_if_owner(L, lw_ll(L, ptr));
     ElemLoop lp;
-    LLVMValueRef g = lw_loop_begin(L, &lp, lw_regs(L, ptr) / n, L->t->unroll_elements), c[TIR_MAX_RANK];
-    LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
-    lw_coords(L, ptr, r0, c);
-    LLVMValueRef dst = elem_at(L, buf, base, c), src = lw_get(L, ptr, r0);
-    LLVMValueRef bytes = lw_i32c(L, n * eb);
-    if (mask)
-        bytes = LLVMBuildSelect(L->b, lw_get(L, mask, r0), bytes, lw_i32c(L, 0), "");
-    if (L->t->smem_access)
-        L->t->smem_access(&L->tc, dst, n * eb, 1);
-    L->t->async_copy(&L->tc, dst, src, n * eb, bytes);
-    lw_loop_end(L, &lp);
+    LLVMValueRef c[TIR_MAX_RANK];
+    LW_FOR(L, &lp, lw_regs(L, ptr) / n, L->t->unroll_elements, g) {
+        LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
+        lw_coords(L, ptr, r0, c);
+        LLVMValueRef dst = elem_at(L, buf, base, c), src = lw_get(L, ptr, r0);
+        LLVMValueRef bytes = lw_i32c(L, n * eb);
+        if (mask)
+            bytes = LLVMBuildSelect(L->b, lw_get(L, mask, r0), bytes, lw_i32c(L, 0), "");
+        if (L->t->smem_access)
+            L->t->smem_access(&L->tc, dst, n * eb, 1);
+        L->t->async_copy(&L->tc, dst, src, n * eb, bytes);
+    }
     lw_end_if(L, join);
     return 0;
 }

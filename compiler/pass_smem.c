@@ -69,19 +69,24 @@ static int through_smem(TirKernel *k, TirOp *op, const LinearLayout *src)
 }
 
 /* An FMA dot's operand moves to a buffer its K loop reads: A with M contiguous and B with N
- * contiguous, so the lanes of a warp read neighbouring elements. */
+ * contiguous, so the lanes of a warp read neighbouring elements. The store goes before the
+ * outermost enclosing loop (or if) that does not compute the operand: a loop-invariant
+ * operand is stored once. */
 static int operand_to_smem(TirKernel *k, TirOp *dot, int i)
 {
     TirValue *x = dot->ops[i];
+    TirOp *at = dot;
+    while (at->block->parent && !tir_defined_in(x, at->block))
+        at = at->block->parent;
     int order[2] = {i == 0 ? 0 : 1, i == 0 ? 1 : 0};
     TirType bt = x->type;
     bt.buffers = 1;
-    TirOp *alloc = tir_op_insert_before(k, dot, TIR_LOCAL_ALLOC, dot->loc, NULL, 0, &bt, 1);
+    TirOp *alloc = tir_op_insert_before(k, at, TIR_LOCAL_ALLOC, dot->loc, NULL, 0, &bt, 1);
     alloc->attr.i = -1;
     TirValue *buf = alloc->results[0];
     buf->layout = new_layout(k, smem_layout_swizzled(2, x->type.shape, et_bytes(x->type.elem), order));
-    TirValue *st[3] = {buf, index_zero(k, dot), x};
-    tir_op_insert_before(k, dot, TIR_LOCAL_STORE, dot->loc, st, 3, NULL, 0);
+    TirValue *st[3] = {buf, index_zero(k, at), x};
+    tir_op_insert_before(k, at, TIR_LOCAL_STORE, dot->loc, st, 3, NULL, 0);
     dot->ops[i] = buf;
     return buf->layout ? 0 : -1;
 }
