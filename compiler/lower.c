@@ -72,9 +72,36 @@ const LinearLayout *lw_ll(Lower *L, const TirValue *v)
 
 int lw_regs(Lower *L, const TirValue *v) { return ll_regs(lw_ll(L, v)); }
 
+/* The thread's part of a layout's flat offsets (its lane and warp bits), computed once per
+ * distinct set of bases, in the kernel's prologue (it dominates every use). */
+LLVMValueRef lw_thread_flat(Lower *L, const LinearLayout *ll)
+{
+    uint32_t tb[2 * LL_MAX_BITS];
+    int nt = 0;
+    for (int k = LL_LANE; k < LL_NDIMS; k++)
+        for (int i = 0; i < ll->nbits[k]; i++)
+            tb[nt++] = ll->basis[k][i];
+    for (ThreadPart *p = L->thread_parts; p; p = p->next)
+        if (p->n == nt && !memcmp(p->basis, tb, sizeof(uint32_t) * (size_t)nt))
+            return p->value;
+    ThreadPart *p = arena_alloc(L->k->arena, sizeof *p);
+    if (!p)
+        return layout_emit_map(L->b, tb, nt, L->tid);
+    memcpy(p->basis, tb, sizeof(uint32_t) * (size_t)nt);
+    p->n = nt;
+    p->value = layout_emit_map(L->prologue, tb, nt, L->tid);
+    p->next = L->thread_parts;
+    L->thread_parts = p;
+    return p->value;
+}
+
 void lw_coords(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef *coord)
 {
-    layout_emit_coords(L->b, lw_ll(L, v), L->tid, r, coord);
+    const LinearLayout *ll = lw_ll(L, v);
+    LLVMValueRef flat = layout_emit_map(L->b, ll->basis[LL_REG], ll->nbits[LL_REG], r);
+    if (ll->nbits[LL_LANE] + ll->nbits[LL_WARP])
+        flat = LLVMBuildXor(L->b, flat, lw_thread_flat(L, ll), "");
+    layout_emit_unflat(L->b, ll, flat, coord);
 }
 
 LLVMValueRef lw_tile_storage(Lower *L, const TirValue *v)
@@ -90,11 +117,33 @@ LLVMValueRef lw_elem_ptr(Lower *L, const TirValue *v, LLVMValueRef storage, LLVM
     return LLVMBuildGEP2(L->b, lw_type(L, v->type.elem), storage, &r, 1, "");
 }
 
+/* The register index r as a C int, for values kept as SSA registers (-1 if not constant). */
+static int const_index(Lower *L, const TirValue *v, LLVMValueRef r)
+{
+    if (!LLVMIsAConstantInt(r)) {
+        lw_fail(L, v->def, "internal compiler error: a run-time register index on a GPU target");
+        return -1;
+    }
+    long long i = LLVMConstIntGetSExtValue(r);
+    if (i < 0 || i >= lw_regs(L, v)) {
+        lw_fail(L, v->def, "internal compiler error: a register index out of range");
+        return -1;
+    }
+    return (int)i;
+}
+
 LLVMValueRef lw_get(Lower *L, const TirValue *v, LLVMValueRef r)
 {
     LLVMValueRef s = L->vals[v->id];
     if (v->type.rank == 0)
         return s;
+    if (L->regs[v->id]) {
+        int i = const_index(L, v, r);
+        LLVMValueRef x = i >= 0 ? L->regs[v->id][i] : NULL;
+        if (!x && i >= 0)
+            lw_fail(L, v->def, "internal compiler error: a register read before it is written");
+        return x ? x : LLVMGetUndef(lw_type(L, v->type.elem));
+    }
     return LLVMBuildLoad2(L->b, lw_type(L, v->type.elem), lw_elem_ptr(L, v, s, r), "");
 }
 
@@ -104,7 +153,47 @@ void lw_set(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef x)
         L->vals[v->id] = x;
         return;
     }
+    if (L->regs[v->id]) {
+        int i = const_index(L, v, r);
+        if (i >= 0)
+            L->regs[v->id][i] = x;
+        return;
+    }
     LLVMBuildStore(L->b, x, lw_elem_ptr(L, v, L->vals[v->id], r));
+}
+
+void lw_tile_new(Lower *L, const TirValue *v)
+{
+    if (!L->t->unroll_elements) {
+        lw_bind(L, v, lw_tile_storage(L, v));
+        return;
+    }
+    L->regs[v->id] = arena_alloc(L->k->arena, sizeof(LLVMValueRef) * (size_t)lw_regs(L, v));
+    L->vals[v->id] = NULL;
+    if (!L->regs[v->id])
+        lw_fail(L, v->def, "out of memory in lowering");
+}
+
+void lw_copy_value(Lower *L, const TirValue *dst, const TirValue *src)
+{
+    if (!L->regs[dst->id] && !L->regs[src->id]) {
+        lw_copy_tile(L, dst, lw_val(L, dst), lw_val(L, src));
+        return;
+    }
+    ElemLoop lp;
+    LW_FOR(L, &lp, lw_regs(L, dst), L->t->unroll_elements, r)
+        lw_set(L, dst, r, lw_get(L, src, r));
+}
+
+void lw_store_tile(Lower *L, const TirValue *v, LLVMValueRef dst)
+{
+    if (!L->regs[v->id]) {
+        lw_copy_tile(L, v, dst, lw_val(L, v));
+        return;
+    }
+    for (int i = 0; i < lw_regs(L, v); i++)
+        LLVMBuildStore(L->b, L->regs[v->id][i] ? L->regs[v->id][i] : LLVMGetUndef(lw_type(L, v->type.elem)),
+                       lw_elem_ptr(L, v, dst, lw_i32c(L, i)));
 }
 
 void lw_copy_tile(Lower *L, const TirValue *v, LLVMValueRef dst, LLVMValueRef src)
@@ -249,13 +338,20 @@ static int begin_kernel(Lower *L)
     L->params = arena_alloc(k->arena, sizeof(LLVMValueRef) * (size_t)(k->nparams + 1));
     L->vals = arena_alloc(k->arena, sizeof(LLVMValueRef) * (size_t)(k->next_value_id + 1));
     L->lls = arena_alloc(k->arena, sizeof(LinearLayout *) * (size_t)(k->next_value_id + 1));
-    if (!pt || !L->params || !L->vals || !L->lls)
+    L->regs = arena_alloc(k->arena, sizeof(LLVMValueRef *) * (size_t)(k->next_value_id + 1));
+    if (!pt || !L->params || !L->vals || !L->lls || !L->regs)
         return lw_fail(L, NULL, "out of memory in lowering");
     for (int i = 0; i < k->nparams; i++)
         pt[i] = lw_type(L, k->params[i].type.elem);
     const char *sym = k->symbol ? k->symbol : k->name;
     L->t->kernel_begin(&L->tc, sym, pt, k->nparams, L->params);
     L->tid = L->t->thread_id(&L->tc);
+    /* a prologue for per-thread index arithmetic shared by the whole kernel */
+    LLVMBasicBlockRef body = lw_block(L, "body");
+    LLVMValueRef br = LLVMBuildBr(L->b, body);
+    L->prologue = LLVMCreateBuilderInContext(L->ctx);
+    LLVMPositionBuilderBefore(L->prologue, br);
+    LLVMPositionBuilderAtEnd(L->b, body);
     L->ret_bb = lw_block(L, "ret");
     return 0;
 }
@@ -288,6 +384,8 @@ LLVMModuleRef lower_kernel(TirKernel *k, const Target *t, LLVMContextRef ctx, Di
         L.failed = 1;
     LLVMDisposeBuilder(L.b);
     LLVMDisposeBuilder(L.tc.alloca_b);
+    if (L.prologue)
+        LLVMDisposeBuilder(L.prologue);
     if (L.failed || d->errors > errors_before) {
         LLVMDisposeModule(L.mod);
         return NULL;

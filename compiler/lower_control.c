@@ -31,9 +31,9 @@ static void slots_store(Lower *L, TirValue **src, int n, LLVMValueRef *slots)
             LLVMBuildStore(L->b, lw_val(L, src[i]), slots[i]);
         } else if (hazard) {
             tmp[i] = lw_tile_storage(L, src[i]);
-            lw_copy_tile(L, src[i], tmp[i], lw_val(L, src[i]));
+            lw_store_tile(L, src[i], tmp[i]);
         } else {
-            lw_copy_tile(L, src[i], slots[i], lw_val(L, src[i]));
+            lw_store_tile(L, src[i], slots[i]);
         }
     }
     for (int i = 0; hazard && i < n; i++)

@@ -149,8 +149,8 @@ static int lower_dot_fma(Lower *L, TirOp *op)
     TirValue *acc = op->ops[2], *res = op->results[0];
     int K = op->ops[0]->type.shape[1];
     ElemKind ck = res->type.elem == ET_F16 || res->type.elem == ET_BF16 ? ET_F32 : res->type.elem;
-    lw_bind(L, res, lw_tile_storage(L, res));
-    lw_copy_tile(L, res, lw_val(L, res), lw_val(L, acc));
+    lw_bind(L, res, lw_tile_storage(L, res)); /* updated across the run-time K loop: an alloca */
+    lw_copy_value(L, res, acc);
     if (L->t->unroll_elements)
         k_outside(L, op, ck, K);
     else

@@ -241,7 +241,7 @@ static int lower_map(Lower *L, TirOp *op)
         lw_bind(L, res, x);
         return 0;
     }
-    lw_bind(L, res, lw_tile_storage(L, res));
+    lw_tile_new(L, res);
     ElemLoop lp;
     LW_FOR(L, &lp, lw_regs(L, res), L->t->unroll_elements, r) {
         for (int i = 0; i < op->nops && i < 4; i++)
@@ -266,7 +266,7 @@ static LLVMValueRef constant(Lower *L, const TirOp *op)
 static int lower_arange(Lower *L, TirOp *op)
 {
     TirValue *res = op->results[0];
-    lw_bind(L, res, lw_tile_storage(L, res));
+    lw_tile_new(L, res);
     ElemLoop lp;
     LLVMValueRef c[TIR_MAX_RANK];
     LW_FOR(L, &lp, lw_regs(L, res), L->t->unroll_elements, r) {

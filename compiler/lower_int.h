@@ -26,6 +26,15 @@ typedef struct RegionTargets {
     struct RegionTargets *outer;
 } RegionTargets;
 
+/* The per-thread part of a layout's flat offsets, shared by layouts with the same lane and
+ * warp bases (lower.c: lw_thread_flat). */
+typedef struct ThreadPart {
+    uint32_t basis[2 * LL_MAX_BITS];
+    int n;
+    LLVMValueRef value;
+    struct ThreadPart *next;
+} ThreadPart;
+
 typedef struct Lower {
     TirKernel *k;
     const Target *t;
@@ -36,7 +45,11 @@ typedef struct Lower {
     Diags *d;
     LLVMValueRef *vals;        /* by value id: scalar value or tile storage pointer */
     LinearLayout **lls;        /* by value id: linear layouts, computed on first use */
+    LLVMValueRef **regs;       /* by value id: a tile's registers as SSA values (GPU targets;
+                                  NULL: the tile lives in the alloca vals[id]) */
     LLVMValueRef tid;
+    LLVMBuilderRef prologue;   /* at the end of the kernel's first block: per-thread values */
+    ThreadPart *thread_parts;
     LLVMValueRef *params;
     LLVMBasicBlockRef ret_bb;
     LoopTargets *loop;
@@ -69,11 +82,19 @@ LLVMTypeRef lw_i32(Lower *L);
 LLVMValueRef lw_i32c(Lower *L, int v);
 LLVMValueRef lw_alloca(Lower *L, LLVMTypeRef t, int n, const char *name);
 LLVMValueRef lw_tile_storage(Lower *L, const TirValue *v); /* fresh alloca for v's registers */
+/* Fresh storage bound to tile v, written with lw_set: SSA registers on GPU targets (where
+ * register indices are constants), an alloca otherwise. */
+void lw_tile_new(Lower *L, const TirValue *v);
+/* dst's registers = src's (same layout). */
+void lw_copy_value(Lower *L, const TirValue *dst, const TirValue *src);
+/* v's registers stored into the alloca dst (loop slots). */
+void lw_store_tile(Lower *L, const TirValue *v, LLVMValueRef dst);
 /* The linear layout of v (scalars: one register); an unsupported encoding fails lowering. */
 const LinearLayout *lw_ll(Lower *L, const TirValue *v);
 int lw_regs(Lower *L, const TirValue *v);
 /* Coordinates (per value dim) of v's register r in this thread. */
 void lw_coords(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef *coord);
+LLVMValueRef lw_thread_flat(Lower *L, const LinearLayout *ll);
 /* Opens a branch taken only by the threads that own their elements of a layout (the first of
  * each group of replicas); returns the join block for lw_end_if, or NULL when every thread
  * owns its elements (nothing opened). */

@@ -207,7 +207,7 @@ static int lower_load(Lower *L, TirOp *op)
         lw_bind(L, res, load_one(L, op, NULL));
         return 0;
     }
-    lw_bind(L, res, lw_tile_storage(L, res));
+    lw_tile_new(L, res);
     int n = vec_width(L, op, res->type.elem);
     if (n > 1) {
         lower_vector(L, op, n);

@@ -92,8 +92,8 @@ int lower_dot_mma(Lower *L, TirOp *op)
     Frag c = {lw_ll(L, res), 2};
     if (L->failed)
         return -1;
-    lw_bind(L, res, lw_tile_storage(L, res));
-    lw_copy_tile(L, res, lw_val(L, res), lw_val(L, op->ops[2]));
+    lw_tile_new(L, res);
+    lw_copy_value(L, res, op->ops[2]);
     int sm = tile_span(c.ll, 2, 0), sn = tile_span(c.ll, 2, 1);
     int M = res->type.shape[0], N = res->type.shape[1];
     for (int m = 0; m < M; m += sm)

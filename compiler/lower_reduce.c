@@ -183,7 +183,7 @@ static void write_values(Lower *L, const Red *R, TirValue *res, const Plan *P, L
                                 : lw_cast(L, load_at(L, R->ct, pv, z), R->ck, rk));
         return;
     }
-    lw_bind(L, res, lw_tile_storage(L, res));
+    lw_tile_new(L, res);
     ElemLoop lp;
     LW_FOR(L, &lp, ll_regs(&P->r), L->t->unroll_elements, rr) {
         LLVMValueRef x = indices ? load_at(L, lw_i32(L), pi, rr)

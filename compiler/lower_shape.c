@@ -7,12 +7,7 @@
 #include "layout_convert.h"
 #include "lower_int.h"
 
-static LLVMValueRef fresh(Lower *L, TirValue *res)
-{
-    LLVMValueRef s = lw_tile_storage(L, res);
-    lw_bind(L, res, s);
-    return s;
-}
+static void fresh(Lower *L, TirValue *res) { lw_tile_new(L, res); }
 
 static int lower_splat(Lower *L, TirValue *src, TirValue *res)
 {
@@ -76,7 +71,10 @@ static int move(Lower *L, TirValue *src, TirValue *res, int swap)
     if (p.kind == CONV_SHUFFLE && !L->t->shuffle_idx)
         p.kind = CONV_SMEM;
     switch (p.kind) {
-    case CONV_NONE: lw_copy_tile(L, res, fresh(L, res), lw_val(L, src)); return 0;
+    case CONV_NONE:
+        fresh(L, res);
+        lw_copy_value(L, res, src);
+        return 0;
     case CONV_REGS: move_regs(L, src, res, &p); return 0;
     case CONV_SHUFFLE: move_lanes(L, src, res, &p); return 0;
     default:

@@ -206,7 +206,7 @@ static int lower_local_load(Lower *L, TirOp *op)
 {
     TirValue *buf = op->ops[0], *res = op->results[0];
     LLVMValueRef base = buffer_at(L, buf, op->ops[1]);
-    lw_bind(L, res, lw_tile_storage(L, res));
+    lw_tile_new(L, res);
     Ldm m;
     if (ldmatrix_plan(L, buf, res, &m))
         load_ldmatrix(L, buf, res, base, &m);
