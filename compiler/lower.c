@@ -72,9 +72,10 @@ const LinearLayout *lw_ll(Lower *L, const TirValue *v)
 
 int lw_regs(Lower *L, const TirValue *v) { return ll_regs(lw_ll(L, v)); }
 
-/* The thread's part of a layout's flat offsets (its lane and warp bits), computed once per
- * distinct set of bases, in the kernel's prologue (it dominates every use). */
-LLVMValueRef lw_thread_flat(Lower *L, const LinearLayout *ll)
+/* The thread's part of a layout's flat offsets (its lane and warp bits) and its coordinates,
+ * computed once per distinct set of bases and shape, in the kernel's prologue (which dominates
+ * every use). */
+static ThreadPart *thread_part(Lower *L, const LinearLayout *ll)
 {
     uint32_t tb[2 * LL_MAX_BITS];
     int nt = 0;
@@ -82,26 +83,39 @@ LLVMValueRef lw_thread_flat(Lower *L, const LinearLayout *ll)
         for (int i = 0; i < ll->nbits[k]; i++)
             tb[nt++] = ll->basis[k][i];
     for (ThreadPart *p = L->thread_parts; p; p = p->next)
-        if (p->n == nt && !memcmp(p->basis, tb, sizeof(uint32_t) * (size_t)nt))
-            return p->value;
+        if (p->n == nt && p->rank == ll->rank && !memcmp(p->basis, tb, sizeof(uint32_t) * (size_t)nt) &&
+            !memcmp(p->shape, ll->shape, sizeof(int) * (size_t)ll->rank))
+            return p;
     ThreadPart *p = arena_alloc(L->k->arena, sizeof *p);
     if (!p)
-        return layout_emit_map(L->b, tb, nt, L->tid);
+        return NULL;
     memcpy(p->basis, tb, sizeof(uint32_t) * (size_t)nt);
-    p->n = nt;
+    memcpy(p->shape, ll->shape, sizeof(int) * (size_t)ll->rank);
+    p->n = nt, p->rank = ll->rank;
     p->value = layout_emit_map(L->prologue, tb, nt, L->tid);
+    layout_emit_unflat(L->prologue, ll, p->value, p->coord);
     p->next = L->thread_parts;
     L->thread_parts = p;
-    return p->value;
+    return p;
 }
 
+LLVMValueRef lw_thread_flat(Lower *L, const LinearLayout *ll)
+{
+    ThreadPart *p = thread_part(L, ll);
+    return p ? p->value : layout_emit_flat(L->b, ll, L->tid, lw_i32c(L, 0));
+}
+
+/* Coordinates of register r: the register's part (constants on GPU targets) XOR the thread's,
+ * dim by dim (the bits of different dims never mix in a flat offset). */
 void lw_coords(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef *coord)
 {
     const LinearLayout *ll = lw_ll(L, v);
     LLVMValueRef flat = layout_emit_map(L->b, ll->basis[LL_REG], ll->nbits[LL_REG], r);
-    if (ll->nbits[LL_LANE] + ll->nbits[LL_WARP])
-        flat = LLVMBuildXor(L->b, flat, lw_thread_flat(L, ll), "");
     layout_emit_unflat(L->b, ll, flat, coord);
+    ThreadPart *p = ll->nbits[LL_LANE] + ll->nbits[LL_WARP] ? thread_part(L, ll) : NULL;
+    for (int d = 0; p && d < ll->rank; d++)
+        coord[d] = LLVMIsAConstantInt(coord[d]) && LLVMConstIntGetZExtValue(coord[d]) == 0
+                       ? p->coord[d] : LLVMBuildXor(L->b, coord[d], p->coord[d], "");
 }
 
 LLVMValueRef lw_tile_storage(Lower *L, const TirValue *v)

@@ -30,8 +30,8 @@ typedef struct RegionTargets {
  * warp bases (lower.c: lw_thread_flat). */
 typedef struct ThreadPart {
     uint32_t basis[2 * LL_MAX_BITS];
-    int n;
-    LLVMValueRef value;
+    int n, rank, shape[TIR_MAX_RANK];
+    LLVMValueRef value, coord[TIR_MAX_RANK];
     struct ThreadPart *next;
 } ThreadPart;
 

@@ -35,12 +35,36 @@ static int frag_at(Frag *f, int row, int col)
     return 0;
 }
 
+/* The i32 the registers xs[0..kw-1] were unpacked from, when they are the elements 0..kw-1 of
+ * one vector (what ldmatrix pieces become): no unpacking and repacking. NULL otherwise. */
+static LLVMValueRef unpacked_word(Lower *L, LLVMValueRef *xs, int kw)
+{
+    LLVMValueRef vec = NULL;
+    for (int j = 0; j < kw; j++) {
+        if (!LLVMIsAExtractElementInst(xs[j]))
+            return NULL;
+        LLVMValueRef v = LLVMGetOperand(xs[j], 0), idx = LLVMGetOperand(xs[j], 1);
+        if ((vec && v != vec) || !LLVMIsAConstantInt(idx) || LLVMConstIntGetZExtValue(idx) != (unsigned)j)
+            return NULL;
+        vec = v;
+    }
+    if (LLVMGetVectorSize(LLVMTypeOf(vec)) != (unsigned)kw)
+        return NULL;
+    if (LLVMIsABitCastInst(vec) && LLVMTypeOf(LLVMGetOperand(vec, 0)) == lw_i32(L))
+        return LLVMGetOperand(vec, 0);
+    return LLVMBuildBitCast(L->b, vec, lw_i32(L), "");
+}
+
 /* Packs `kw` consecutive registers (from base + 32-bit word w) of value v into an i32. */
 static LLVMValueRef pack_word(Lower *L, TirValue *v, uint32_t base, int w, int kw)
 {
     ElemKind k = v->type.elem;
     int bits = 32 / kw;
-    LLVMValueRef word = NULL;
+    LLVMValueRef word = NULL, xs[4];
+    for (int j = 0; j < kw && kw > 1; j++)
+        xs[j] = lw_get(L, v, lw_i32c(L, (int)base + w * kw + j));
+    if (kw > 1 && (word = unpacked_word(L, xs, kw)))
+        return word;
     for (int j = 0; j < kw; j++) {
         LLVMValueRef x = lw_get(L, v, lw_i32c(L, (int)base + w * kw + j));
         if (k == ET_F32)

@@ -1,0 +1,88 @@
+/* compile_time.c: how long a kernel takes from source to target code inside one process (what
+ * the runtime and the tuner pay; a tilec process adds the loading of LLVM): parse, sema,
+ * specialize, passes, lowering, LLVM optimization and code generation, repeated, median.
+ *   usage: compile_time FILE KERNEL [TARGET=sm_90] [REPS=21]
+ * Prints "KERNEL TARGET: median M ms, min m ms over REPS compiles". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "driver.h"
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+    do {
+        if (n + 4096 > cap && !(buf = realloc(buf, cap = cap * 2 + 4096)))
+            break;
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+    } while (got > 0);
+    fclose(f);
+    if (buf)
+        buf[n] = 0, *len = n;
+    return buf;
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* One compile from the source text; milliseconds, or -1 on an error. */
+static double compile_once(const char *path, const char *text, size_t len, const char *kernel,
+                           const char *target)
+{
+    double t0 = now_ms();
+    Arena *a = arena_new();
+    Diags d;
+    diags_init(&d, a);
+    SrcFile file = {path, text, len};
+    Module *m = a ? tc_parse(a, &file, &d) : NULL;
+    CompileRequest req = {.module = m, .kernel = kernel, .target = target, .stop_after = STAGE_OBJECT};
+    CompiledKernel out;
+    int rc = m ? tc_compile(&req, a, &d, &out) : -1;
+    if (rc != 0)
+        diags_print(&d, stderr);
+    arena_free(a);
+    return rc == 0 ? now_ms() - t0 : -1;
+}
+
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: compile_time FILE KERNEL [TARGET=sm_90] [REPS=21]\n");
+        return 2;
+    }
+    const char *target = argc > 3 ? argv[3] : "sm_90";
+    int reps = argc > 4 ? atoi(argv[4]) : 21;
+    size_t len = 0;
+    char *text = read_all(argv[1], &len);
+    if (!text || reps < 1 || reps > 10000) {
+        fprintf(stderr, "compile_time: cannot read %s (or bad REPS)\n", argv[1]);
+        return 2;
+    }
+    double *t = calloc((size_t)reps + 1, sizeof *t);
+    compile_once(argv[1], text, len, argv[2], target); /* warm-up: LLVM's one-time setup */
+    for (int i = 0; i < reps; i++)
+        if ((t[i] = compile_once(argv[1], text, len, argv[2], target)) < 0)
+            return 1;
+    qsort(t, (size_t)reps, sizeof *t, by_value);
+    printf("%s %s: median %.1f ms, min %.1f ms over %d compiles\n", argv[2], target, t[reps / 2],
+           t[0], reps);
+    free(t);
+    free(text);
+    return 0;
+}
