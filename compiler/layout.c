@@ -82,7 +82,8 @@ static int push_copies(LinearLayout *ll, int warps)
 /* mma.sync operands, kw elements per 32-bit register. A [M, K] (PTX m16n8k16 f16: a0,a1 row
  * groupID, cols 2*threadID_in_group + i; a2,a3 rows + 8; a4..a7 cols + 8), B [K, N] (b0,b1
  * rows 2*threadID_in_group + i, col groupID; b2,b3 rows + 8); k16 for 16-bit types, k32 for
- * i8, k8 for tf32 follow the same pattern scaled by kw. */
+ * i8, k8 for tf32 follow the same pattern scaled by kw. Repetitions: A along K then M, B
+ * along N then K. */
 static int dot_operand_ll(const TirLayout *l, LinearLayout *ll)
 {
     int kw = l->kwidth, wm = l->wpc[0], wn = l->wpc[1], rc = 0;
@@ -96,7 +97,8 @@ static int dot_operand_ll(const TirLayout *l, LinearLayout *ll)
     }
     rc |= push_run(ll, LL_REG, 0, 4 * kw, 2);
     rc |= push_copies(ll, wm) | push_run(ll, LL_WARP, 1, 8, wn);
-    return rc | push_reps(ll, 0, 8 * kw) | push_reps(ll, 1, 8 * wn);
+    /* N before K: the fragments of one K step sit in consecutive registers (ldmatrix x4) */
+    return rc | push_reps(ll, 1, 8 * wn) | push_reps(ll, 0, 8 * kw);
 }
 
 /* Shared memory: input bits are the bits of an element's offset in its buffer (as register

@@ -50,6 +50,8 @@ typedef struct Lower {
     LLVMValueRef tid;
     LLVMBuilderRef prologue;   /* at the end of the kernel's first block: per-thread values */
     ThreadPart *thread_parts;
+    int *uses;                 /* by value id: how many operands name it */
+    struct Deferred **deferred; /* by value id: local_loads left for their dot (lower_smem.c) */
     LLVMValueRef *params;
     LLVMBasicBlockRef ret_bb;
     LoopTargets *loop;
@@ -138,6 +140,9 @@ LLVMValueRef lw_shuffle_idx(Lower *L, LLVMValueRef x, LLVMValueRef lane);
 int lower_dot(Lower *L, TirOp *op);
 /* lower_smem.c: local_alloc, local_store, local_load, async copies, barriers */
 int lower_smem(Lower *L, TirOp *op);
+/* A local_load of mma operand fragments whose ldmatrix instructions are emitted by the dot
+ * that uses it, K step by K step (fewer live registers, loads beside the mma they feed). */
+int lw_fetch_fragments(Lower *L, const TirValue *v, int first_reg, int nregs);
 /* lower_mma.c */
 int lower_dot_mma(Lower *L, TirOp *op);
 

@@ -120,13 +120,21 @@ int lower_dot_mma(Lower *L, TirOp *op)
     lw_copy_value(L, res, op->ops[2]);
     int sm = tile_span(c.ll, 2, 0), sn = tile_span(c.ll, 2, 1);
     int M = res->type.shape[0], N = res->type.shape[1];
-    for (int m = 0; m < M; m += sm)
+    for (int k = 0; k < K; k += 8 * kw) {
+        /* this K step's fragments, where their loads were left to the dot */
+        for (int m = 0; m < M; m += sm)
+            if (!frag_at(&a, m, k))
+                lw_fetch_fragments(L, op->ops[0], (int)a.base, 4 * kw);
         for (int n = 0; n < N; n += sn)
-            for (int k = 0; k < K; k += 8 * kw) {
+            if (!frag_at(&b, k, n))
+                lw_fetch_fragments(L, op->ops[1], (int)b.base, 2 * kw);
+        for (int m = 0; m < M; m += sm)
+            for (int n = 0; n < N; n += sn) {
                 if (frag_at(&c, m, n) || frag_at(&a, m, k) || frag_at(&b, k, n))
                     return lw_fail(L, op, "internal compiler error: mma fragments do not tile "
                                           "the dot's layouts");
                 one_mma(L, op, kind, kw, &a, &b, &c);
             }
+    }
     return 0;
 }

@@ -202,16 +202,70 @@ static void load_ldmatrix(Lower *L, TirValue *buf, TirValue *res, LLVMValueRef b
     }
 }
 
+typedef struct Deferred {
+    TirValue *buf, *res;
+    LLVMValueRef base;
+    Ldm m;
+    int group;            /* registers per ldmatrix */
+    unsigned char *done;  /* by group */
+} Deferred;
+
+/* The load's only use is an operand of an mma dot in the same block, on GPU targets. */
+static int deferrable(Lower *L, TirOp *op)
+{
+    TirValue *res = op->results[0];
+    if (!L->t->unroll_elements || L->uses[res->id] != 1)
+        return 0;
+    for (TirOp *u = op->next; u; u = u->next)
+        if (u->code == TIR_DOT && (u->ops[0] == res || u->ops[1] == res))
+            return u->results[0]->layout && u->results[0]->layout->kind == LAYOUT_MMA;
+    return 0;
+}
+
+static int defer(Lower *L, TirValue *buf, TirValue *res, LLVMValueRef base, const Ldm *m)
+{
+    Deferred *d = arena_alloc(L->k->arena, sizeof *d);
+    int R = lw_regs(L, res), pieces = R / m->unit;
+    if (!d)
+        return 0;
+    *d = (Deferred){buf, res, base, *m, (pieces < 4 ? pieces : 4) * m->unit, NULL};
+    d->done = arena_alloc(L->k->arena, (size_t)(R / d->group + 1));
+    if (!d->done)
+        return 0;
+    L->deferred[res->id] = d;
+    return 1;
+}
+
+int lw_fetch_fragments(Lower *L, const TirValue *v, int first_reg, int nregs)
+{
+    Deferred *d = L->deferred[v->id];
+    if (!d)
+        return 0;
+    for (int g = first_reg / d->group; g * d->group < first_reg + nregs; g++) {
+        if (d->done[g])
+            continue;
+        d->done[g] = 1;
+        int r0 = g * d->group, nmat = d->group / d->m.unit;
+        LLVMValueRef out[4], p = row_address(L, d->buf, d->res, d->base, &d->m, r0, nmat);
+        if (L->t->smem_access)
+            L->t->smem_access(&L->tc, p, 16, 0);
+        L->t->ldmatrix(&L->tc, nmat, d->m.trans, p, out);
+        for (int j = 0; j < nmat; j++)
+            set_piece(L, d->res, r0 + j * d->m.unit, d->m.unit, out[j]);
+    }
+    return 1;
+}
+
 static int lower_local_load(Lower *L, TirOp *op)
 {
     TirValue *buf = op->ops[0], *res = op->results[0];
     LLVMValueRef base = buffer_at(L, buf, op->ops[1]);
     lw_tile_new(L, res);
     Ldm m;
-    if (ldmatrix_plan(L, buf, res, &m))
-        load_ldmatrix(L, buf, res, base, &m);
-    else
+    if (!ldmatrix_plan(L, buf, res, &m))
         load_elements(L, buf, res, base);
+    else if (!deferrable(L, op) || !defer(L, buf, res, base, &m))
+        load_ldmatrix(L, buf, res, base, &m);
     return 0;
 }
 

@@ -14,6 +14,7 @@ enum { MAX_PENDING = 64 };
 
 typedef struct Range {
     int lo, hi, write;
+    int ring; /* a ring write of the pipeliner (another stage than this iteration reads) */
 } Range;
 
 typedef struct State {
@@ -85,6 +86,20 @@ static void barrier_before(BP *p, TirOp *op, State *s)
     s->n = 0;
 }
 
+/* A dot that reads its operand's buffer itself (mma fragments loaded K step by K step,
+ * lower_smem.c): the read happens at the dot. Ring writes since the local_load filled other
+ * stages, so only other writes count. */
+static void read_again(BP *p, TirOp *op, State *s, Range r)
+{
+    State t = {0};
+    for (int i = 0; i < s->n; i++)
+        if (!s->r[i].ring)
+            t.r[t.n++] = s->r[i];
+    if (conflicts(&t, r))
+        barrier_before(p, op, s);
+    add(s, r);
+}
+
 static void access(BP *p, TirOp *op, State *s, Range r)
 {
     if (conflicts(s, r))
@@ -130,6 +145,7 @@ static void visit(BP *p, TirOp *op, State *s)
             Range r = buffer_range(op->ops[0], op->ops[1], 1);
             if (ring_conflicts(s, r, r))
                 barrier_before(p, op, s);
+            r.ring = 1;
             add(s, r);
         } else {
             access(p, op, s, buffer_range(op->ops[0], op->ops[1], 1));
@@ -141,9 +157,13 @@ static void visit(BP *p, TirOp *op, State *s)
         break;
     case TIR_BARRIER: s->n = 0; break;
     case TIR_DOT:
-        for (int i = 0; i < 2; i++)
-            if (op->ops[i]->type.buffers > 0)
-                access(p, op, s, buffer_range(op->ops[i], NULL, 0));
+        for (int i = 0; i < 2; i++) {
+            const TirValue *x = op->ops[i];
+            if (x->type.buffers > 0)
+                access(p, op, s, buffer_range(x, NULL, 0));
+            else if (x->def && x->def->code == TIR_LOCAL_LOAD)
+                read_again(p, op, s, buffer_range(x->def->ops[0], x->def->ops[1], 0));
+        }
         break;
     case TIR_FOR: case TIR_WHILE: walk_loop(p, op, s); break;
     case TIR_IF: walk_if(p, op, s); break;

@@ -1,7 +1,8 @@
 /* pass_smem_alloc.c: places every local_alloc buffer in the program's shared memory. Ops are
  * numbered in program order; a buffer lives from its local_alloc to its last use, and a use
  * inside a loop the buffer was allocated outside of keeps it alive to the loop's end, and one
- * allocated inside a loop lives to the end of the iteration. Largest
+ * allocated inside a loop lives to the end of the iteration; a use of what a local_load read
+ * counts as a use of its buffer (the reads may be made there). Largest
  * first, each buffer takes the lowest 128-byte-aligned offset that overlaps no buffer alive
  * at the same time. */
 #include <stdlib.h>
@@ -80,7 +81,11 @@ static void walk(Alloc *a, TirBlock *blk)
                                         smem_buffer_bytes(op->results[0]) * op->results[0]->type.buffers};
         }
         for (int i = 0; i < op->nops; i++) {
-            Buf *b = op->ops[i]->type.buffers > 0 ? find_buf(a, op->ops[i]) : NULL;
+            const TirValue *v = op->ops[i];
+            /* a local_load's reads may be left to its user (mma fragments, lower_smem.c) */
+            if (v->def && v->def->code == TIR_LOCAL_LOAD)
+                v = v->def->ops[0];
+            Buf *b = v->type.buffers > 0 ? find_buf(a, v) : NULL;
             if (b)
                 note_use(a, b);
         }

@@ -65,7 +65,7 @@ char *tir_type_str(Arena *a, const TirType *t);
  * LAYOUT_DOT_OPERAND (rank 2): operand op_idx (0: A [M, K], 1: B [K, N]) of a dot whose
  * result has the parent encoding `parent` (LAYOUT_MMA; wpc as above), `kwidth` elements per
  * 32-bit register (f16/bf16 2, i8 4, tf32 1): the PTX fragments of mma.sync, repeated along
- * K before M (A) or N (B); warps along the other dim of the result hold copies.
+ * K before M (A) or N before K (B); warps along the other dim of the result hold copies.
  * `transposed` (rank 2): the encoding evaluated at the transposed shape, dims swapped back
  * (how `trans` relabels a non-blocked layout).
  * LAYOUT_LINEAR: an explicit linear layout `ll` (for one shape), for values no encoding
