@@ -124,7 +124,56 @@ static int visit(TirKernel *k, const Target *t, TirBlock *b, Diags *d)
     return 0;
 }
 
+/* The single user of v, or NULL (none, or several). */
+static TirOp *single_user(TirBlock *b, const TirValue *v, int *count)
+{
+    TirOp *user = NULL;
+    for (TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        for (int i = 0; i < op->nops; i++)
+            if (op->ops[i] == v)
+                user = op, (*count)++;
+        for (int r = 0; r < op->nregions; r++) {
+            TirOp *u = single_user(op->regions[r], v, count);
+            if (u)
+                user = u;
+        }
+    }
+    return user;
+}
+
+/* A local_load (hoisted out of a loop with its conversion) whose only user is an mma dot inside
+ * the loop moves next to the dot: the buffer is written once, and the dot reads its fragments
+ * K step by K step every iteration instead of keeping the whole tile in registers (attention's
+ * Q: 64 registers per thread at BLOCK_M 128, head_dim 128). */
+static void sink_operand_loads(TirKernel *k, const Target *t, TirBlock *b)
+{
+    for (TirOp *op = b ? b->first : NULL, *next; op; op = next) {
+        next = op->next;
+        for (int r = 0; r < op->nregions; r++)
+            sink_operand_loads(k, t, op->regions[r]);
+        if (op->code != TIR_LOCAL_LOAD)
+            continue;
+        int n = 0;
+        TirOp *user = single_user(k->body, op->results[0], &n);
+        if (n != 1 || !user || user->code != TIR_DOT || user->block == op->block ||
+            !dot_uses_mma(user, t) || user->ops[2] == op->results[0])
+            continue;
+        TirOp *moved = tir_op_insert_before(k, user, TIR_LOCAL_LOAD, op->loc, op->ops, 2,
+                                            &op->results[0]->type, 1);
+        moved->results[0]->layout = op->results[0]->layout;
+        moved->results[0]->name = op->results[0]->name;
+        for (int i = 0; i < 2; i++)
+            if (user->ops[i] == op->results[0])
+                user->ops[i] = moved->results[0];
+        tir_op_remove(op);
+    }
+}
+
 int pass_smem_conversions(TirKernel *k, const Target *t, Diags *d)
 {
-    return visit(k, t, k->body, d);
+    if (visit(k, t, k->body, d))
+        return -1;
+    if (t->threads_per_warp > 1)
+        sink_operand_loads(k, t, k->body);
+    return 0;
 }
