@@ -141,10 +141,20 @@ static TirOp *single_user(TirBlock *b, const TirValue *v, int *count)
     return user;
 }
 
+/* 32-bit registers per thread that a tile in registers takes. */
+static int operand_registers(const TirValue *v)
+{
+    LinearLayout ll;
+    if (layout_ll(v->layout, v->type.shape, v->type.rank, &ll))
+        return 0;
+    return ll_regs(&ll) * et_bytes(v->type.elem) / 4;
+}
+
 /* A local_load (hoisted out of a loop with its conversion) whose only user is an mma dot inside
- * the loop moves next to the dot: the buffer is written once, and the dot reads its fragments
- * K step by K step every iteration instead of keeping the whole tile in registers (attention's
- * Q: 64 registers per thread at BLOCK_M 128, head_dim 128). */
+ * the loop moves next to the dot when the tile would hold more than 32 registers per thread:
+ * the buffer is written once, and the dot reads its fragments K step by K step every
+ * iteration instead of keeping the whole tile in registers (attention's Q: 64 registers per
+ * thread at BLOCK_M 128, head_dim 128; at head_dim 64, 16 registers stay). */
 static void sink_operand_loads(TirKernel *k, const Target *t, TirBlock *b)
 {
     for (TirOp *op = b ? b->first : NULL, *next; op; op = next) {
@@ -156,7 +166,8 @@ static void sink_operand_loads(TirKernel *k, const Target *t, TirBlock *b)
         int n = 0;
         TirOp *user = single_user(k->body, op->results[0], &n);
         if (n != 1 || !user || user->code != TIR_DOT || user->block == op->block ||
-            !dot_uses_mma(user, t) || user->ops[2] == op->results[0])
+            !dot_uses_mma(user, t) || user->ops[2] == op->results[0] ||
+            operand_registers(op->results[0]) <= 32)
             continue;
         TirOp *moved = tir_op_insert_before(k, user, TIR_LOCAL_LOAD, op->loc, op->ops, 2,
                                             &op->results[0]->type, 1);
