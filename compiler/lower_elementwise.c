@@ -144,7 +144,9 @@ static LLVMValueRef int_binop(Lower *L, TirBinOp op, int sgn, LLVMValueRef a, LL
 static LLVMValueRef binop(Lower *L, TirBinOp op, ElemKind k, LLVMValueRef a, LLVMValueRef b)
 {
     if (is_half(k)) {
-        LLVMValueRef r = float_binop(L, op, lw_to_f32(L, a, k), lw_to_f32(L, b, k));
+        LLVMValueRef fa = lw_to_f32(L, a, k);
+        LLVMValueRef fb = lw_to_f32(L, b, k);
+        LLVMValueRef r = float_binop(L, op, fa, fb);
         return r ? lw_cast(L, r, ET_F32, k) : NULL;
     }
     if (et_is_float(k))

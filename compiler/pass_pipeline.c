@@ -272,7 +272,9 @@ static void prologue(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
 static TirValue *stage_index(PP *p, TirOp *at, TirValue *iv, TirValue *lo, int64_t step, int offset)
 {
     ElemKind et = iv->type.elem;
-    TirValue *k = emit_binary(p, at, BIN_DIV, emit_binary(p, at, BIN_SUB, iv, lo), emit_const(p, at, et, step));
+    /* One call per statement: argument evaluation order would make the IR depend on the C compiler. */
+    TirValue *since = emit_binary(p, at, BIN_SUB, iv, lo);
+    TirValue *k = emit_binary(p, at, BIN_DIV, since, emit_const(p, at, et, step));
     if (offset)
         k = emit_binary(p, at, BIN_ADD, k, emit_const(p, at, et, offset));
     k = emit_binary(p, at, BIN_REM, k, emit_const(p, at, et, p->stages));
