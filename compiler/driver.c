@@ -99,6 +99,8 @@ static int check_launch_shape(const TirKernel *k, const Target *t, Diags *d) {
 
 /* The passes on specialized tile IR, in order; `req` (may be NULL) asks for dumps. */
 int tc_passes(TirKernel *k, const Target *t, const CompileRequest *req, Diags *diags) {
+    /* Dead code first: an unused load must not become an asynchronous copy or pick layouts. */
+    if (pass_remove_dead(k, t, diags)) return -1;
     if (pass_assign_layouts(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "layout")) return -1;
     if (check_registers(k, t, diags)) return -1;
     if (pass_split_reductions(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "reduce")) return -1;

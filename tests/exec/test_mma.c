@@ -99,6 +99,20 @@ static void chain(int M, int warps)
     run(MMA, "chain_bf16", ARGS(P(a), P(b), P(c), P(o), I(M)), CONSTS({"num_warps", warps}));
 }
 
+/* the dead unmasked loads of mm_dead_loads would read past A's and B's ends if they survived */
+static void dead_loads(int M, int N, int K, int stages)
+{
+    begin("mm_dead_loads %dx%dx%d stages %d", M, N, K, stages);
+    Buf *a = input("a", T_F16, (size_t)M * K, -1, 1), *b = input("b", T_F16, (size_t)K * N, -1, 1);
+    Buf *c = output("c", T_F32, (size_t)M * N, 1e-4);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++)
+            for (int k = 0; k < K; k++)
+                c->v[i * N + j] += a->v[i * K + k] * b->v[k * N + j];
+    run(MMA, "mm_dead_loads", ARGS(P(a), P(b), P(c), I(M), I(N), I(K)),
+        CONSTS({"num_warps", 4}, {"num_stages", stages}));
+}
+
 void t_mma(void)
 {
     int n = (int)(sizeof shapes / sizeof shapes[0]);
@@ -115,4 +129,6 @@ void t_mma(void)
     acc_uses(40, 16, 16, 64, 16, 16, 2);
     chain(64, 4);
     chain(50, 2);
+    dead_loads(33, 17, 40, 3);
+    dead_loads(70, 40, 72, 2);
 }
