@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include "codegen.h"
@@ -19,6 +20,10 @@ static void init_targets(void)
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    /* 32-bit shared-memory addresses: half the registers and the arithmetic of 64-bit ones
+     * for every ldmatrix, cp.async destination and shared load or store */
+    const char *const argv[] = {"tile", "-nvptx-short-ptr"};
+    LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
 LLVMTargetMachineRef codegen_machine(const Target *t, Diags *d)

@@ -170,10 +170,10 @@ static void set_piece(Lower *L, TirValue *res, int r0, int unit, LLVMValueRef pi
         lw_set(L, res, lw_i32c(L, r0 + j), LLVMBuildExtractElement(L->b, v, lw_i32c(L, j), ""));
 }
 
-/* Lane l's row address for the group of matrices starting at register r0: row l % 8 of
- * matrix l / 8, whose origin is where the registers of that matrix's first lane sit. */
-static LLVMValueRef row_address(Lower *L, TirValue *buf, TirValue *res, LLVMValueRef base,
-                                const Ldm *m, int r0, int nmat)
+/* Lane l's row offset (elements) for the group of matrices starting at register r0: row
+ * l % 8 of matrix l / 8, whose origin is where the registers of that matrix's first lane sit. */
+static LLVMValueRef row_offset(Lower *L, TirValue *buf, TirValue *res, const Ldm *m, int r0,
+                               int nmat)
 {
     const LinearLayout *ll = lw_ll(L, res);
     LLVMValueRef lane = LLVMBuildAnd(L->b, L->tid, lw_i32c(L, 31), "");
@@ -185,7 +185,57 @@ static LLVMValueRef row_address(Lower *L, TirValue *buf, TirValue *res, LLVMValu
     layout_emit_coords(L->b, ll, warp_tid, r, c);
     int along = m->trans ? m->p : m->q;
     c[along] = LLVMBuildAdd(L->b, c[along], LLVMBuildAnd(L->b, lane, lw_i32c(L, 7), ""), "");
-    return elem_at(L, buf, base, c);
+    return smem_emit_offset(L->b, buf->layout, buf->type.shape, buf->type.rank, c);
+}
+
+/* The offset row_offset emits, computed here for one lane and warp. */
+static uint32_t row_offset_at(const LinearLayout *ll, const TirValue *buf, const Ldm *m,
+                              uint32_t r0, int nmat, uint32_t lane, uint32_t warp)
+{
+    uint32_t r = r0 + ((lane >> 3) & (uint32_t)(nmat - 1)) * (uint32_t)m->unit;
+    int c[TIR_MAX_RANK];
+    ll_coords(ll, ll_apply(ll, r, 0, warp), c);
+    c[m->trans ? m->p : m->q] += (int)(lane & 7);
+    return smem_offset(buf->layout, buf->type.shape, buf->type.rank, c);
+}
+
+/* Row offsets are linear over GF(2) in (lane, warp, r0) when the buffer's swizzle and the
+ * layout are (the usual case): offset = thread part ^ group part. Then a group's offset is
+ * (thread part ^ the group bits the thread part can reach) + the other group bits, a
+ * constant that folds into the instruction: one register per distinct first term instead
+ * of one per group, and no per-group arithmetic in loops. *reach gets the thread bits. */
+static int row_offset_split(Lower *L, TirValue *buf, TirValue *res, const Ldm *m, int r0,
+                            int nmat, uint32_t *reach)
+{
+    const LinearLayout *ll = lw_ll(L, res);
+    uint32_t group = row_offset_at(ll, buf, m, (uint32_t)r0, nmat, 0, 0), bits = 0;
+    for (uint32_t w = 0; w < (1u << ll->nbits[LL_WARP]); w++)
+        for (uint32_t lane = 0; lane < 32; lane++) {
+            uint32_t t = row_offset_at(ll, buf, m, 0, nmat, lane, w);
+            if (row_offset_at(ll, buf, m, (uint32_t)r0, nmat, lane, w) != (t ^ group))
+                return 0;
+            bits |= t;
+        }
+    *reach = bits;
+    return 1;
+}
+
+/* Address of lane l's row for the group at register r0 (see row_offset). */
+static LLVMValueRef row_address(Lower *L, TirValue *buf, TirValue *res, LLVMValueRef base,
+                                const Ldm *m, int r0, int nmat)
+{
+    LLVMTypeRef et = lw_mem_type(L, buf->type.elem);
+    uint32_t reach;
+    if (!row_offset_split(L, buf, res, m, r0, nmat, &reach)) {
+        LLVMValueRef off = row_offset(L, buf, res, m, r0, nmat);
+        return LLVMBuildGEP2(L->b, et, base, &off, 1, "");
+    }
+    uint32_t group = row_offset_at(lw_ll(L, res), buf, m, (uint32_t)r0, nmat, 0, 0);
+    LLVMValueRef t = row_offset(L, buf, res, m, 0, nmat);
+    LLVMValueRef near = LLVMBuildXor(L->b, t, lw_i32c(L, (int)(group & reach)), "");
+    LLVMValueRef far = lw_i32c(L, (int)(group & ~reach));
+    LLVMValueRef p = LLVMBuildGEP2(L->b, et, base, &near, 1, "");
+    return LLVMBuildGEP2(L->b, et, p, &far, 1, "");
 }
 
 static void load_ldmatrix(Lower *L, TirValue *buf, TirValue *res, LLVMValueRef base, const Ldm *m)
