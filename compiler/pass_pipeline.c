@@ -268,20 +268,33 @@ static void prologue(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
     }
 }
 
-/* (iv - lo) / step + offset, modulo the stage count, as an i32 buffer index. */
-static TirValue *stage_index(PP *p, TirOp *at, TirValue *iv, TirValue *lo, int64_t step, int offset)
+/* The stage read in each iteration, carried by the loop: 0, 1, ..., S-1, 0, ... (a counter,
+ * not a division of the induction variable, so the ring's addresses stay simple). */
+static TirValue *stage_counter(PP *p, TirOp *loop)
 {
-    ElemKind et = iv->type.elem;
-    /* One call per statement: argument evaluation order would make the IR depend on the C compiler. */
-    TirValue *since = emit_binary(p, at, BIN_SUB, iv, lo);
-    TirValue *k = emit_binary(p, at, BIN_DIV, since, emit_const(p, at, et, step));
-    if (offset)
-        k = emit_binary(p, at, BIN_ADD, k, emit_const(p, at, et, offset));
-    k = emit_binary(p, at, BIN_REM, k, emit_const(p, at, et, p->stages));
-    if (et == ET_I32)
-        return k;
-    TirType t = {.elem = ET_I32};
-    return emit(p, at, TIR_CAST, &k, 1, &t, &scalar_layout);
+    TirBlock *body = loop->regions[0];
+    TirOp *yield = body->last;
+    TirValue *rd = tir_for_add_carried(p->k, loop, emit_const(p, loop, ET_I32, 0));
+    TirValue *next = emit_binary(p, yield, BIN_ADD, rd, emit_const(p, yield, ET_I32, 1));
+    TirValue *ops[3] = {next, emit_const(p, yield, ET_I32, p->stages)};
+    TirType bt = {.elem = ET_BOOL}, it = {.elem = ET_I32};
+    TirValue *wrap = emit(p, yield, TIR_CMP, ops, 2, &bt, &scalar_layout);
+    wrap->def->attr.i = CMP_EQ;
+    ops[0] = wrap, ops[1] = emit_const(p, yield, ET_I32, 0), ops[2] = next;
+    yield->ops[yield->nops - 1] = emit(p, yield, TIR_SELECT, ops, 3, &it, &scalar_layout);
+    return rd;
+}
+
+/* The stage written in an iteration that reads `rd`: (rd + S - 1) % S, the one read last. */
+static TirValue *stage_before(PP *p, TirOp *at, TirValue *rd)
+{
+    TirType bt = {.elem = ET_BOOL}, it = {.elem = ET_I32};
+    TirValue *ops[3] = {rd, emit_const(p, at, ET_I32, 0)};
+    TirValue *first = emit(p, at, TIR_CMP, ops, 2, &bt, &scalar_layout);
+    first->def->attr.i = CMP_EQ;
+    ops[0] = first, ops[1] = emit_const(p, at, ET_I32, p->stages - 1);
+    ops[2] = emit_binary(p, at, BIN_SUB, rd, emit_const(p, at, ET_I32, 1));
+    return emit(p, at, TIR_SELECT, ops, 3, &it, &scalar_layout);
 }
 
 /* Points the candidate's local_loads at the ring's stage `rd`; returns the last of them. */
@@ -303,15 +316,15 @@ static TirOp *read_ring(Cand *c, TirBlock *body, TirValue *rd)
 static void rewrite_body(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
 {
     TirBlock *body = loop->regions[0];
-    TirValue *iv = body->args[0], *lo = loop->ops[0], *hi = loop->ops[1];
+    TirValue *iv = body->args[0], *hi = loop->ops[1];
     TirOp *first = body->first;
     wait_op(p, first, p->stages - 2);
-    TirValue *rd = stage_index(p, first, iv, lo, step, 0);
+    TirValue *rd = stage_counter(p, loop);
     for (int i = 0; i < n; i++) {
         TirOp *last = read_ring(&cs[i], body, rd);
         TirOp *at = last && last->next ? last->next : body->last;
         TirValue *ivn = emit_binary(p, at, BIN_ADD, iv, emit_const(p, at, iv->type.elem, (p->stages - 1) * step));
-        TirValue *valid = in_range(p, at, ivn, hi), *wr = stage_index(p, at, iv, lo, step, p->stages - 1);
+        TirValue *valid = in_range(p, at, ivn, hi), *wr = stage_before(p, at, rd);
         copy_for(p, at, &cs[i], body, ivn, valid, wr, 1);
     }
     TirOp *last_copy = NULL;

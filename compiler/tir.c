@@ -207,6 +207,28 @@ void tir_op_add_regions(TirKernel *k, TirOp *op, int nregions) {
     op->regions = arena_alloc(k->arena, sizeof(TirBlock *) * (size_t)nregions);
 }
 
+/* Copies `n` pointers into a fresh array with room for one more, set to `last`. */
+static TirValue **append_value(TirKernel *k, TirValue **v, int n, TirValue *last) {
+    TirValue **a = arena_alloc(k->arena, sizeof(TirValue *) * (size_t)(n + 2));
+    for (int i = 0; i < n; i++) a[i] = v[i];
+    a[n] = last;
+    return a;
+}
+
+TirValue *tir_for_add_carried(TirKernel *k, TirOp *loop, TirValue *init) {
+    TirBlock *body = loop->regions[0];
+    TirOp *yield = body->last;
+    TirValue *arg = value_new(k, &init->type), *res = value_new(k, &init->type);
+    arg->layout = res->layout = init->layout;
+    arg->block = body, arg->index = body->nargs;
+    res->def = loop, res->index = loop->nres;
+    loop->ops = append_value(k, loop->ops, loop->nops++, init);
+    body->args = append_value(k, body->args, body->nargs++, arg);
+    yield->ops = append_value(k, yield->ops, yield->nops++, arg);
+    loop->results = append_value(k, loop->results, loop->nres++, res);
+    return arg;
+}
+
 void tir_op_remove(TirOp *op) {
     TirBlock *b = op->block;
     if (op->prev) op->prev->next = op->next;

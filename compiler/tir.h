@@ -249,6 +249,10 @@ TirOp *tir_op_insert_before(TirKernel *k, TirOp *before, TirOpcode code, SrcLoc 
                             TirValue **ops, int nops, const TirType *res_types, int nres);
 void tir_op_add_regions(TirKernel *k, TirOp *op, int nregions);
 void tir_op_remove(TirOp *op);
+/* Adds a value carried by a TIR_FOR: `init` enters it, a new body argument (returned) holds
+ * it in each iteration, the body's yield passes it on unchanged (point that operand, the
+ * yield's last, at the next value), and the loop gets one more result. */
+TirValue *tir_for_add_carried(TirKernel *k, TirOp *loop, TirValue *init);
 /* Whether v is computed inside block b or a region nested in it (block arguments included). */
 int tir_defined_in(const TirValue *v, const TirBlock *b);
 /* Replaces every use of `from` inside `b` (recursively through regions) by `to`. */
