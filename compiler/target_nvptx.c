@@ -205,10 +205,13 @@ static LLVMValueRef nv_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
     }
 }
 
+/* ex2.approx.ftz: one MUFU.EX2. Without .ftz ptxas wraps it in a compare and two multiplies
+ * to produce subnormal results (four instructions per element, a fifth of a flash-attention
+ * loop); with it, results below 2^-126 are zero (docs/language.md). */
 static LLVMValueRef ex2(TargetCtx *c, LLVMValueRef x)
 {
     LLVMTypeRef t = LLVMTypeOf(x);
-    return target_intrinsic(c, "llvm.nvvm.ex2.approx", &t, 1, &x, 1);
+    return target_intrinsic(c, "llvm.nvvm.ex2.approx.ftz", &t, 1, &x, 1);
 }
 
 static LLVMValueRef nv_math_f32(TargetCtx *c, TirUnOp op, LLVMValueRef x)

@@ -541,14 +541,17 @@ static void attention_ref(const Buf *q, const Buf *k, const Buf *v, Buf *o, int 
 
 static void t_attention(void)
 {
-    /* batch, heads, seq, head_dim, causal, type (0 f32, 1 f16, 2 bf16) */
-    static const int cases[][6] = {{1, 2, 128, 64, 0, 1}, {1, 2, 128, 64, 1, 1},
-                                   {2, 1, 100, 64, 1, 1}, {1, 1, 37, 64, 0, 1},
-                                   {1, 2, 77, 64, 0, 0},  {1, 2, 77, 64, 1, 0},
-                                   {1, 1, 50, 32, 1, 0},  {1, 1, 300, 64, 1, 1},
-                                   {1, 2, 130, 64, 0, 2}, {2, 1, 200, 64, 1, 2},
-                                   {1, 1, 90, 128, 1, 1}, {1, 1, 64, 128, 0, 2}};
-    for (int c = 0; c < 12; c++) {
+    /* batch, heads, seq, head_dim, causal, type (0 f32, 1 f16, 2 bf16), scale * sqrt(head_dim)
+     * (negative and zero scales too: the kernel folds the scale into exp2 and Q's sign) */
+    static const int cases[][7] = {{1, 2, 128, 64, 0, 1, 1}, {1, 2, 128, 64, 1, 1, 1},
+                                   {2, 1, 100, 64, 1, 1, 1}, {1, 1, 37, 64, 0, 1, 1},
+                                   {1, 2, 77, 64, 0, 0, 1},  {1, 2, 77, 64, 1, 0, 1},
+                                   {1, 1, 50, 32, 1, 0, 1},  {1, 1, 300, 64, 1, 1, 1},
+                                   {1, 2, 130, 64, 0, 2, 1}, {2, 1, 200, 64, 1, 2, 1},
+                                   {1, 1, 90, 128, 1, 1, 1}, {1, 1, 64, 128, 0, 2, 1},
+                                   {1, 1, 70, 64, 1, 1, -1}, {1, 2, 77, 64, 0, 0, 0},
+                                   {1, 1, 100, 64, 0, 2, -4}, {1, 1, 96, 64, 1, 1, 8}};
+    for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++) {
         int B = cases[c][0], H = cases[c][1], Sq = cases[c][2], D = cases[c][3];
         int causal = cases[c][4], kind = cases[c][5];
         if (S.quick && Sq > 128)
@@ -559,9 +562,9 @@ static void t_attention(void)
         static const double tols[] = {2e-5, 3e-3, 2e-2};
         Ty t = tys[kind];
         const char *kname = names[kind];
-        begin("%s b=%d h=%d seq=%d d=%d causal=%d", kname, B, H, Sq, D, causal);
+        double scale = cases[c][6] / sqrt(D);
+        begin("%s b=%d h=%d seq=%d d=%d causal=%d scale=%g", kname, B, H, Sq, D, causal, scale);
         size_t n = (size_t)B * H * Sq * D;
-        double scale = 1.0 / sqrt(D);
         Buf *q = input("q", t, n, -1, 1), *k = input("k", t, n, -1, 1), *v = input("v", t, n, -1, 1);
         Buf *o = output("o", t, n, tols[kind]);
         attention_ref(q, k, v, o, B * H, Sq, D, causal, (float)scale);
