@@ -114,6 +114,9 @@ static int test_null_args(void)
     FAILS(f.ctx, tile_kernel_get(f.mod, NULL, &k));
     FAILS(f.ctx, tile_kernel_get(f.mod, "add", NULL));
     FAILS(f.ctx, tile_malloc(f.ctx, 16, NULL));
+    FAILS(f.ctx, tile_malloc(f.ctx, SIZE_MAX, &p));
+    FAILS(f.ctx, tile_malloc(f.ctx, (size_t)1 << 62, &p)); /* more than any host has */
+    SAYS(f.ctx, "tile_malloc: ");
     FAILS(f.ctx, tile_copy_to_device(f.ctx, f.x, NULL, 4));
     FAILS(f.ctx, tile_copy_to_host(f.ctx, NULL, f.x, 4));
     FAILS(f.ctx, tile_copy_to_device(f.ctx, 0, &p, 4));
