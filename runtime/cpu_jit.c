@@ -151,15 +151,16 @@ tile_Status cj_free(void *dev, tile_DevPtr p, char *err)
     return TILE_OK;
 }
 
+/* memmove: device memory is host memory here, so a caller's host buffer may overlap it. */
 tile_Status cj_h2d(void *dev, tile_DevPtr dst, const void *src, size_t n, char *err)
 {
-    memcpy((void *)(uintptr_t)dst, src, n);
+    memmove((void *)(uintptr_t)dst, src, n);
     return TILE_OK;
 }
 
 tile_Status cj_d2h(void *dev, void *dst, tile_DevPtr src, size_t n, char *err)
 {
-    memcpy(dst, (const void *)(uintptr_t)src, n);
+    memmove(dst, (const void *)(uintptr_t)src, n);
     return TILE_OK;
 }
 

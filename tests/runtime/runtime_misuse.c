@@ -220,6 +220,11 @@ static int test_copy_ranges(void)
     SAYS(ctx, "not in memory allocated");
     FAILS(ctx, tile_copy_to_device(ctx, (tile_DevPtr)(uintptr_t)big, big, 4)); /* host memory */
     OK(ctx, tile_copy_to_device(ctx, 12345, big, 0)); /* zero bytes: nothing to check */
+    if (backend != TILE_BACKEND_CUDA) { /* device memory is host memory: buffers may overlap */
+        float *dev = (float *)(uintptr_t)f.x;
+        OK(ctx, tile_copy_to_host(ctx, dev + 1, f.x, BYTES - sizeof(float)));
+        OK(ctx, tile_copy_to_device(ctx, f.x + 4, dev, BYTES - sizeof(float)));
+    }
     OK(ctx, tile_free(ctx, f.y));
     FAILS(ctx, tile_copy_to_device(ctx, f.y, big, 4)); /* freed */
     FAILS(ctx, tile_memset(ctx, f.y, 0, 4));
