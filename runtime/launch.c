@@ -1,8 +1,9 @@
 /* launch.c: tile_launch. Checks the arguments, resolves const values, evaluates the @grid
  * expressions over consts and integer scalar arguments, finds or compiles the
  * specialization (spec.c) and hands the packed arguments to the backend. A grid with a zero
- * dimension launches nothing; one of more than 2^63 - 1 programs in all is refused. Tuned kernels get their tuned const values first
- * (rt_tune_choose, tuner/tune_state.c: a map lookup once the launch's key is known).
+ * dimension launches nothing; one of more than 2^63 - 1 programs in all is refused. Tuned
+ * kernels get their tuned const values first (rt_tune_choose, tuner/tune_state.c: a map
+ * lookup once the launch's key is known).
  * rt_launch_plan makes the same decisions without launching (for tilec run --verbose). */
 #include <stdlib.h>
 #include <string.h>

@@ -137,8 +137,8 @@ typedef struct tile_Const {
  * kernel's runtime (non-const) parameters in declaration order; integers are converted to
  * the parameter's type (range-checked), floats likewise; a pointer must point into memory
  * of k's context (a tile_malloc allocation or a tile_borrow'ed range, at any offset; not
- * NULL, on every backend: host memory too must be borrowed on the CPU backend). Const parameters not given take
- * their default or first @tune candidate. The first launch of a specialization compiles it
+ * NULL, on every backend: host memory too must be borrowed on the CPU backend). Const
+ * parameters not given take their default or first @tune candidate. The first launch of a specialization compiles it
  * (or finds it in the compiled-code cache). Asynchronous on GPUs: tile_synchronize waits;
  * synchronous on the CPU. A grid with a zero dimension launches nothing and returns TILE_OK;
  * a dimension past the device's limit (2^31 - 1 on the CPU and sim backends), or more than

@@ -320,7 +320,8 @@ static int test_launch_args(void)
     FAILS(ctx, tile_launch(f.k, a, -1, NULL, 0));
     FAILS(ctx, tile_launch(f.k, a, 4, NULL, 1));
     FAILS(ctx, tile_launch(f.k, a, 4, NULL, -5));
-    tile_Const bad[] = { { "NOPE", 1 } }, null_name[] = { { NULL, 1 } }, zero[] = { { "BLOCK", 0 } };
+    tile_Const bad[] = { { "NOPE", 1 } }, null_name[] = { { NULL, 1 } };
+    tile_Const zero[] = { { "BLOCK", 0 } };
     FAILS(ctx, tile_launch(f.k, a, 4, bad, 1));
     FAILS(ctx, tile_launch(f.k, a, 4, null_name, 1));
     FAILS(ctx, tile_launch(f.k, a, 4, zero, 1));
