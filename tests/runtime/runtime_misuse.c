@@ -5,6 +5,7 @@
  * crash (CI runs this under ASan+UBSan).
  *   runtime_misuse --backend=cpu|sim [TEST]     exit 0 pass, 1 fail, 2 unknown test */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,10 @@ static int test_null_args(void)
     tile_module_free(NULL);
     tile_set_log(NULL, NULL, NULL);
     tile_set_tuning(NULL, TILE_TUNING_OFF);
+    tile_Context *none = NULL;
+    FAILS(NULL, tile_context_open((tile_Backend)99, &none));
+    FAILS(NULL, tile_context_open((tile_Backend)-1, &none));
+    CHECK(none == NULL && !strcmp(tile_backend_name((tile_Backend)99), "unknown"));
     CHECK(tile_backend(NULL) == TILE_BACKEND_AUTO);
     CHECK(tile_device_name(NULL) && tile_device_arch(NULL));
 
@@ -123,6 +128,11 @@ static int test_null_args(void)
     FAILS(f.ctx, tile_memset(f.ctx, 0, 0, 4));
     FAILS(f.ctx, tile_launch_grid(f.k, NULL, NULL, 0, NULL, 0));
     FAILS(f.ctx, tile_launch(f.k, NULL, 4, NULL, 0));
+    FAILS(f.ctx, tile_tune(f.k, NULL, 4, NULL, 0, NULL, NULL));
+    tile_Arg host[] = { tile_ptr((tile_DevPtr)(uintptr_t)&p), tile_ptr(f.y), tile_ptr(f.out),
+                        tile_i32(N) };
+    FAILS(f.ctx, tile_tune(f.k, host, 4, NULL, 0, NULL, NULL));
+    tile_set_tuning(f.ctx, (tile_Tuning)99); /* ignored */
     tile_context_close(f.ctx);
     return 0;
 }
@@ -408,12 +418,73 @@ static int test_files(void)
     return 0;
 }
 
+/* ---- several threads: allocations, launches and module loads side by side ---- */
+typedef struct Worker {
+    Fx *f;
+    int id, failed;
+} Worker;
+
+static int worker_round(Worker *w)
+{
+    Fx *f = w->f;
+    tile_DevPtr out;
+    tile_Module *m;
+    float back[N];
+    OK(f->ctx, tile_malloc(f->ctx, BYTES, &out));
+    tile_Arg a[] = { tile_ptr(f->x), tile_ptr(f->y), tile_ptr(out), tile_i32(N) };
+    OK(f->ctx, tile_launch(f->k, a, 4, NULL, 0));
+    OK(f->ctx, tile_synchronize(f->ctx));
+    OK(f->ctx, tile_copy_to_host(f->ctx, back, out, BYTES));
+    CHECK(back[N - 1] == 2.0f * (N - 1));
+    OK(f->ctx, tile_free(f->ctx, out));
+    if (tile_free(f->ctx, out) == TILE_OK) /* a double free stays an error under contention */
+        return 1;
+    OK(f->ctx, tile_module_load_string(f->ctx, "t.tile", SOURCE, &m));
+    tile_module_free(m);
+    return 0;
+}
+
+static void *worker_main(void *user)
+{
+    Worker *w = user;
+    for (int i = 0; i < 8 && !w->failed; i++)
+        w->failed = worker_round(w);
+    return NULL;
+}
+
+static int test_threads(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    float h[N];
+    for (int i = 0; i < N; i++)
+        h[i] = (float)i;
+    OK(f.ctx, tile_copy_to_device(f.ctx, f.x, h, BYTES));
+    OK(f.ctx, tile_copy_to_device(f.ctx, f.y, h, BYTES));
+    enum { THREADS = 4 };
+    pthread_t t[THREADS];
+    Worker w[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (Worker){ &f, i, 0 };
+        CHECK(pthread_create(&t[i], NULL, worker_main, &w[i]) == 0);
+    }
+    int failed = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        failed |= w[i].failed;
+    }
+    CHECK(!failed);
+    tile_context_close(f.ctx);
+    return 0;
+}
+
 static const NamedTest TESTS[] = {
     { "null_args", test_null_args },     { "closed_context", test_closed_context },
     { "freed_module", test_freed_module }, { "copy_ranges", test_copy_ranges },
     { "frees", test_frees },             { "borrow", test_borrow },
     { "launch_args", test_launch_args }, { "grids", test_grids },
-    { "files", test_files },
+    { "files", test_files },             { "threads", test_threads },
 };
 
 int main(int argc, char **argv)
