@@ -1,5 +1,7 @@
 /* args.c: launch arguments. Checks their count and kinds against a kernel's runtime params
- * (before anything is compiled) and converts them to the parameter types of a compiled
+ * (before anything is compiled), pointers against the context's allocated and borrowed
+ * memory (a kernel given anything else would read or write memory it does not own), and
+ * converts them to the parameter types of a compiled
  * specialization: integers range-checked, floats rounded to f16/bf16/f32/f64. */
 #include <math.h>
 #include <stdio.h>
@@ -51,6 +53,21 @@ static tile_Status range_check(tile_Kernel *k, int i, ElemKind t, int64_t v)
     return arg_error(k, i, "is %s, out of range for %s", text, et_name(t));
 }
 
+/* A pointer argument must point into a tile_malloc allocation or a borrowed range of the
+ * kernel's context (an offset into one is fine). */
+static tile_Status pointer_check(tile_Kernel *k, int i, tile_DevPtr p)
+{
+    RtRange g;
+    char text[40];
+    snprintf(text, sizeof text, "0x%llx", (unsigned long long)p);
+    if (!p)
+        return arg_error(k, i, "is a null pointer%s%s", "", "");
+    if (!rt_alloc_of(k->mod->ctx, p, &g))
+        return arg_error(k, i, "is %s, which was not allocated by tile_malloc%s",
+                         text, " nor borrowed (tile_borrow) on this context");
+    return TILE_OK;
+}
+
 tile_Status rt_args_check(tile_Kernel *k, const tile_Arg *args, int nargs)
 {
     if (nargs != k->nparams)
@@ -68,6 +85,11 @@ tile_Status rt_args_check(tile_Kernel *k, const tile_Arg *args, int nargs)
                                       : a == TILE_ARG_INT;
         if (!ok)
             return arg_error(k, i, "expects %s, got %s", wanted(p), kind_name(a));
+        if (p->is_ptr) {
+            tile_Status st = pointer_check(k, i, args[i].v.ptr);
+            if (st != TILE_OK)
+                return st;
+        }
         if (et_is_int(p->elem) || p->elem == ET_BOOL) {
             tile_Status st = range_check(k, i, p->elem, args[i].v.i);
             if (st != TILE_OK)

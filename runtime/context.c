@@ -7,9 +7,6 @@
 #include <string.h>
 #include "runtime_internal.h"
 
-/* Why the last tile_context_open of this thread failed (read with tile_error(NULL)). */
-static _Thread_local char open_error[BK_ERR_MAX + 64];
-
 const BackendOps *rt_backend_ops(tile_Backend kind)
 {
     switch (kind) {
@@ -29,8 +26,7 @@ const char *tile_backend_name(tile_Backend backend)
 
 static tile_Status open_error_set(tile_Status st, const char *what, const char *why)
 {
-    snprintf(open_error, sizeof open_error, "%s: %s", what, why);
-    return st;
+    return rt_thread_error(st, "%s: %s", what, why);
 }
 
 /* AUTO resolved through the environment; TILE_BACKEND_AUTO again means "try CUDA, then CPU". */
@@ -44,9 +40,8 @@ static tile_Status backend_from_env(tile_Backend *kind)
             *kind = b;
             return TILE_OK;
         }
-    snprintf(open_error, sizeof open_error,
-             "TILE_BACKEND='%s' is not one of auto, cpu, cuda, hip, sim", env);
-    return TILE_ERROR_INVALID_ARGUMENT;
+    return rt_thread_error(TILE_ERROR_INVALID_ARGUMENT,
+                           "TILE_BACKEND='%s' is not one of auto, cpu, cuda, hip, sim", env);
 }
 
 static tile_Status open_device(tile_Backend kind, const BackendOps **ops, void **dev)
@@ -82,7 +77,8 @@ tile_Status tile_context_open(tile_Backend backend, tile_Context **out)
     if (st != TILE_OK)
         return st;
     tile_Context *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) {
+    if (!ctx || rt_handle_add(ctx, RT_CONTEXT) < 0) {
+        free(ctx);
         ops->close(dev);
         return open_error_set(TILE_ERROR_OUT_OF_MEMORY, "tile_context_open", "out of memory");
     }
@@ -90,24 +86,27 @@ tile_Status tile_context_open(tile_Backend backend, tile_Context **out)
     ctx->dev = dev;
     snprintf(ctx->target, sizeof ctx->target, "%s", ops->target(dev));
     pthread_mutex_init(&ctx->lock, NULL);
-    open_error[0] = 0;
+    rt_thread_error_clear();
     *out = ctx;
     return TILE_OK;
 }
 
+/* Frees what tile_malloc gave out; borrowed memory stays the caller's. */
 static void free_allocations(tile_Context *ctx)
 {
     char err[BK_ERR_MAX];
-    for (size_t i = 0; i < ctx->allocs.cap; i++)
-        if (ctx->allocs.vals[i])
-            ctx->ops->free(ctx->dev, ctx->allocs.keys[i], err);
-    rtmap_free(&ctx->allocs);
+    for (size_t i = 0; i < ctx->allocs.len; i++)
+        if (!ctx->allocs.items[i].borrowed)
+            ctx->ops->free(ctx->dev, ctx->allocs.items[i].base, err);
+    rtranges_free(&ctx->allocs);
 }
 
+/* Closing NULL, or a context closed already, does nothing (tile_error(NULL) says which). */
 void tile_context_close(tile_Context *ctx)
 {
-    if (!ctx)
+    if (rt_handle_check(ctx, RT_CONTEXT, "tile_context_close") != TILE_OK)
         return;
+    rt_handle_remove(ctx);
     char err[BK_ERR_MAX];
     ctx->ops->sync(ctx->dev, err);
     while (ctx->modules)
@@ -116,13 +115,15 @@ void tile_context_close(tile_Context *ctx)
     ctx->ops->close(ctx->dev);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx->err);
-    free(ctx);
+    rt_handle_retire(ctx);
 }
 
 const char *tile_error(const tile_Context *ctx)
 {
     if (!ctx)
-        return open_error;
+        return rt_thread_error_text();
+    if (!rt_handle_live(ctx, RT_CONTEXT))
+        return "tile_error: not a live tile_Context (closed, or never opened)";
     return ctx->err ? ctx->err : "";
 }
 
@@ -155,7 +156,7 @@ void rt_log(tile_Context *ctx, const char *fmt, ...)
 
 void tile_set_log(tile_Context *ctx, tile_LogFn fn, void *user)
 {
-    if (!ctx)
+    if (rt_handle_check(ctx, RT_CONTEXT, "tile_set_log") != TILE_OK)
         return;
     ctx->log = fn;
     ctx->log_user = user;
@@ -163,15 +164,15 @@ void tile_set_log(tile_Context *ctx, tile_LogFn fn, void *user)
 
 tile_Backend tile_backend(const tile_Context *ctx)
 {
-    return ctx ? ctx->ops->kind : TILE_BACKEND_AUTO;
+    return rt_handle_live(ctx, RT_CONTEXT) ? ctx->ops->kind : TILE_BACKEND_AUTO;
 }
 
 const char *tile_device_name(const tile_Context *ctx)
 {
-    return ctx ? ctx->ops->device_name(ctx->dev) : "";
+    return rt_handle_live(ctx, RT_CONTEXT) ? ctx->ops->device_name(ctx->dev) : "";
 }
 
 const char *tile_device_arch(const tile_Context *ctx)
 {
-    return ctx ? ctx->ops->arch(ctx->dev) : "";
+    return rt_handle_live(ctx, RT_CONTEXT) ? ctx->ops->arch(ctx->dev) : "";
 }

@@ -118,9 +118,24 @@ void cj_max_grid(void *dev, unsigned long long out[3])
 }
 
 /* ---- memory ---- */
+/* The host's physical memory in bytes (0: unknown). A larger request cannot be met, and
+ * asking malloc for it anyway may abort under sanitizers instead of returning NULL. */
+static size_t host_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0 || (unsigned long)pages > SIZE_MAX / (unsigned long)page)
+        return 0;
+    return (size_t)pages * (size_t)page;
+}
+
 tile_Status cj_malloc(void *dev, size_t bytes, tile_DevPtr *out, char *err)
 {
-    size_t rounded = (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    size_t rounded = (bytes + ALIGN - 1) / ALIGN * ALIGN, host = host_memory_bytes();
+    if (host && bytes > host) {
+        snprintf(err, BK_ERR_MAX, "%zu bytes is more than the host's %zu bytes of memory",
+                 bytes, host);
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
     void *p = rounded >= bytes ? aligned_alloc(ALIGN, rounded) : NULL;
     if (!p) {
         snprintf(err, BK_ERR_MAX, "out of host memory allocating %zu bytes", bytes);
@@ -136,15 +151,16 @@ tile_Status cj_free(void *dev, tile_DevPtr p, char *err)
     return TILE_OK;
 }
 
+/* memmove: device memory is host memory here, so a caller's host buffer may overlap it. */
 tile_Status cj_h2d(void *dev, tile_DevPtr dst, const void *src, size_t n, char *err)
 {
-    memcpy((void *)(uintptr_t)dst, src, n);
+    memmove((void *)(uintptr_t)dst, src, n);
     return TILE_OK;
 }
 
 tile_Status cj_d2h(void *dev, void *dst, tile_DevPtr src, size_t n, char *err)
 {
-    memcpy(dst, (const void *)(uintptr_t)src, n);
+    memmove(dst, (const void *)(uintptr_t)src, n);
     return TILE_OK;
 }
 

@@ -1,8 +1,9 @@
 /* launch.c: tile_launch. Checks the arguments, resolves const values, evaluates the @grid
  * expressions over consts and integer scalar arguments, finds or compiles the
  * specialization (spec.c) and hands the packed arguments to the backend. A grid with a zero
- * dimension launches nothing. Tuned kernels get their tuned const values first
- * (rt_tune_choose, tuner/tune_state.c: a map lookup once the launch's key is known).
+ * dimension launches nothing; one of more than 2^63 - 1 programs in all is refused. Tuned
+ * kernels get their tuned const values first (rt_tune_choose, tuner/tune_state.c: a map
+ * lookup once the launch's key is known).
  * rt_launch_plan makes the same decisions without launching (for tilec run --verbose). */
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,12 @@ static tile_Status check_grid(tile_Kernel *k, const int64_t g[3], unsigned grid[
                             k->func->name, "xyz"[d], (long long)g[d], max[d]);
         grid[d] = (unsigned)g[d];
     }
+    uint64_t xy, xyz;
+    if (__builtin_mul_overflow((uint64_t)grid[0], (uint64_t)grid[1], &xy) ||
+        __builtin_mul_overflow(xy, (uint64_t)grid[2], &xyz) || xyz > (uint64_t)INT64_MAX)
+        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT,
+                        "launch of '%s': grid (%u, %u, %u) has more than 2^63 - 1 programs",
+                        k->func->name, grid[0], grid[1], grid[2]);
     return TILE_OK;
 }
 
@@ -191,8 +198,6 @@ static tile_Status plan(Launch *l, const unsigned *explicit_grid, const tile_Arg
 static tile_Status launch(tile_Kernel *k, const unsigned *explicit_grid, const tile_Arg *args,
                           int nargs, const tile_Const *consts, int nconsts)
 {
-    if (!k)
-        return TILE_ERROR_INVALID_ARGUMENT;
     Launch l = { .k = k, .arena = arena_new() };
     if (!l.arena)
         return rt_error(k->mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "launch of '%s': out of memory",
@@ -209,8 +214,10 @@ static tile_Status launch(tile_Kernel *k, const unsigned *explicit_grid, const t
 tile_Status rt_launch_plan(tile_Kernel *k, const tile_Arg *args, int nargs,
                            const tile_Const *consts, int nconsts, Arena *a, RtLaunchPlan *out)
 {
-    if (!k || !a || !out)
-        return TILE_ERROR_INVALID_ARGUMENT;
+    tile_Status st = rt_handle_check(k, RT_KERNEL, "rt_launch_plan");
+    if (st != TILE_OK || !a || !out)
+        return st != TILE_OK ? st : rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT,
+                                             "rt_launch_plan: arena or out is NULL");
     Launch *l = arena_alloc(a, sizeof *l);
     if (!l)
         return rt_error(k->mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "launch of '%s': out of memory",
@@ -218,7 +225,7 @@ tile_Status rt_launch_plan(tile_Kernel *k, const tile_Arg *args, int nargs,
     *l = (Launch){ .k = k, .arena = a };
     diags_init(&l->diags, a);
     memset(out, 0, sizeof *out);
-    tile_Status st = plan(l, NULL, args, nargs, consts, nconsts, out->grid);
+    st = plan(l, NULL, args, nargs, consts, nconsts, out->grid);
     if (st == TILE_OK)
         st = rt_spec_get(k, l->consts, l->nconsts, rt_div16(k, args, a), &out->spec);
     out->consts = l->consts, out->nconsts = st == TILE_OK ? l->nconsts : 0;
@@ -228,13 +235,17 @@ tile_Status rt_launch_plan(tile_Kernel *k, const tile_Arg *args, int nargs,
 tile_Status tile_launch(tile_Kernel *k, const tile_Arg *args, int nargs,
                         const tile_Const *consts, int nconsts)
 {
-    return launch(k, NULL, args, nargs, consts, nconsts);
+    tile_Status st = rt_handle_check(k, RT_KERNEL, "tile_launch");
+    return st == TILE_OK ? launch(k, NULL, args, nargs, consts, nconsts) : st;
 }
 
 tile_Status tile_launch_grid(tile_Kernel *k, const unsigned grid[3], const tile_Arg *args,
                              int nargs, const tile_Const *consts, int nconsts)
 {
-    if (k && !grid)
+    tile_Status st = rt_handle_check(k, RT_KERNEL, "tile_launch_grid");
+    if (st != TILE_OK)
+        return st;
+    if (!grid)
         return rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_launch_grid: grid is NULL");
     return launch(k, grid, args, nargs, consts, nconsts);
 }

@@ -1,7 +1,7 @@
 /* module.c: modules (one parsed .tile source) and their kernels. Loading parses and checks
  * the source (tc_parse); compile errors come back as TILE_ERROR_COMPILE with the rendered
- * diagnostics (file:line:col, source line, caret) as the context's error message. */
-#include <errno.h>
+ * diagnostics (file:line:col, source line, caret) as the context's error message. Modules
+ * and kernels are registered as live handles (handles.c) until tile_module_free. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +39,8 @@ static tile_Status kernel_init(tile_Module *mod, const Func *f, tile_Kernel *k)
 
 static tile_Status kernels_init(tile_Module *mod)
 {
-    mod->kernels = arena_alloc(mod->arena, sizeof(tile_Kernel) * (size_t)(mod->ast->nfuncs + 1));
+    /* malloc'ed, not in the arena: freed through the handle quarantine like the module */
+    mod->kernels = calloc((size_t)mod->ast->nfuncs + 1, sizeof(tile_Kernel));
     if (!mod->kernels)
         return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
     for (int i = 0; i < mod->ast->nfuncs; i++) {
@@ -95,13 +96,32 @@ static tile_Module *module_new(tile_Context *ctx, const char *name, const char *
     return mod;
 }
 
+/* Registers the module and its kernels as live handles: 0, or -1 when out of memory. */
+static int handles_add(tile_Module *mod)
+{
+    int bad = rt_handle_add(mod, RT_MODULE);
+    for (int i = 0; i < mod->nkernels && !bad; i++)
+        bad = rt_handle_add(&mod->kernels[i], RT_KERNEL);
+    return bad;
+}
+
+static void handles_remove(tile_Module *mod)
+{
+    rt_handle_remove(mod);
+    for (int i = 0; i < mod->nkernels; i++)
+        rt_handle_remove(&mod->kernels[i]);
+}
+
 static void module_destroy(tile_Module *mod)
 {
+    handles_remove(mod);
     rt_spec_free_all(mod);
     pthread_mutex_destroy(&mod->lock);
     pthread_mutex_destroy(&mod->compile_lock);
     arena_free(mod->arena);
-    free(mod);
+    if (mod->kernels)
+        rt_handle_retire(mod->kernels);
+    rt_handle_retire(mod);
 }
 
 static tile_Status load(tile_Context *ctx, const char *name, const char *source, size_t len,
@@ -111,6 +131,8 @@ static tile_Status load(tile_Context *ctx, const char *name, const char *source,
     if (!mod)
         return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
     tile_Status st = parse(mod);
+    if (st == TILE_OK && handles_add(mod) < 0)
+        st = rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
     if (st != TILE_OK) {
         module_destroy(mod);
         return st;
@@ -126,8 +148,9 @@ static tile_Status load(tile_Context *ctx, const char *name, const char *source,
 tile_Status tile_module_load_string(tile_Context *ctx, const char *name, const char *source,
                                     tile_Module **out)
 {
-    if (!ctx)
-        return TILE_ERROR_INVALID_ARGUMENT;
+    tile_Status st = rt_handle_check(ctx, RT_CONTEXT, "tile_module_load_string");
+    if (st != TILE_OK)
+        return st;
     if (!source || !out)
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_module_load_string: %s is NULL",
                         source ? "out" : "source");
@@ -135,48 +158,18 @@ tile_Status tile_module_load_string(tile_Context *ctx, const char *name, const c
     return load(ctx, name ? name : "<string>", source, strlen(source), out);
 }
 
-static tile_Status read_file(tile_Context *ctx, const char *path, char **text, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rt_error(ctx, errno == ENOENT ? TILE_ERROR_NOT_FOUND : TILE_ERROR_IO,
-                        "cannot open '%s': %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    do {
-        if (n == cap) {
-            char *nb = realloc(buf, cap = cap ? cap * 2 : 16384);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory reading '%s'", path);
-            }
-            buf = nb;
-        }
-        n += got = fread(buf + n, 1, cap - n, f);
-    } while (got);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return rt_error(ctx, TILE_ERROR_IO, "cannot read '%s'", path);
-    }
-    *text = buf;
-    *len = n;
-    return TILE_OK;
-}
-
 tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Module **out)
 {
-    if (!ctx)
-        return TILE_ERROR_INVALID_ARGUMENT;
+    tile_Status st = rt_handle_check(ctx, RT_CONTEXT, "tile_module_load_file");
+    if (st != TILE_OK)
+        return st;
     if (!path || !out)
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_module_load_file: %s is NULL",
                         path ? "out" : "path");
     *out = NULL;
     char *text;
     size_t len;
-    tile_Status st = read_file(ctx, path, &text, &len);
+    st = rt_read_source(ctx, path, &text, &len);
     if (st != TILE_OK)
         return st;
     st = load(ctx, path, text, len, out);
@@ -184,9 +177,10 @@ tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Modu
     return st;
 }
 
+/* Freeing NULL, or a module freed already, does nothing (tile_error(NULL) says which). */
 void tile_module_free(tile_Module *mod)
 {
-    if (!mod)
+    if (rt_handle_check(mod, RT_MODULE, "tile_module_free") != TILE_OK)
         return;
     tile_Context *ctx = mod->ctx;
     char err[BK_ERR_MAX];
@@ -203,8 +197,9 @@ void tile_module_free(tile_Module *mod)
 
 tile_Status tile_kernel_get(tile_Module *mod, const char *name, tile_Kernel **out)
 {
-    if (!mod)
-        return TILE_ERROR_INVALID_ARGUMENT;
+    tile_Status st = rt_handle_check(mod, RT_MODULE, "tile_kernel_get");
+    if (st != TILE_OK)
+        return st;
     if (!name || !out)
         return rt_error(mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_kernel_get: %s is NULL",
                         name ? "out" : "name");

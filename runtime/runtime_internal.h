@@ -20,6 +20,42 @@ int rtmap_put(RtMap *m, uint64_t key, void *val); /* 0, or -1 when out of memory
 void *rtmap_remove(RtMap *m, uint64_t key);       /* the removed value or NULL */
 void rtmap_free(RtMap *m);
 
+/* ---- a context's live device memory: disjoint ranges sorted by base (ranges.c) ---- */
+typedef struct RtRange {
+    uint64_t base;
+    size_t size;
+    int borrowed; /* from tile_borrow, not tile_malloc */
+} RtRange;
+typedef struct RtRanges {
+    RtRange *items;
+    size_t len, cap;
+} RtRanges;
+enum { RTRANGES_OVERLAP = -1, RTRANGES_NOMEM = -2 };
+/* 0, RTRANGES_OVERLAP (empty, wrapping past 2^64 or overlapping a range) or RTRANGES_NOMEM. */
+int rtranges_add(RtRanges *r, uint64_t base, size_t size, int borrowed);
+/* Removes the range starting exactly at base into *out: 0, or -1 when none starts there. */
+int rtranges_remove(RtRanges *r, uint64_t base, RtRange *out);
+const RtRange *rtranges_find(const RtRanges *r, uint64_t addr); /* the range holding addr */
+/* The range holding all of [addr, addr + bytes), or NULL. */
+const RtRange *rtranges_find_span(const RtRanges *r, uint64_t addr, size_t bytes);
+void rtranges_free(RtRanges *r);
+
+/* ---- live handles (handles.c) ---- */
+typedef enum RtHandleKind { RT_CONTEXT = 1, RT_MODULE, RT_KERNEL } RtHandleKind;
+int rt_handle_add(const void *h, RtHandleKind kind); /* 0, or -1 when out of memory */
+void rt_handle_remove(const void *h);
+int rt_handle_live(const void *h, RtHandleKind kind);
+/* TILE_OK when h is a live handle of this kind, else TILE_ERROR_INVALID_ARGUMENT with the
+ * thread's error message (tile_error(NULL)) naming the function `fn`. */
+tile_Status rt_handle_check(const void *h, RtHandleKind kind, const char *fn);
+/* Frees a dead handle's memory after the quarantine (see handles.c). */
+void rt_handle_retire(void *block);
+/* The thread's last error that had no live context to go to (tile_error(NULL)). */
+tile_Status rt_thread_error(tile_Status st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *rt_thread_error_text(void);
+void rt_thread_error_clear(void);
+
 /* ---- hashing (BLAKE3, bundled with LLVM) ---- */
 uint64_t rt_hash64(const void *data, size_t n);
 
@@ -72,7 +108,7 @@ struct tile_Context {
     tile_LogFn log;
     void *log_user;
     tile_Module *modules;
-    RtMap allocs; /* device pointer -> size (CPU and GPU) */
+    RtRanges allocs; /* tile_malloc'ed and borrowed memory (CPU and GPU), under lock */
     _Atomic int tuning; /* tile_Tuning; 0: not set (TILE_TUNE, else auto on GPUs, off on CPU) */
 };
 
@@ -81,6 +117,15 @@ struct tile_Context {
 tile_Status rt_error(tile_Context *ctx, tile_Status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void rt_log(tile_Context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The allocation or borrowed range holding addr, copied into *out: 1, or 0 when none. */
+int rt_alloc_of(tile_Context *ctx, uint64_t addr, RtRange *out);
+
+/* ---- module source files (source_file.c) ---- */
+enum { RT_MAX_SOURCE_BYTES = 64 << 20 };
+/* Reads a regular file of at most RT_MAX_SOURCE_BYTES into *text (malloc'ed; not
+ * NUL-terminated); an error status and the context's message otherwise. */
+tile_Status rt_read_source(tile_Context *ctx, const char *path, char **text, size_t *len);
 
 /* ---- pieces of tile_launch ---- */
 /* Checks count and kinds of args against the kernel's params (before any compile). */

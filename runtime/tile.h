@@ -46,6 +46,10 @@ typedef enum tile_Backend {
                             * memory, barrier and race checking; slow, for testing and debugging */
 } tile_Backend;
 
+/* Handles are checked: a NULL, closed (context) or freed (module, and its kernels) handle
+ * is TILE_ERROR_INVALID_ARGUMENT with the message in tile_error(NULL); closing or freeing
+ * one twice does nothing. Freeing a handle while another thread still uses it is not
+ * checked. */
 typedef struct tile_Context tile_Context;
 typedef struct tile_Module tile_Module;
 typedef struct tile_Kernel tile_Kernel;
@@ -63,7 +67,8 @@ typedef uint64_t tile_DevPtr;
 tile_Status tile_context_open(tile_Backend backend, tile_Context **out);
 void tile_context_close(tile_Context *ctx); /* frees its modules and memory */
 /* The message of the last failure on this context ("" if none). Valid until the next call.
- * tile_error(NULL) says why this thread's last tile_context_open failed. */
+ * tile_error(NULL) says why this thread's last call failed that had no live context to
+ * report on: tile_context_open, or a call given a NULL, closed or freed handle. */
 const char *tile_error(const tile_Context *ctx);
 tile_Backend tile_backend(const tile_Context *ctx);
 const char *tile_backend_name(tile_Backend backend); /* "cpu", "cuda", "hip", "sim" */
@@ -78,18 +83,31 @@ void tile_set_log(tile_Context *ctx, tile_LogFn fn, void *user);
 /* `name` is used in diagnostics ("file:line:col: error: ..."). */
 tile_Status tile_module_load_string(tile_Context *ctx, const char *name, const char *source,
                                     tile_Module **out);
+/* Reads regular files of at most 64 MiB only (a directory, FIFO or device is TILE_ERROR_IO). */
 tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Module **out);
 void tile_module_free(tile_Module *mod);
 tile_Status tile_kernel_get(tile_Module *mod, const char *name, tile_Kernel **out);
 
 /* ---- memory ----
- * tile_free(ctx, 0) does nothing; freeing an address this context did not allocate (or
- * freed already) is TILE_ERROR_INVALID_ARGUMENT. Device memory is at least 64-byte aligned. */
+ * The context knows its memory: what tile_malloc gave out, and ranges the caller lends it
+ * with tile_borrow. Copies and memsets must lie inside one such allocation or range (an
+ * offset into it is fine); past its end, freed, another context's or unknown memory is
+ * TILE_ERROR_INVALID_ARGUMENT. tile_free(ctx, 0) does nothing; freeing an address this
+ * context did not allocate, an offset into an allocation, or one freed already is
+ * TILE_ERROR_INVALID_ARGUMENT. Device memory is at least 64-byte aligned. */
 tile_Status tile_malloc(tile_Context *ctx, size_t bytes, tile_DevPtr *out);
 tile_Status tile_free(tile_Context *ctx, tile_DevPtr ptr);
 tile_Status tile_copy_to_device(tile_Context *ctx, tile_DevPtr dst, const void *src, size_t bytes);
 tile_Status tile_copy_to_host(tile_Context *ctx, void *dst, tile_DevPtr src, size_t bytes);
 tile_Status tile_memset(tile_Context *ctx, tile_DevPtr dst, int byte, size_t bytes);
+/* Lends the context `bytes` of memory allocated elsewhere (a framework's tensor, cuMemAlloc;
+ * host memory on the CPU and sim backends) so kernels, copies and memsets may use it. The
+ * caller vouches that [ptr, ptr + bytes) is valid device memory (host memory on the CPU and
+ * sim backends) until tile_unborrow; it may not overlap memory the context already knows.
+ * tile_unborrow takes the same ptr; tile_context_close forgets borrowed ranges without
+ * freeing them. */
+tile_Status tile_borrow(tile_Context *ctx, tile_DevPtr ptr, size_t bytes);
+tile_Status tile_unborrow(tile_Context *ctx, tile_DevPtr ptr);
 tile_Status tile_synchronize(tile_Context *ctx);
 
 /* ---- launching ---- */
@@ -117,10 +135,14 @@ typedef struct tile_Const {
 
 /* Launches `k` over the grid of its @grid annotation (1,1,1 without one). `args` are the
  * kernel's runtime (non-const) parameters in declaration order; integers are converted to
- * the parameter's type (range-checked), floats likewise. Const parameters not given take
- * their default or first @tune candidate. The first launch of a specialization compiles it
+ * the parameter's type (range-checked), floats likewise; a pointer must point into memory
+ * of k's context (a tile_malloc allocation or a tile_borrow'ed range, at any offset; not
+ * NULL, on every backend: host memory too must be borrowed on the CPU backend). Const
+ * parameters not given take their default or first @tune candidate. The first launch of a specialization compiles it
  * (or finds it in the compiled-code cache). Asynchronous on GPUs: tile_synchronize waits;
- * synchronous on the CPU. A grid with a zero dimension launches nothing and returns TILE_OK.
+ * synchronous on the CPU. A grid with a zero dimension launches nothing and returns TILE_OK;
+ * a dimension past the device's limit (2^31 - 1 on the CPU and sim backends), or more than
+ * 2^63 - 1 programs in all, is TILE_ERROR_INVALID_ARGUMENT.
  * Messages number arguments from 1: "argument 3 ('n') expects an integer, got a pointer".
  * Several threads may launch on one context at once. */
 tile_Status tile_launch(tile_Kernel *k, const tile_Arg *args, int nargs,

@@ -100,18 +100,10 @@ static int buf_of(tile_Context *ctx, Bufs *b, tile_DevPtr p)
     for (int i = 0; i < b->n; i++)
         if (p >= b->base[i] && p < b->base[i] + b->size[i])
             return i;
-    tile_DevPtr base = 0;
-    size_t size = 0;
-    pthread_mutex_lock(&ctx->lock);
-    for (size_t i = 0; i < ctx->allocs.cap && !size; i++) {
-        size_t s = (size_t)(uintptr_t)ctx->allocs.vals[i];
-        if (s && p >= ctx->allocs.keys[i] && p < ctx->allocs.keys[i] + s)
-            base = ctx->allocs.keys[i], size = s;
-    }
-    pthread_mutex_unlock(&ctx->lock);
-    if (!size || b->n == MAX_BUFS)
+    RtRange g;
+    if (!rt_alloc_of(ctx, p, &g) || b->n == MAX_BUFS)
         return -1;
-    b->base[b->n] = base, b->size[b->n] = size;
+    b->base[b->n] = g.base, b->size[b->n] = g.size;
     return b->n++;
 }
 

@@ -14,18 +14,11 @@ static const double MAX_ROTATION_BYTES = 512.0 * (1 << 20);
 
 int tune_alloc_of(tile_Context *ctx, tile_DevPtr p, tile_DevPtr *base, size_t *size)
 {
-    int found = 0;
-    pthread_mutex_lock(&ctx->lock);
-    for (size_t i = 0; i < ctx->allocs.cap && !found; i++) {
-        size_t n = (size_t)(uintptr_t)ctx->allocs.vals[i];
-        tile_DevPtr b = ctx->allocs.keys[i];
-        if (n && p >= b && p < b + n) {
-            *base = b, *size = n;
-            found = 1;
-        }
-    }
-    pthread_mutex_unlock(&ctx->lock);
-    return found;
+    RtRange g;
+    if (!rt_alloc_of(ctx, p, &g))
+        return 0;
+    *base = g.base, *size = g.size;
+    return 1;
 }
 
 /* The distinct allocations the pointer arguments point into; -1 if one is not the runtime's. */

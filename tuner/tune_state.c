@@ -40,7 +40,8 @@ static tile_Tuning mode_of(tile_Context *ctx)
 
 void tile_set_tuning(tile_Context *ctx, tile_Tuning mode)
 {
-    if (ctx && mode >= TILE_TUNING_AUTO && mode <= TILE_TUNING_OFF)
+    if (rt_handle_check(ctx, RT_CONTEXT, "tile_set_tuning") == TILE_OK &&
+        mode >= TILE_TUNING_AUTO && mode <= TILE_TUNING_OFF)
         atomic_store(&ctx->tuning, (int)mode);
 }
 
@@ -438,12 +439,13 @@ tile_Status tune_tile_grid(tile_Kernel *k, const unsigned *grid, const tile_Arg 
                            int nargs, const tile_Const *consts, int nconsts,
                            const tile_TuneOptions *opts, const tile_TuneReport **report)
 {
-    if (!k)
-        return TILE_ERROR_INVALID_ARGUMENT;
+    tile_Status st = rt_handle_check(k, RT_KERNEL, "tile_tune");
+    if (st != TILE_OK)
+        return st;
     tile_Context *ctx = k->mod->ctx;
     if (nargs < 0 || (nargs && !args) || nconsts < 0 || (nconsts && !consts))
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_tune: bad args or consts");
-    tile_Status st = rt_args_check(k, args, nargs);
+    st = rt_args_check(k, args, nargs);
     if (st != TILE_OK)
         return st;
     KTune *kt = kt_get(k);

@@ -1,0 +1,501 @@
+/* runtime_misuse.c: every entry point of tile.h called the way a careless or hostile caller
+ * would: NULL arguments, closed and freed handles, double frees, copies and memsets past an
+ * allocation's end, foreign pointers, overflowing grids, wrong launch arguments, files that
+ * are not regular. Each call must return an error status with a non-empty message and never
+ * crash (CI runs this under ASan+UBSan).
+ *   runtime_misuse --backend=cpu|sim [TEST]     exit 0 pass, 1 fail, 2 unknown test */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "tile.h"
+#include "../testing.h"
+
+static tile_Backend backend = TILE_BACKEND_CPU;
+
+static const char *const SOURCE =
+    "@grid(cdiv(n, BLOCK))\n"
+    "kernel add(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32 = 64) {\n"
+    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    let mask = offs < n;\n"
+    "    store(out + offs, load(x + offs, mask=mask) + load(y + offs, mask=mask), mask=mask);\n"
+    "}\n";
+
+/* The call must fail with a non-empty message, read from tile_error(msg_ctx) (NULL: the
+ * thread's message, for calls given no live context). */
+#define FAILS(msg_ctx, call) \
+    do { \
+        tile_Status st_ = (call); \
+        const char *m_ = tile_error(msg_ctx); \
+        if (st_ == TILE_OK || !m_ || !*m_) { \
+            fprintf(stderr, "%s:%d: %s returned %d with message '%s'\n", __FILE__, __LINE__, \
+                    #call, (int)st_, m_ ? m_ : "(null)"); \
+            return 1; \
+        } \
+    } while (0)
+
+/* The last message mentions `text`. */
+#define SAYS(msg_ctx, text) \
+    do { \
+        if (!strstr(tile_error(msg_ctx), text)) { \
+            fprintf(stderr, "%s:%d: message lacks '%s': %s\n", __FILE__, __LINE__, text, \
+                    tile_error(msg_ctx)); \
+            return 1; \
+        } \
+    } while (0)
+
+typedef struct Fx {
+    tile_Context *ctx;
+    tile_Module *mod;
+    tile_Kernel *k;
+    tile_DevPtr x, y, out; /* N floats each */
+} Fx;
+
+enum { N = 100 };
+static const size_t BYTES = N * sizeof(float);
+
+static int fx_open(Fx *f)
+{
+    memset(f, 0, sizeof *f);
+    OK(NULL, tile_context_open(backend, &f->ctx));
+    OK(f->ctx, tile_module_load_string(f->ctx, "add.tile", SOURCE, &f->mod));
+    OK(f->ctx, tile_kernel_get(f->mod, "add", &f->k));
+    OK(f->ctx, tile_malloc(f->ctx, BYTES, &f->x));
+    OK(f->ctx, tile_malloc(f->ctx, BYTES, &f->y));
+    OK(f->ctx, tile_malloc(f->ctx, BYTES, &f->out));
+    return 0;
+}
+
+static int launch_ok(Fx *f, tile_DevPtr x, tile_DevPtr out)
+{
+    tile_Arg args[] = { tile_ptr(x), tile_ptr(f->y), tile_ptr(out), tile_i32(N) };
+    OK(f->ctx, tile_launch(f->k, args, 4, NULL, 0));
+    return tile_synchronize(f->ctx) != TILE_OK;
+}
+
+/* ---- NULL everywhere ---- */
+static int test_null_args(void)
+{
+    Fx f;
+    tile_DevPtr p;
+    tile_Module *m;
+    tile_Kernel *k;
+    unsigned grid[3] = { 1, 1, 1 };
+    FAILS(NULL, tile_context_open(backend, NULL));
+    FAILS(NULL, tile_module_load_string(NULL, "x", SOURCE, &m));
+    FAILS(NULL, tile_module_load_file(NULL, "x.tile", &m));
+    FAILS(NULL, tile_kernel_get(NULL, "add", &k));
+    FAILS(NULL, tile_malloc(NULL, 16, &p));
+    FAILS(NULL, tile_free(NULL, 64));
+    FAILS(NULL, tile_copy_to_device(NULL, 64, &p, 4));
+    FAILS(NULL, tile_copy_to_host(NULL, &p, 64, 4));
+    FAILS(NULL, tile_memset(NULL, 64, 0, 4));
+    FAILS(NULL, tile_synchronize(NULL));
+    FAILS(NULL, tile_borrow(NULL, 64, 4));
+    FAILS(NULL, tile_unborrow(NULL, 64));
+    FAILS(NULL, tile_launch(NULL, NULL, 0, NULL, 0));
+    FAILS(NULL, tile_launch_grid(NULL, grid, NULL, 0, NULL, 0));
+    FAILS(NULL, tile_tune(NULL, NULL, 0, NULL, 0, NULL, NULL));
+    tile_context_close(NULL);
+    tile_module_free(NULL);
+    tile_set_log(NULL, NULL, NULL);
+    tile_set_tuning(NULL, TILE_TUNING_OFF);
+    tile_Context *none = NULL;
+    FAILS(NULL, tile_context_open((tile_Backend)99, &none));
+    FAILS(NULL, tile_context_open((tile_Backend)-1, &none));
+    CHECK(none == NULL && !strcmp(tile_backend_name((tile_Backend)99), "unknown"));
+    CHECK(tile_backend(NULL) == TILE_BACKEND_AUTO);
+    CHECK(tile_device_name(NULL) && tile_device_arch(NULL));
+
+    if (fx_open(&f))
+        return 1;
+    FAILS(f.ctx, tile_module_load_string(f.ctx, "x", NULL, &m));
+    FAILS(f.ctx, tile_module_load_string(f.ctx, "x", SOURCE, NULL));
+    FAILS(f.ctx, tile_module_load_file(f.ctx, NULL, &m));
+    FAILS(f.ctx, tile_module_load_file(f.ctx, "x.tile", NULL));
+    FAILS(f.ctx, tile_kernel_get(f.mod, NULL, &k));
+    FAILS(f.ctx, tile_kernel_get(f.mod, "add", NULL));
+    FAILS(f.ctx, tile_malloc(f.ctx, 16, NULL));
+    FAILS(f.ctx, tile_malloc(f.ctx, SIZE_MAX, &p));
+    FAILS(f.ctx, tile_malloc(f.ctx, (size_t)1 << 62, &p)); /* more than any host has */
+    SAYS(f.ctx, "tile_malloc: ");
+    FAILS(f.ctx, tile_copy_to_device(f.ctx, f.x, NULL, 4));
+    FAILS(f.ctx, tile_copy_to_host(f.ctx, NULL, f.x, 4));
+    FAILS(f.ctx, tile_copy_to_device(f.ctx, 0, &p, 4));
+    FAILS(f.ctx, tile_memset(f.ctx, 0, 0, 4));
+    FAILS(f.ctx, tile_launch_grid(f.k, NULL, NULL, 0, NULL, 0));
+    FAILS(f.ctx, tile_launch(f.k, NULL, 4, NULL, 0));
+    FAILS(f.ctx, tile_tune(f.k, NULL, 4, NULL, 0, NULL, NULL));
+    tile_Arg host[] = { tile_ptr((tile_DevPtr)(uintptr_t)&p), tile_ptr(f.y), tile_ptr(f.out),
+                        tile_i32(N) };
+    FAILS(f.ctx, tile_tune(f.k, host, 4, NULL, 0, NULL, NULL));
+    tile_set_tuning(f.ctx, (tile_Tuning)99); /* ignored */
+    tile_context_close(f.ctx);
+    return 0;
+}
+
+/* ---- closed contexts ---- */
+static int test_closed_context(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    tile_Context *ctx = f.ctx;
+    tile_context_close(ctx);
+    tile_DevPtr p;
+    tile_Module *m;
+    tile_Kernel *k;
+    float h[4];
+    unsigned grid[3] = { 1, 1, 1 };
+    tile_Arg args[] = { tile_ptr(f.x), tile_ptr(f.y), tile_ptr(f.out), tile_i32(N) };
+    FAILS(NULL, tile_malloc(ctx, 16, &p));
+    SAYS(NULL, "not a live tile_Context");
+    FAILS(NULL, tile_free(ctx, f.x));
+    FAILS(NULL, tile_copy_to_device(ctx, f.x, h, sizeof h));
+    FAILS(NULL, tile_copy_to_host(ctx, h, f.x, sizeof h));
+    FAILS(NULL, tile_memset(ctx, f.x, 0, sizeof h));
+    FAILS(NULL, tile_synchronize(ctx));
+    FAILS(NULL, tile_borrow(ctx, (tile_DevPtr)(uintptr_t)h, sizeof h));
+    FAILS(NULL, tile_unborrow(ctx, (tile_DevPtr)(uintptr_t)h));
+    FAILS(NULL, tile_module_load_string(ctx, "add.tile", SOURCE, &m));
+    FAILS(NULL, tile_module_load_file(ctx, "add.tile", &m));
+    FAILS(NULL, tile_kernel_get(f.mod, "add", &k)); /* the context freed its modules */
+    FAILS(NULL, tile_launch(f.k, args, 4, NULL, 0));
+    SAYS(NULL, "not a live tile_Kernel");
+    FAILS(NULL, tile_launch_grid(f.k, grid, args, 4, NULL, 0));
+    FAILS(NULL, tile_tune(f.k, args, 4, NULL, 0, NULL, NULL));
+    CHECK(tile_backend(ctx) == TILE_BACKEND_AUTO && !strcmp(tile_device_name(ctx), ""));
+    CHECK(!strcmp(tile_device_arch(ctx), "") && *tile_error(ctx));
+    tile_set_log(ctx, NULL, NULL);
+    tile_set_tuning(ctx, TILE_TUNING_OFF);
+    tile_module_free(f.mod);
+    tile_context_close(ctx); /* twice: nothing */
+    CHECK(*tile_error(NULL));
+    return 0;
+}
+
+/* ---- freed modules ---- */
+static int test_freed_module(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    tile_Kernel *k;
+    tile_Module *again;
+    tile_Arg args[] = { tile_ptr(f.x), tile_ptr(f.y), tile_ptr(f.out), tile_i32(N) };
+    if (launch_ok(&f, f.x, f.out))
+        return 1;
+    tile_module_free(f.mod);
+    FAILS(NULL, tile_launch(f.k, args, 4, NULL, 0));
+    SAYS(NULL, "tile_launch: ");
+    FAILS(NULL, tile_kernel_get(f.mod, "add", &k));
+    SAYS(NULL, "not a live tile_Module");
+    tile_module_free(f.mod); /* twice: nothing */
+    /* a new module of the same source does not revive the old handles */
+    OK(f.ctx, tile_module_load_string(f.ctx, "add.tile", SOURCE, &again));
+    FAILS(NULL, tile_launch(f.k, args, 4, NULL, 0));
+    FAILS(NULL, tile_kernel_get(f.mod, "add", &k));
+    OK(f.ctx, tile_kernel_get(again, "add", &f.k));
+    f.mod = again;
+    if (launch_ok(&f, f.x, f.out))
+        return 1;
+    tile_context_close(f.ctx);
+    return 0;
+}
+
+/* ---- copies and memsets ---- */
+static int test_copy_ranges(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    static float big[2 * N];
+    tile_Context *ctx = f.ctx;
+    FAILS(ctx, tile_copy_to_device(ctx, f.x, big, sizeof big));
+    SAYS(ctx, "run past the end");
+    FAILS(ctx, tile_copy_to_host(ctx, big, f.x, sizeof big));
+    FAILS(ctx, tile_memset(ctx, f.x, 0, 1 << 30));
+    FAILS(ctx, tile_memset(ctx, f.x, 0, SIZE_MAX));
+    /* inside is fine, up to the last byte */
+    OK(ctx, tile_copy_to_device(ctx, f.x + 40, big, BYTES - 40));
+    OK(ctx, tile_copy_to_host(ctx, big, f.x + BYTES - 1, 1));
+    OK(ctx, tile_memset(ctx, f.x + 4, 7, BYTES - 4));
+    FAILS(ctx, tile_copy_to_device(ctx, f.x + 40, big, BYTES - 39));
+    FAILS(ctx, tile_memset(ctx, f.x + BYTES, 0, 1)); /* one past the end */
+    FAILS(ctx, tile_copy_to_host(ctx, big, (tile_DevPtr)-8, 16)); /* wraps past 2^64 */
+    FAILS(ctx, tile_copy_to_host(ctx, big, 12345, 4)); /* never allocated */
+    SAYS(ctx, "not in memory allocated");
+    FAILS(ctx, tile_copy_to_device(ctx, (tile_DevPtr)(uintptr_t)big, big, 4)); /* host memory */
+    OK(ctx, tile_copy_to_device(ctx, 12345, big, 0)); /* zero bytes: nothing to check */
+    if (backend != TILE_BACKEND_CUDA) { /* device memory is host memory: buffers may overlap */
+        float *dev = (float *)(uintptr_t)f.x;
+        OK(ctx, tile_copy_to_host(ctx, dev + 1, f.x, BYTES - sizeof(float)));
+        OK(ctx, tile_copy_to_device(ctx, f.x + 4, dev, BYTES - sizeof(float)));
+    }
+    OK(ctx, tile_free(ctx, f.y));
+    FAILS(ctx, tile_copy_to_device(ctx, f.y, big, 4)); /* freed */
+    FAILS(ctx, tile_memset(ctx, f.y, 0, 4));
+
+    tile_Context *other;
+    tile_DevPtr theirs;
+    OK(NULL, tile_context_open(backend, &other));
+    OK(other, tile_malloc(other, BYTES, &theirs));
+    FAILS(ctx, tile_copy_to_device(ctx, theirs, big, 4)); /* another context's */
+    FAILS(ctx, tile_memset(ctx, theirs, 0, 4));
+    tile_context_close(other);
+    tile_context_close(ctx);
+    return 0;
+}
+
+/* ---- frees ---- */
+static int test_frees(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    tile_Context *ctx = f.ctx;
+    OK(ctx, tile_free(ctx, 0));
+    FAILS(ctx, tile_free(ctx, f.x + 4));
+    SAYS(ctx, "not its start");
+    OK(ctx, tile_free(ctx, f.x));
+    FAILS(ctx, tile_free(ctx, f.x));
+    FAILS(ctx, tile_free(ctx, 0xdeadbeef));
+    static float host[16];
+    tile_DevPtr h = (tile_DevPtr)(uintptr_t)host;
+    OK(ctx, tile_borrow(ctx, h, sizeof host));
+    FAILS(ctx, tile_free(ctx, h));
+    SAYS(ctx, "tile_unborrow");
+    FAILS(ctx, tile_unborrow(ctx, f.y));
+    SAYS(ctx, "tile_free");
+    OK(ctx, tile_unborrow(ctx, h));
+    FAILS(ctx, tile_unborrow(ctx, h));
+    tile_context_close(ctx);
+    FAILS(NULL, tile_free(ctx, f.y)); /* after close */
+    return 0;
+}
+
+/* ---- borrowed memory ---- */
+static int test_borrow(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    tile_Context *ctx = f.ctx;
+    float *x = calloc(N, sizeof(float)), *out = calloc(N + 16, sizeof(float)), back[N];
+    CHECK(x && out);
+    for (int i = 0; i < N; i++)
+        x[i] = (float)i;
+    tile_DevPtr hx = (tile_DevPtr)(uintptr_t)x, hout = (tile_DevPtr)(uintptr_t)out;
+    OK(ctx, tile_memset(ctx, f.y, 0, BYTES));
+    FAILS(ctx, tile_borrow(ctx, hx, 0));
+    FAILS(ctx, tile_borrow(ctx, 0, 16));
+    FAILS(ctx, tile_borrow(ctx, (tile_DevPtr)-64, 128)); /* wraps */
+    FAILS(ctx, tile_borrow(ctx, f.x + 8, 16)); /* inside an allocation */
+    SAYS(ctx, "overlaps");
+    OK(ctx, tile_borrow(ctx, hx, BYTES));
+    FAILS(ctx, tile_borrow(ctx, hx + 4, BYTES)); /* overlaps a borrowed range */
+    OK(ctx, tile_borrow(ctx, hout, BYTES + 16 * sizeof(float)));
+    if (backend == TILE_BACKEND_CPU || backend == TILE_BACKEND_SIM) {
+        if (launch_ok(&f, hx, hout))
+            return 1;
+        CHECK(out[N - 1] == (float)(N - 1) && out[N] == 0);
+        OK(ctx, tile_copy_to_host(ctx, back, hout, BYTES));
+        CHECK(back[7] == 7);
+    }
+    FAILS(ctx, tile_copy_to_host(ctx, back, hx, BYTES + 4));
+    OK(ctx, tile_unborrow(ctx, hx));
+    tile_Arg args[] = { tile_ptr(hx), tile_ptr(f.y), tile_ptr(hout), tile_i32(N) };
+    FAILS(ctx, tile_launch(f.k, args, 4, NULL, 0)); /* no longer borrowed */
+    SAYS(ctx, "argument 1 ('x')");
+    tile_context_close(ctx); /* forgets hout without freeing it */
+    free(x);
+    free(out);
+    return 0;
+}
+
+/* ---- launch arguments ---- */
+static int test_launch_args(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    tile_Context *ctx = f.ctx, *other;
+    tile_DevPtr theirs;
+    static float host[N];
+    tile_Arg a[] = { tile_ptr(f.x), tile_ptr(f.y), tile_ptr(f.out), tile_i32(N) };
+    FAILS(ctx, tile_launch(f.k, a, 3, NULL, 0));
+    FAILS(ctx, tile_launch(f.k, a, -1, NULL, 0));
+    FAILS(ctx, tile_launch(f.k, a, 4, NULL, 1));
+    FAILS(ctx, tile_launch(f.k, a, 4, NULL, -5));
+    tile_Const bad[] = { { "NOPE", 1 } }, null_name[] = { { NULL, 1 } };
+    tile_Const zero[] = { { "BLOCK", 0 } };
+    FAILS(ctx, tile_launch(f.k, a, 4, bad, 1));
+    FAILS(ctx, tile_launch(f.k, a, 4, null_name, 1));
+    FAILS(ctx, tile_launch(f.k, a, 4, zero, 1));
+    tile_Arg kinds[][4] = {
+        { tile_i32(1), tile_ptr(f.y), tile_ptr(f.out), tile_i32(N) },
+        { tile_ptr(f.x), tile_ptr(f.y), tile_ptr(f.out), tile_ptr(f.x) },
+        { tile_ptr(f.x), tile_ptr(f.y), tile_ptr(f.out), tile_f32(1.5) },
+        { tile_ptr(f.x), tile_ptr(f.y), tile_ptr(f.out), tile_i64(1LL << 40) },
+        { tile_ptr(0), tile_ptr(f.y), tile_ptr(f.out), tile_i32(N) },
+        { tile_ptr(f.x), tile_ptr(f.y), tile_ptr(f.out + BYTES), tile_i32(N) },
+        { tile_ptr(f.x), tile_ptr((tile_DevPtr)(uintptr_t)host), tile_ptr(f.out), tile_i32(N) },
+        { tile_ptr(f.x), tile_ptr(12345), tile_ptr(f.out), tile_i32(N) },
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        FAILS(ctx, tile_launch(f.k, kinds[i], 4, NULL, 0));
+    tile_Arg odd = a[3];
+    odd.kind = (tile_ArgKind)42;
+    tile_Arg bad_kind[] = { a[0], a[1], a[2], odd };
+    FAILS(ctx, tile_launch(f.k, bad_kind, 4, NULL, 0));
+    OK(ctx, tile_free(ctx, f.y));
+    FAILS(ctx, tile_launch(f.k, a, 4, NULL, 0)); /* freed */
+    SAYS(ctx, "not allocated by tile_malloc");
+    OK(NULL, tile_context_open(backend, &other));
+    OK(other, tile_malloc(other, BYTES, &theirs));
+    tile_Arg foreign[] = { tile_ptr(f.x), tile_ptr(theirs), tile_ptr(f.out), tile_i32(N) };
+    FAILS(ctx, tile_launch(f.k, foreign, 4, NULL, 0)); /* another context's */
+    tile_context_close(other);
+    tile_context_close(ctx);
+    return 0;
+}
+
+/* ---- grids ---- */
+static int test_grids(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    tile_Context *ctx = f.ctx;
+    tile_Arg a[] = { tile_ptr(f.x), tile_ptr(f.y), tile_ptr(f.out), tile_i32(N) };
+    unsigned wraps[3] = { 1u << 21, 1u << 21, 1u << 22 }; /* 2^64 programs: 0 when wrapped */
+    FAILS(ctx, tile_launch_grid(f.k, wraps, a, 4, NULL, 0));
+    SAYS(ctx, "more than 2^63 - 1 programs");
+    unsigned huge[3] = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu };
+    FAILS(ctx, tile_launch_grid(f.k, huge, a, 4, NULL, 0));
+    unsigned past[3] = { 0xffffffffu, 1, 1 };
+    FAILS(ctx, tile_launch_grid(f.k, past, a, 4, NULL, 0));
+    SAYS(ctx, "grid dimension x");
+    unsigned zero[3] = { 0, 5, 5 }; /* documented: launches nothing */
+    OK(ctx, tile_launch_grid(f.k, zero, a, 4, NULL, 0));
+    tile_Arg negative[] = { a[0], a[1], a[2], tile_i32(-1000) }; /* @grid gives a negative */
+    FAILS(ctx, tile_launch(f.k, negative, 4, (tile_Const[]){ { "BLOCK", 1 } }, 1));
+    tile_context_close(ctx);
+    return 0;
+}
+
+/* ---- module files ---- */
+static int test_files(void)
+{
+    tile_Context *ctx;
+    tile_Module *m = NULL;
+    OK(NULL, tile_context_open(backend, &ctx));
+    char dir[] = "/tmp/tile_misuse_XXXXXX", path[64];
+    CHECK(mkdtemp(dir));
+    FAILS(ctx, tile_module_load_file(ctx, dir, &m));
+    SAYS(ctx, "a directory");
+    FAILS(ctx, tile_module_load_file(ctx, "/dev/zero", &m));
+    SAYS(ctx, "not a regular file");
+    snprintf(path, sizeof path, "%s/fifo.tile", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    FAILS(ctx, tile_module_load_file(ctx, path, &m)); /* no writer: must not block */
+    SAYS(ctx, "a FIFO");
+    unlink(path);
+    snprintf(path, sizeof path, "%s/big.tile", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, (64 << 20) + 1) == 0); /* sparse: costs no disk */
+    close(fd);
+    FAILS(ctx, tile_module_load_file(ctx, path, &m));
+    SAYS(ctx, "64 MiB");
+    unlink(path);
+    FAILS(ctx, tile_module_load_file(ctx, "/nonexistent/dir/k.tile", &m));
+    CHECK(m == NULL);
+    rmdir(dir);
+    tile_context_close(ctx);
+    return 0;
+}
+
+/* ---- several threads: allocations, launches and module loads side by side ---- */
+typedef struct Worker {
+    Fx *f;
+    int id, failed;
+} Worker;
+
+static int worker_round(Worker *w)
+{
+    Fx *f = w->f;
+    tile_DevPtr out;
+    tile_Module *m;
+    float back[N];
+    OK(f->ctx, tile_malloc(f->ctx, BYTES, &out));
+    tile_Arg a[] = { tile_ptr(f->x), tile_ptr(f->y), tile_ptr(out), tile_i32(N) };
+    OK(f->ctx, tile_launch(f->k, a, 4, NULL, 0));
+    OK(f->ctx, tile_synchronize(f->ctx));
+    OK(f->ctx, tile_copy_to_host(f->ctx, back, out, BYTES));
+    CHECK(back[N - 1] == 2.0f * (N - 1));
+    OK(f->ctx, tile_free(f->ctx, out));
+    if (tile_free(f->ctx, out) == TILE_OK) /* a double free stays an error under contention */
+        return 1;
+    OK(f->ctx, tile_module_load_string(f->ctx, "t.tile", SOURCE, &m));
+    tile_module_free(m);
+    return 0;
+}
+
+static void *worker_main(void *user)
+{
+    Worker *w = user;
+    for (int i = 0; i < 8 && !w->failed; i++)
+        w->failed = worker_round(w);
+    return NULL;
+}
+
+static int test_threads(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    float h[N];
+    for (int i = 0; i < N; i++)
+        h[i] = (float)i;
+    OK(f.ctx, tile_copy_to_device(f.ctx, f.x, h, BYTES));
+    OK(f.ctx, tile_copy_to_device(f.ctx, f.y, h, BYTES));
+    enum { THREADS = 4 };
+    pthread_t t[THREADS];
+    Worker w[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (Worker){ &f, i, 0 };
+        CHECK(pthread_create(&t[i], NULL, worker_main, &w[i]) == 0);
+    }
+    int failed = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        failed |= w[i].failed;
+    }
+    CHECK(!failed);
+    tile_context_close(f.ctx);
+    return 0;
+}
+
+static const NamedTest TESTS[] = {
+    { "null_args", test_null_args },     { "closed_context", test_closed_context },
+    { "freed_module", test_freed_module }, { "copy_ranges", test_copy_ranges },
+    { "frees", test_frees },             { "borrow", test_borrow },
+    { "launch_args", test_launch_args }, { "grids", test_grids },
+    { "files", test_files },             { "threads", test_threads },
+};
+
+int main(int argc, char **argv)
+{
+    setenv("TILE_NO_DISK_CACHE", "1", 1);
+    setenv("TILE_TUNE", "off", 1);
+    if (argc > 1 && !strncmp(argv[1], "--backend=", 10)) {
+        backend = !strcmp(argv[1] + 10, "sim") ? TILE_BACKEND_SIM : TILE_BACKEND_CPU;
+        argv[1] = argv[0];
+        argc--, argv++;
+    }
+    return run_named_tests("runtime_misuse", TESTS, (int)(sizeof TESTS / sizeof TESTS[0]),
+                           argc, argv);
+}
