@@ -142,5 +142,62 @@ has "programs, 128 threads each" out "--verbose on sim: 4 warps of 32 threads"
 expect 0 "run --cold" -- run_add --cold --reps=3
 has "cold launches (at most 3, .*: median [0-9.]* ms" out "--cold timing line"
 
+# Every kernel is checked, however many a file holds (the 301st has a shape error).
+awk 'BEGIN { for (i = 0; i < 300; i++) printf "kernel k%d(x: *f32) { store(x + arange(0, 4), zeros([4], f32)); }\n", i;
+             print "kernel last(x: *f32) { store(x + arange(0, 4), zeros([8], f32)); }" }' >"$tmp/many.tile"
+expect 1 "check: the 301st kernel" -- "$tilec" check "$tmp/many.tile"
+has "many.tile:301:.*error: shapes do not broadcast" err "check reaches the 301st kernel"
+expect 0 "list: 301 kernels" -- "$tilec" list "$tmp/many.tile"
+has "^last(" out "list shows the 301st kernel"
+# -D: a name no kernel has, or a value the library rejects, is an error (exit 1), not a note
+expect 1 "check -D of an unknown name" -- "$tilec" check -D NOPE=3 examples/add.tile
+has "no const parameter 'NOPE'" err "-D unknown name"
+expect 1 "check -Dnum_warps=64" -- "$tilec" check -Dnum_warps=64 examples/add.tile
+has "num_warps must be a power of two" err "-Dnum_warps=64 message"
+expect 1 "emit -D of an unknown name" -- "$tilec" emit -D NOPE=3 examples/add.tile
+expect 2 "-D beyond 64 bits" -- "$tilec" check -D BLOCK=99999999999999999999 examples/add.tile
+printf 'kernel k(x: *f32, const B: i32) {\n    store(x + arange(0, B), zeros([B], f32));\n}\n' >"$tmp/noval.tile"
+expect 0 "check: a const without any value is a note" -- "$tilec" check "$tmp/noval.tile"
+has "note: kernel 'k' not specialized: const parameter 'B' has no value" err "note names the const"
+
+# run: NAME=VALUE checked: unknown names, 64-bit overflow, type ranges, buffer sizes
+run_bad() { expect 2 "run $1" -- "$tilec" run examples/add.tile:add --backend=cpu --reps=1 "$1"; has "$2" err "run $1: message"; }
+run_bad n=99999999999999999999 "out of the 64-bit range"
+run_bad x=4611686018427387904 "more than the 1099511627776 bytes"
+run_bad n=1e999 "out of the range of a double"
+run_bad x=-5 "cannot be negative"
+run_bad n=-9223372036854775808 "out of the 64-bit range"
+run_bad n=-9223372036854775807-1 "out of the range of i32"
+run_bad n=5000000000 "out of the range of i32"
+run_bad n=2.5 "takes an integer (i32), not 2.5"
+run_bad n=3/0 "division by zero"
+run_bad n=9223372036854775807+1 "integer overflow"
+run_bad n=3037000500*3037000500 "integer overflow"
+run_bad "n=(3" "missing ')'"
+run_bad bogus=3 "'bogus' is not a parameter of kernel 'add'"
+run_bad --reps=99999999999999999999 "bad --reps"
+run_bad --elems=-1 "bad --elems"
+expect 0 "run: a whole float for an integer" -- "$tilec" run examples/add.tile:add --backend=cpu --reps=1 n=1e3
+expect 2 "tune: --budget=inf" -- "$tilec" tune examples/add.tile:add --backend=cpu n=4 --budget=1e999
+expect 2 "tune: --samples beyond int" -- "$tilec" tune examples/add.tile:add --backend=cpu n=4 --samples=99999999999
+
+# -o: never the input; a failed emit leaves an existing output untouched
+cp examples/add.tile "$tmp/in.tile"
+expect 2 "emit -o naming the input" -- "$tilec" emit --emit=llvm "$tmp/in.tile" -o "$tmp/in.tile"
+has "names the input file" err "-o input message"
+expect 2 "emit -o naming the input by another path" -- "$tilec" emit "$tmp/in.tile" -o "$tmp/../$(basename "$tmp")/in.tile"
+n=$((n + 1))
+cmp -s "$tmp/in.tile" examples/add.tile || { echo "FAIL: -o input changed the input"; fail=$((fail + 1)); }
+echo "keep me" >"$tmp/old.ll"
+expect 1 "emit of a bad file with -o" -- "$tilec" emit --emit=llvm "$tmp/bad.tile" -o "$tmp/old.ll"
+n=$((n + 1))
+[ "$(cat "$tmp/old.ll")" = "keep me" ] || { echo "FAIL: a failed emit changed its -o file"; fail=$((fail + 1)); }
+n=$((n + 1))
+[ -z "$(ls "$tmp" | grep 'old.ll.tmp')" ] || { echo "FAIL: a failed emit left its temporary file"; fail=$((fail + 1)); }
+expect 0 "emit -o over an old file" -- "$tilec" emit --emit=llvm examples/add.tile -o "$tmp/old.ll"
+has "ModuleID" old.ll "emit -o replaced the old file"
+expect 0 "emit -o /dev/null" -- "$tilec" emit --emit=llvm examples/add.tile -o /dev/null
+expect 1 "emit -o a directory" -- "$tilec" emit --emit=llvm examples/add.tile -o "$tmp"
+
 echo "$((n - fail))/$n passed"
 [ $fail -eq 0 ]
