@@ -39,6 +39,12 @@ const char *tilec_opt_value(int argc, char **argv, int *i, const char *name);
 
 int tilec_cmd_run(int argc, char **argv);
 
+/* ---- the runtime's log (compiler/tilec_log.c) ---- */
+/* Sends the context's warnings to stderr ("tilec: warning: ..."), routine activity nowhere. */
+void tilec_log_install(tile_Context *ctx);
+/* Whether a result could not be saved to a cache since the program started. */
+int tilec_log_save_failed(void);
+
 /* ---- output files (compiler/tilec_output.c) ---- */
 typedef struct TilecOutput {
     FILE *f;

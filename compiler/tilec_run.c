@@ -439,6 +439,7 @@ static int runner_open(Runner *r, tile_Backend b, const char *file, const char *
                     r->ctx ? ": " : "", r->ctx ? tile_error(r->ctx) : "");
         return -1;
     }
+    tilec_log_install(r->ctx);
     if ((s = tile_module_load_file(r->ctx, file, &r->mod)) != TILE_OK)
         return fail(r, s, "loading the module failed");
     if ((s = tile_kernel_get(r->mod, kernel, &r->k)) != TILE_OK)

@@ -145,6 +145,10 @@ int tilec_cmd_tune(int argc, char **argv)
             print_summary(rep);
         }
         rc = st == TILE_OK && rep && rep->best >= 0 ? EXIT_OK : EXIT_ERROR;
+        if (rc == EXIT_OK && tilec_log_save_failed()) { /* tuning is for the cache: say so */
+            tilec_error("the results were not saved to the tuning cache (see the warnings)");
+            rc = EXIT_ERROR;
+        }
     }
     tilec_session_close(&s);
     return rc;

@@ -249,6 +249,8 @@ static void save_one(Tuning *t, Cand *c, int ended)
         put_result(tc, t->req->key, &c->r);
         if (tcache_save(tc, err, sizeof err) != 0)
             rt_log(t->ctx, "tile: cannot save the tuning cache: %s", err);
+        else if (err[0]) /* a damaged file was moved aside */
+            rt_log(t->ctx, "tile: %s", err);
     }
     if (ended)
         dprintf(t->trace_fd, "end\n");
@@ -498,6 +500,8 @@ static void store(Tuning *t)
     char err[512];
     if (tcache_save(tc, err, sizeof err) != 0)
         rt_log(t->ctx, "tile: cannot save the tuning cache: %s", err);
+    else if (err[0]) /* a damaged file was moved aside */
+        rt_log(t->ctx, "tile: %s", err);
 }
 
 static int rank(const tile_TuneResult *a, const tile_TuneResult *b)

@@ -407,6 +407,8 @@ static void record_fault(Iso *s, const char *what)
     tcache_put(tc, s->req->key, s->pending, &r);
     if (tcache_save(tc, err, sizeof err) != 0)
         rt_log(s->ctx, "tile: cannot save the tuning cache: %s", err);
+    else if (err[0]) /* a damaged file was moved aside */
+        rt_log(s->ctx, "tile: %s", err);
     rt_log(s->ctx, "tile: tuning '%s': configuration %s: %s", s->req->k->func->name,
            s->pending, reason);
     free(s->pending);
