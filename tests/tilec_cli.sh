@@ -199,5 +199,16 @@ has "ModuleID" old.ll "emit -o replaced the old file"
 expect 0 "emit -o /dev/null" -- "$tilec" emit --emit=llvm examples/add.tile -o /dev/null
 expect 1 "emit -o a directory" -- "$tilec" emit --emit=llvm examples/add.tile -o "$tmp"
 
+# @tune: --budget bounds the compile phase too; spaces past the size limits are refused
+expect 1 "tune: a budget spent before compiling" -- env TILE_CACHE_DIR="$tmp/cache" "$tilec" tune \
+    examples/add.tile n=100 --backend=cpu --budget=0.000000001 --force --top=12
+has "past the time budget (not compiled)" out "tune --budget stops compiling"
+awk 'BEGIN { l = "[1"; for (i = 2; i <= 16; i++) l = l ", " i; l = l "]";
+             print "@grid(1)"; print "@tune(A = " l ", B = " l ", C = " l ", D = [1, 2])";
+             print "kernel k(x: *f32, const A: i32 = 1, const B: i32 = 1, const C: i32 = 1, const D: i32 = 1) { }" }' >"$tmp/bigspace.tile"
+expect 1 "tune: a space of 8192 configurations" -- env TILE_CACHE_DIR="$tmp/cache" "$tilec" tune \
+    "$tmp/bigspace.tile" --backend=cpu
+has "bigspace.tile:2:.*has 8192 configurations after its constraints (at most 4096" err "space size message"
+
 echo "$((n - fail))/$n passed"
 [ $fail -eq 0 ]
