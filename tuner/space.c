@@ -85,7 +85,10 @@ int space_enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, A
     ConstBinding *env = arena_alloc(a, sizeof(ConstBinding) * (size_t)(nfixed + s->nparams + 1));
     if (nfixed) memcpy(env, fixed, sizeof(ConstBinding) * (size_t)nfixed);
     int idx[64] = {0}, n = 0, dropped = 0;
-    if (s->nparams > 64) return -1;
+    if (s->nparams > 64) {
+        diag_error(d, s->loc, "the @tune space tunes %d parameters (at most 64)", s->nparams);
+        return -1;
+    }
     for (int64_t c = 0; c < total; c++) {
         for (int p = 0; p < s->nparams; p++)
             env[nfixed + p] = (ConstBinding){s->params[p].name, s->params[p].values[idx[p]]};
