@@ -51,8 +51,12 @@ int tilec_output_open(TilecOutput *out, const char *path, const char *input, int
 
 int tilec_output_close(TilecOutput *out, int ok)
 {
-    if (out->f == stdout)
-        return fflush(stdout) == 0 ? 0 : -1;
+    if (out->f == stdout) {
+        if (fflush(stdout) == 0 && !ferror(stdout))
+            return 0;
+        tilec_error("writing to standard output failed: %s", strerror(errno));
+        return -1;
+    }
     int bad = ferror(out->f);
     bad |= fclose(out->f) != 0;
     if (bad && ok)

@@ -16,6 +16,7 @@ typedef struct Eval {
     const char *s;
     TilecValues *vals;
     int unresolved; /* a name not resolved yet: try again later */
+    int depth;      /* of parentheses and unary minus: bounded, so no input overflows the stack */
     char err[160];  /* why the expression is bad; "" when it is fine */
 } Eval;
 
@@ -88,12 +89,20 @@ static TilecNum eval_name(Eval *e)
     return ref && ref->resolved ? ref->num : num_int(0);
 }
 
+enum { MAX_DEPTH = 200 };
+
 static TilecNum eval_atom(Eval *e)
 {
     eval_space(e);
+    if ((*e->s == '(' || *e->s == '-') && e->depth >= MAX_DEPTH) {
+        eval_fail(e, "nested more than 200 deep");
+        e->s += strlen(e->s); /* stop here */
+        return num_int(0);
+    }
     if (*e->s == '(') {
-        e->s++;
+        e->s++, e->depth++;
         TilecNum v = eval_sum(e);
+        e->depth--;
         eval_space(e);
         if (*e->s != ')')
             eval_fail(e, "a missing ')'");
@@ -102,8 +111,9 @@ static TilecNum eval_atom(Eval *e)
         return v;
     }
     if (*e->s == '-') {
-        e->s++;
+        e->s++, e->depth++;
         TilecNum v = eval_atom(e);
+        e->depth--;
         if (v.is_float)
             return num_float(-v.f);
         if (v.i == INT64_MIN)

@@ -175,6 +175,8 @@ run_bad n=9223372036854775807+1 "integer overflow"
 run_bad n=3037000500*3037000500 "integer overflow"
 run_bad "n=(3" "missing ')'"
 run_bad bogus=3 "'bogus' is not a parameter of kernel 'add'"
+run_bad "$(awk 'BEGIN { s = "n="; for (i = 0; i < 50000; i++) s = s "("; print s "1" }')" "nested more than 200 deep"
+run_bad "$(awk 'BEGIN { s = "n="; for (i = 0; i < 50000; i++) s = s "-"; print s "1" }')" "nested more than 200 deep"
 run_bad --reps=99999999999999999999 "bad --reps"
 run_bad --elems=-1 "bad --elems"
 expect 0 "run: a whole float for an integer" -- "$tilec" run examples/add.tile:add --backend=cpu --reps=1 n=1e3
@@ -198,6 +200,10 @@ expect 0 "emit -o over an old file" -- "$tilec" emit --emit=llvm examples/add.ti
 has "ModuleID" old.ll "emit -o replaced the old file"
 expect 0 "emit -o /dev/null" -- "$tilec" emit --emit=llvm examples/add.tile -o /dev/null
 expect 1 "emit -o a directory" -- "$tilec" emit --emit=llvm examples/add.tile -o "$tmp"
+if [ -w /dev/full ]; then
+    expect 1 "emit to a full standard output" -- sh -c "\"$tilec\" emit examples/add.tile >/dev/full"
+    has "writing to standard output failed" err "a failed write to stdout is reported"
+fi
 
 # @tune: --budget bounds the compile phase too; spaces past the size limits are refused
 expect 1 "tune: a budget spent before compiling" -- env TILE_CACHE_DIR="$tmp/cache" "$tilec" tune \
