@@ -16,6 +16,11 @@ expect() {
     n=$((n + 1))
     "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?
+    if grep -q "Sanitizer\|runtime error:" "$tmp/err"; then # a report may exit 1, as expected
+        echo "FAIL: $what: sanitizer report ($*)"
+        sed 's/^/    /' "$tmp/err" | head -8
+        fail=$((fail + 1))
+    fi
     if [ "$rc" -ne "$code" ]; then
         echo "FAIL: $what: exit $rc, expected $code ($*)"
         sed 's/^/    /' "$tmp/err" | head -5
