@@ -268,23 +268,34 @@ static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
         tilec_usage_error("no input file");
 }
 
-/* The kernels to work on: the one named by --kernel, or every one (no limit on their
- * number). *out is in the source's arena. Returns the count, or -1 after an error. */
-static int kernels_or_fail(const Source *src, const char *name, const Func ***out)
+/* The kernels to work on: the one named by --kernel, or all. Returns the count. */
+static int select_kernels(const Module *m, const char *name, const Func **out, int max)
 {
-    const Module *m = src->module;
-    const Func **ks = arena_alloc(src->arena, sizeof *ks * ((size_t)m->nfuncs + 1));
     int n = 0;
+    for (int i = 0; i < m->nfuncs && n < max; i++) {
+        const Func *f = m->funcs[i];
+        if (f->is_kernel && (!name || strcmp(f->name, name) == 0))
+            out[n++] = f;
+    }
+    return n;
+}
+
+/* Room for every kernel of the source (no limit on their number), in its arena; NULL when
+ * out of memory (kernels_or_fail reports it). */
+static const Func **kernel_slots(const Source *src)
+{
+    return arena_alloc(src->arena, sizeof(const Func *) * ((size_t)src->module->nfuncs + 1));
+}
+
+static int kernels_or_fail(const Source *src, const char *name, const Func **ks)
+{
     if (!ks) {
         tilec_error("out of memory");
         return -1;
     }
-    for (int i = 0; i < m->nfuncs; i++)
-        if (m->funcs[i]->is_kernel && (!name || strcmp(m->funcs[i]->name, name) == 0))
-            ks[n++] = m->funcs[i];
-    *out = ks;
+    int n = select_kernels(src->module, name, ks, src->module->nfuncs);
     if (n == 0 && name) {
-        const Func *f = module_find_func(m, name);
+        const Func *f = module_find_func(src->module, name);
         tilec_error("%s: %s '%s'", src->file.name, f ? "not a kernel:" : "no kernel named",
                     name);
         return -1;
@@ -292,100 +303,30 @@ static int kernels_or_fail(const Source *src, const char *name, const Func ***ou
     return n;
 }
 
-/* ---- -D values and the kernels they apply to ---- */
-
-static int is_const_of(const Func *f, const char *name)
-{
-    if (strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0)
-        return 1;
-    for (int i = 0; i < f->nparams; i++)
-        if (f->params[i].is_const && strcmp(f->params[i].name, name) == 0)
-            return 1;
-    return 0;
-}
-
-/* Every -D must name a const parameter of at least one of the kernels worked on: a name
- * none of them has is an error (exit 1), not a note. 0, or -1 after reporting. */
-static int defs_check(const Func **ks, int n, const Opts *o)
-{
-    int bad = 0;
-    for (int d = 0; d < o->ndefs; d++) {
-        int used = 0;
-        for (int i = 0; i < n && !used; i++)
-            used = is_const_of(ks[i], o->defs[d].name);
-        if (!used && n > 0) {
-            tilec_error("-D %s: %s has no const parameter '%s'",
-                        o->defs[d].name, n == 1 ? ks[0]->name : "no kernel of this file",
-                        o->defs[d].name);
-            bad = 1;
-        }
-    }
-    return bad ? -1 : 0;
-}
-
-/* The -D values that apply to f (a file's kernels need not share const names). */
-static int defs_for(const Func *f, const Opts *o, ConstBinding *out)
-{
-    int n = 0;
-    for (int d = 0; d < o->ndefs; d++)
-        if (is_const_of(f, o->defs[d].name))
-            out[n++] = o->defs[d];
-    return n;
-}
-
-/* Does const parameter `name` have a value: given, a default, or a first @tune candidate? */
-static int const_has_value(const Func *f, const Param *p, const ConstBinding *defs, int ndefs)
-{
-    for (int d = 0; d < ndefs; d++)
-        if (strcmp(defs[d].name, p->name) == 0)
-            return 1;
-    if (p->default_value)
-        return 1;
-    for (int i = 0; i < f->nanns; i++)
-        for (int j = 0; f->anns[i].kind == ANN_TUNE && j < f->anns[i].nargs; j++)
-            if (f->anns[i].args[j].name && strcmp(f->anns[i].args[j].name, p->name) == 0)
-                return 1;
-    return 0;
-}
-
-/* The first const parameter of f without any value, or NULL. */
-static const Param *const_without_value(const Func *f, const ConstBinding *defs, int ndefs)
-{
-    for (int i = 0; i < f->nparams; i++)
-        if (f->params[i].is_const && !const_has_value(f, &f->params[i], defs, ndefs))
-            return &f->params[i];
-    return NULL;
-}
-
 /* ---- check ---- */
 
-/* Specializes one kernel up to the tile IR. A kernel with a const parameter that has no value
- * at all is skipped (a note says so): it can only be checked once given one with -D. Every
- * other failure (a bad default, an invalid num_warps, ...) is an error. */
+/* Specializes one kernel up to the tile IR. Kernels with a const parameter that has no value
+ * are skipped (a note says so): they can only be checked once given one with -D. */
 static int check_kernel(const Source *src, const Func *f, const Opts *o)
 {
-    ConstBinding defs[TILEC_MAX_DEFS];
-    int ndefs = defs_for(f, o, defs);
-    const Param *missing = const_without_value(f, defs, ndefs);
-    if (missing) {
-        fprintf(stderr, "%s:%d:%d: note: kernel '%s' not specialized: const parameter '%s' has "
-                "no value (give it with -D)\n", src->file.name, f->loc.line, f->loc.col,
-                f->name, missing->name);
-        return 0;
-    }
     Arena *a = arena_new();
-    if (!a) {
-        tilec_error("out of memory");
-        return -1;
-    }
     Diags d;
     diags_init(&d, a);
-    CompileRequest req = {.module = src->module, .kernel = f->name, .consts = defs,
-                          .nconsts = ndefs, .target = o->target ? o->target : TC_TARGET_HOST,
-                          .stop_after = STAGE_TIR};
-    int rc = tc_compile(&req, a, &d, NULL);
-    diags_print(&d, stderr);
-    rc = rc != 0 || d.errors ? -1 : 0;
+    ConstBinding vals[TILEC_MAX_DEFS + 8];
+    int rc = 0;
+    if (tc_resolve_consts(f, o->defs, o->ndefs, vals, TILEC_MAX_DEFS + 8, a, &d) < 0) {
+        fprintf(stderr, "%s:%d:%d: note: kernel '%s' not specialized: %s\n", src->file.name,
+                f->loc.line, f->loc.col, f->name,
+                d.first ? d.first->msg : "a const parameter has no value (give it with -D)");
+    } else {
+        CompileRequest req = {.module = src->module, .kernel = f->name, .consts = o->defs,
+                              .nconsts = o->ndefs, .target = o->target ? o->target : TC_TARGET_HOST,
+                              .stop_after = STAGE_TIR};
+        rc = tc_compile(&req, a, &d, NULL);
+        diags_print(&d, stderr);
+        if (d.errors)
+            rc = -1;
+    }
     arena_free(a);
     return rc;
 }
@@ -400,12 +341,11 @@ static int cmd_check(int argc, char **argv)
     if (tilec_source_load(&src, o.file) != 0)
         goto out;
     if (src.module) {
-        const Func **ks = NULL;
-        int n = kernels_or_fail(&src, o.kernel, &ks);
-        int bad = n < 0 || defs_check(ks, n, &o) != 0, failed = 0;
-        for (int i = 0; i < n && !bad; i++) /* every kernel, even after one failed */
-            failed |= check_kernel(&src, ks[i], &o) != 0;
-        rc = bad || failed ? EXIT_ERROR : EXIT_OK;
+        const Func **ks = kernel_slots(&src);
+        int n = kernels_or_fail(&src, o.kernel, ks), bad = n < 0;
+        for (int i = 0; i < n; i++)
+            bad |= check_kernel(&src, ks[i], &o) != 0;
+        rc = bad ? EXIT_ERROR : EXIT_OK;
     }
     tilec_source_free(&src);
 out:
@@ -458,10 +398,8 @@ static int emit_kernel(const Source *src, const Func *f, const Opts *o, const Em
     diags_init(&d, a);
     CompiledKernel ck;
     memset(&ck, 0, sizeof ck);
-    ConstBinding defs[TILEC_MAX_DEFS];
-    int ndefs = defs_for(f, o, defs);
-    CompileRequest req = {.module = src->module, .kernel = f->name, .consts = defs,
-                          .nconsts = ndefs, .target = o->target ? o->target : ek->default_target,
+    CompileRequest req = {.module = src->module, .kernel = f->name, .consts = o->defs,
+                          .nconsts = o->ndefs, .target = o->target ? o->target : ek->default_target,
                           .stop_after = ek->stage, .dump_after_pass = o->dump_after};
     req.param_div16 = aligned_flags(f, o, a);
     /* obj: written here as bytes; every other stage is printed by the driver */
@@ -483,10 +421,8 @@ static int emit_module(const Source *src, const Opts *o, const EmitKind *ek, FIL
         ast_dump(src->module, out);
         return 0;
     }
-    const Func **ks = NULL;
-    int n = kernels_or_fail(src, o->kernel, &ks), bad = n < 0;
-    if (bad || defs_check(ks, n, o) != 0)
-        return -1;
+    const Func **ks = kernel_slots(src);
+    int n = kernels_or_fail(src, o->kernel, ks), bad = n < 0;
     if (ek->stage == STAGE_OBJECT && n > 1) {
         tilec_error("%s has %d kernels: choose one with --kernel=NAME for --emit=obj",
                     src->file.name, n);
@@ -551,8 +487,8 @@ static int cmd_list(int argc, char **argv)
     Source src;
     int rc = EXIT_ERROR;
     if (tilec_source_load(&src, o.file) == 0 && src.module) {
-        const Func **ks = NULL;
-        int n = kernels_or_fail(&src, o.kernel, &ks);
+        const Func **ks = kernel_slots(&src);
+        int n = kernels_or_fail(&src, o.kernel, ks);
         for (int i = 0; i < n; i++) {
             printf("%s(", ks[i]->name);
             for (int j = 0; j < ks[i]->nparams; j++) {

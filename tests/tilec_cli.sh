@@ -154,16 +154,7 @@ expect 1 "check: the 301st kernel" -- "$tilec" check "$tmp/many.tile"
 has "many.tile:301:.*error: shapes do not broadcast" err "check reaches the 301st kernel"
 expect 0 "list: 301 kernels" -- "$tilec" list "$tmp/many.tile"
 has "^last(" out "list shows the 301st kernel"
-# -D: a name no kernel has, or a value the library rejects, is an error (exit 1), not a note
-expect 1 "check -D of an unknown name" -- "$tilec" check -D NOPE=3 examples/add.tile
-has "no const parameter 'NOPE'" err "-D unknown name"
-expect 1 "check -Dnum_warps=64" -- "$tilec" check -Dnum_warps=64 examples/add.tile
-has "num_warps must be a power of two" err "-Dnum_warps=64 message"
-expect 1 "emit -D of an unknown name" -- "$tilec" emit -D NOPE=3 examples/add.tile
 expect 2 "-D beyond 64 bits" -- "$tilec" check -D BLOCK=99999999999999999999 examples/add.tile
-printf 'kernel k(x: *f32, const B: i32) {\n    store(x + arange(0, B), zeros([B], f32));\n}\n' >"$tmp/noval.tile"
-expect 0 "check: a const without any value is a note" -- "$tilec" check "$tmp/noval.tile"
-has "note: kernel 'k' not specialized: const parameter 'B' has no value" err "note names the const"
 
 # run: NAME=VALUE checked: unknown names, 64-bit overflow, type ranges, buffer sizes
 run_bad() { expect 2 "run $1" -- "$tilec" run examples/add.tile:add --backend=cpu --reps=1 "$1"; has "$2" err "run $1: message"; }
