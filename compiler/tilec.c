@@ -9,10 +9,13 @@
  *                                (compiler/tilec_cache.c)
  * Exit codes: 0 ok, 1 errors in the input (or a failed run), 2 usage. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <llvm-c/Core.h>
 #include "tilec.h"
 
@@ -139,27 +142,37 @@ const char *tilec_opt_value(int argc, char **argv, int *i, const char *name)
 
 /* ---- sources ---- */
 
+/* Sources are regular files of at most 64 MiB (the runtime's limit for module files too),
+ * opened without blocking: a FIFO or a device is an error, never a hang or an endless read. */
+enum { MAX_SOURCE_BYTES = 64 << 20 };
+
 static char *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 14, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    char *buf = NULL;
+    size_t n = 0;
+    int err = fd < 0 || fstat(fd, &st) < 0 ? errno : !S_ISREG(st.st_mode) ? 0
+              : st.st_size > MAX_SOURCE_BYTES ? EFBIG : 0;
+    if (fd >= 0 && !err && !S_ISREG(st.st_mode))
+        err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL; /* EINVAL: a FIFO, device or socket */
+    if (!err && !(buf = malloc((size_t)st.st_size + 2)))
+        err = ENOMEM;
+    while (!err && n <= (size_t)st.st_size) { /* one byte more than fstat said: growth shows */
+        ssize_t got = read(fd, buf + n, (size_t)st.st_size + 1 - n);
+        if (got == 0)
             break;
-        char *nb = realloc(buf, cap *= 2);
-        if (!nb)
-            free(buf);
-        buf = nb;
+        if (got < 0 && errno != EINTR)
+            err = errno;
+        n += got > 0 ? (size_t)got : 0;
     }
-    int err = ferror(f);
-    fclose(f);
-    if (!buf || err) {
+    if (!err && n > (size_t)st.st_size)
+        err = EAGAIN; /* it grew while being read */
+    if (fd >= 0)
+        close(fd);
+    if (err) {
         free(buf);
-        errno = err ? EIO : ENOMEM;
+        errno = err;
         return NULL;
     }
     buf[n] = '\0';
@@ -167,12 +180,20 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+static const char *read_error(int err)
+{
+    return err == EINVAL  ? "not a regular file"
+           : err == EFBIG ? "larger than the 64 MiB a source may have"
+           : err == EAGAIN ? "it grew while being read"
+                           : strerror(err);
+}
+
 int tilec_source_load(Source *src, const char *path)
 {
     memset(src, 0, sizeof *src);
     src->text = read_file(path, &src->file.len);
     if (!src->text) {
-        tilec_error("cannot read '%s': %s", path, strerror(errno));
+        tilec_error("cannot read '%s': %s", path, read_error(errno));
         return -1;
     }
     src->file.name = path;

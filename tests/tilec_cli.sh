@@ -154,6 +154,16 @@ expect 1 "check: the 301st kernel" -- "$tilec" check "$tmp/many.tile"
 has "many.tile:301:.*error: shapes do not broadcast" err "check reaches the 301st kernel"
 expect 0 "list: 301 kernels" -- "$tilec" list "$tmp/many.tile"
 has "^last(" out "list shows the 301st kernel"
+# sources: regular files only, never a hang on a FIFO or an endless read of a device
+mkfifo "$tmp/fifo.tile"
+expect 1 "check a FIFO" -- timeout 20 "$tilec" check "$tmp/fifo.tile"
+has "not a regular file" err "check a FIFO: message"
+expect 1 "run a FIFO" -- timeout 20 "$tilec" run "$tmp/fifo.tile:k"
+if [ -r /dev/zero ]; then
+    expect 1 "check /dev/zero" -- timeout 20 "$tilec" check /dev/zero
+    has "not a regular file" err "check /dev/zero: message"
+fi
+expect 1 "check a directory" -- "$tilec" check "$tmp"
 expect 2 "-D beyond 64 bits" -- "$tilec" check -D BLOCK=99999999999999999999 examples/add.tile
 
 # run: NAME=VALUE checked: unknown names, 64-bit overflow, type ranges, buffer sizes
