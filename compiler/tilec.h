@@ -54,6 +54,8 @@ typedef struct TilecOutput {
 /* Opens `path` (NULL: standard output) for writing through a temporary file; -o naming
  * `input` is a usage error. 0, or -1 after printing why. */
 int tilec_output_open(TilecOutput *out, const char *path, const char *input, int binary);
+/* Whether two paths name the same file (the same path, or the same device and inode). */
+int tilec_same_file(const char *a, const char *b);
 /* Closes it: when ok, renames the temporary file into place; else removes it and leaves
  * the old file untouched. 0, or -1 after printing why. */
 int tilec_output_close(TilecOutput *out, int ok);

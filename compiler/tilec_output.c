@@ -1,4 +1,4 @@
-/* tilec_output.c: the output files of tilec (-o of emit). A regular file is written through
+/* tilec_output.c: the output files of tilec (-o of emit, --save of run). A regular file is written through
  * a temporary file beside it and renamed into place only when everything succeeded, so a
  * failed emit leaves an existing output untouched; -o naming the input file (under any
  * path) is refused. Other kinds of file (/dev/null, a pipe) are written directly. */
@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "tilec.h"
 
-static int same_file(const char *a, const char *b)
+int tilec_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
     if (strcmp(a, b) == 0)
@@ -25,7 +25,7 @@ int tilec_output_open(TilecOutput *out, const char *path, const char *input, int
     *out = (TilecOutput){ .f = stdout, .path = path };
     if (!path)
         return 0;
-    if (input && same_file(path, input))
+    if (input && tilec_same_file(path, input))
         tilec_usage_error("-o %s names the input file", path);
     int exists = stat(path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) {
@@ -41,7 +41,7 @@ int tilec_output_open(TilecOutput *out, const char *path, const char *input, int
             fchmod(fileno(out->f), st.st_mode & 07777);
     }
     if (!out->f) {
-        tilec_error("cannot write '%s': %s", out->tmp ? out->tmp : path, strerror(errno));
+        tilec_error("cannot write '%s': %s", path, strerror(errno));
         free(out->tmp);
         out->tmp = NULL;
         return -1;

@@ -163,6 +163,10 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
         o->kernel = arena_strdup(a, colon + 1);
         o->file = arena_strndup(a, o->file, (size_t)(colon - o->file));
     }
+    for (int i = 0; i < o->nsaves; i++)
+        if (tilec_same_file(o->saves[i].path, o->file))
+            tilec_usage_error("--save %s=%s names the source file", o->saves[i].name,
+                              o->saves[i].path);
 }
 
 /* ---- element values ---- */

@@ -131,6 +131,11 @@ has "holds 4 f32 elements, but x=8" err "--load count message"
 expect 2 "--save: a scalar parameter" -- run_add --save n="$tmp/n.bin"
 expect 2 "--save: no file named" -- run_add --save out=
 expect 1 "--save: cannot write" -- run_add --save out="$tmp/no/such/dir.bin"
+has "cannot write '$tmp/no/such/dir.bin'" err "--save names the file it cannot write"
+cp examples/add.tile "$tmp/add_src.tile"
+expect 2 "--save naming the source" -- "$tilec" run "$tmp/add_src.tile:add" --backend=cpu n=4 --reps=1 --save out="$tmp/add_src.tile"
+n=$((n + 1))
+cmp -s "$tmp/add_src.tile" examples/add.tile || { echo "FAIL: --save changed the source"; fail=$((fail + 1)); }
 expect 2 "tune: --save is an option of run" -- "$tilec" tune examples/add.tile:add --backend=cpu n=4 --save out="$tmp/o.bin"
 # --verbose and --cold
 expect 0 "run --verbose" -- run_add --verbose -D BLOCK=256
