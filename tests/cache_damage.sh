@@ -98,6 +98,16 @@ damaged_file "a FIFO" 1
 rm "$file"; mkdir "$file"
 damaged_file "a directory" 1
 
+# The lock file beside the tuning file: a FIFO works, a directory stops the save (exit 1).
+lock="${file%.json}.lock"
+rm -rf "$lock"; mkfifo "$lock"
+expect 0 "a FIFO as the lock file: tune" -- "$tune" n=1000
+rm -rf "$lock"; mkdir "$lock"
+expect 1 "a directory as the lock file: tune" -- "$tune" n=5000
+has "warning: cannot save the tuning cache: cannot lock" err "a directory as the lock file: warning"
+rm -rf "$lock"
+cp "$tmp/good.json" "$file"
+
 # Malformed entries beside good ones: shown with a warning.
 sed '0,/"status": "ok"/s//"status": "weird"/' "$tmp/good.json" >"$file"
 expect 0 "malformed entries: cache show" -- "$tilec" cache show "$file" --all
