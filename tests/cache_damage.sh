@@ -108,6 +108,17 @@ has "warning: cannot save the tuning cache: cannot lock" err "a directory as the
 rm -rf "$lock"
 cp "$tmp/good.json" "$file"
 
+# export and import with special files: in place (a device node is never replaced), no hang.
+expect 0 "export to /dev/null" -- "$tilec" cache export /dev/null
+n=$((n + 1))
+[ -c /dev/null ] || bad "export replaced /dev/null"
+mkfifo "$tmp/pipe"
+expect 1 "export to a FIFO without a reader" -- "$tilec" cache export "$tmp/pipe"
+expect 1 "import from a FIFO" -- "$tilec" cache import "$tmp/pipe"
+has "not a regular file" err "import from a FIFO: message"
+expect 1 "import from /dev/zero" -- "$tilec" cache import /dev/zero
+expect 1 "import from a directory" -- "$tilec" cache import "$tmp"
+
 # Malformed entries beside good ones: shown with a warning.
 sed '0,/"status": "ok"/s//"status": "weird"/' "$tmp/good.json" >"$file"
 expect 0 "malformed entries: cache show" -- "$tilec" cache show "$file" --all

@@ -30,7 +30,8 @@ json_t *tj_read_keys(const char *path, const TCacheMeta *meta, char *warn, size_
 int tj_merge(json_t *into, const json_t *from);
 /* A new document {"format", meta..., "keys"} (keys borrowed: a reference is taken). */
 json_t *tj_document(const TCacheMeta *meta, json_t *keys);
-/* Writes a document through a temp file, fsync and rename ("-": standard output). */
+/* Writes a document through a temp file, fsync and rename ("-": standard output; a device
+ * or a FIFO is written in place). */
 int tj_write_atomic(const char *path, const json_t *root, char *err, size_t n);
 json_t *tj_result_new(const TResult *r);
 void tj_result_get(const json_t *entry, TResult *out);

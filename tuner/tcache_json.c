@@ -292,6 +292,27 @@ static void sync_dir(const char *path)
     }
 }
 
+/* A device or a FIFO named as the destination (an export to /dev/stdout or a pipe) is written
+ * in place: renaming a temporary file over it would replace the device node. Opened without
+ * blocking, so a FIFO without a reader is an error rather than a hang. */
+static int write_in_place(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), bad = fd < 0;
+    if (fd >= 0) {
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        bad = write_all(fd, text, strlen(text)) || write_all(fd, "\n", 1);
+        bad |= close(fd) != 0;
+    }
+    return bad ? -1 : 0;
+}
+
+static int is_special(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ||
+                                     S_ISSOCK(st.st_mode));
+}
+
 int tj_write_atomic(const char *path, const json_t *root, char *err, size_t n)
 {
     static atomic_uint counter;
@@ -300,6 +321,8 @@ int tj_write_atomic(const char *path, const json_t *root, char *err, size_t n)
     int fd = -1, bad = !text;
     if (!bad && !strcmp(path, "-"))
         bad = write_all(STDOUT_FILENO, text, strlen(text)) || write_all(STDOUT_FILENO, "\n", 1);
+    else if (!bad && is_special(path))
+        bad = write_in_place(path, text);
     else if (!bad) {
         snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(),
                  atomic_fetch_add(&counter, 1));
