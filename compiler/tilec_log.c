@@ -10,6 +10,8 @@
 
 /* Messages of the library that report normal work, not a problem. */
 static const char *const ROUTINE[] = { "tile: compiled '", "tile: loaded '", "tile: tuning '" };
+/* Messages the user asked for (TILE_PRINT_AUTOTUNING=1): printed as they are. */
+static const char *const REQUESTED[] = { "tile: autotuning: " };
 
 static atomic_int save_failed;
 
@@ -24,6 +26,11 @@ static void log_to_stderr(void *user, const char *msg)
     for (size_t i = 0; i < sizeof ROUTINE / sizeof ROUTINE[0]; i++)
         if (starts_with(msg, ROUTINE[i]))
             return;
+    for (size_t i = 0; i < sizeof REQUESTED / sizeof REQUESTED[0]; i++)
+        if (starts_with(msg, REQUESTED[i])) {
+            fprintf(stderr, "%s\n", msg);
+            return;
+        }
     if (strstr(msg, "cannot save"))
         atomic_store(&save_failed, 1);
     if (starts_with(msg, "tile: "))

@@ -59,6 +59,12 @@ file=$(ls "$TILE_CACHE_DIR"/tuning/*.json 2>/dev/null | head -1)
 [ -f "$file" ] || { echo "FAIL: no tuning file after the first tune"; exit 1; }
 cp "$file" "$tmp/good.json"
 
+# The log sink: asked-for autotuning choices print as they are, routine activity not at all.
+expect 0 "run with TILE_PRINT_AUTOTUNING=1" -- env TILE_PRINT_AUTOTUNING=1 "$run"
+has "^tile: autotuning: 'inc' key 'n=128;' -> BLOCK=" err "autotuning choice printed"
+n=$((n + 1))
+grep -q "warning\|compiled '" "$tmp/err" && bad "a clean run printed a warning or routine activity"
+
 # damaged_file CASE SHOW_EXIT: after $file was damaged by the caller (its old bytes in
 # $tmp/damaged, or $tmp/damaged absent for a FIFO or a directory), every reader finishes with
 # a warning (cache show exits SHOW_EXIT: 1 when nothing could be read, 0 when only some
