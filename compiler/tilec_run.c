@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "tile.h"
 #include "tilec.h"
 
@@ -383,11 +384,27 @@ static void consts_collect(RunOpts *o, const Func *f, tile_Const *cs, int *n)
     }
 }
 
+/* The host copies must fit this machine's memory: an allocation that overcommit lets through
+ * would otherwise be filled page by page until the OOM killer ends the process (or another). */
+static int buffers_fit(const RunParam *rps, int n, int copies)
+{
+    double need = 0, have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < n; i++)
+        need += rps[i].is_ptr ? (double)rps[i].bytes * copies : 0;
+    if (have <= 0 || need <= have)
+        return 0;
+    tilec_error("the buffers need %.0f bytes of host memory (%d cop%s each), more than this "
+                "machine's %.0f", need, copies, copies == 1 ? "y" : "ies", have);
+    return -1;
+}
+
 /* Host copies of every buffer: a --load file's contents, else random values; `result` too
  * when with_result. */
 static int buffers_init(RunOpts *o, RunParam *rps, int n, int with_result)
 {
     uint64_t seed = o->seed;
+    if (buffers_fit(rps, n, with_result ? 2 : 1) != 0)
+        return -1;
     for (int i = 0; i < n; i++) {
         RunParam *rp = &rps[i];
         if (!rp->is_ptr)

@@ -189,6 +189,8 @@ run_bad bogus=3 "'bogus' is not a parameter of kernel 'add'"
 run_bad "$(awk 'BEGIN { s = "n="; for (i = 0; i < 50000; i++) s = s "("; print s "1" }')" "nested more than 200 deep"
 run_bad "$(awk 'BEGIN { s = "n="; for (i = 0; i < 50000; i++) s = s "-"; print s "1" }')" "nested more than 200 deep"
 run_bad --reps=99999999999999999999 "bad --reps"
+expect 1 "run: buffers beyond the machine's memory" -- "$tilec" run examples/add.tile:add --backend=cpu --reps=1 n=4 x=274877906944
+has "more than this machine's" err "run: host memory message"
 run_bad --elems=-1 "bad --elems"
 expect 0 "run: a whole float for an integer" -- "$tilec" run examples/add.tile:add --backend=cpu --reps=1 n=1e3
 expect 2 "tune: --budget=inf" -- "$tilec" tune examples/add.tile:add --backend=cpu n=4 --budget=1e999
