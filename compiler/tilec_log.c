@@ -2,7 +2,7 @@
  * of the caches (a damaged file ignored or moved aside, a result that could not be saved)
  * reach stderr as "tilec: warning: ..."; routine activity (compiled, loaded from the disk
  * cache, a tuned configuration's failure that the tuning table shows anyway) is kept quiet.
- * A failed save is remembered so that `tilec tune` can exit 1 when nothing was stored. */
+ * A failed save of tuning results is remembered: `tilec tune` exits 1 when they were not stored. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +31,7 @@ static void log_to_stderr(void *user, const char *msg)
             fprintf(stderr, "%s\n", msg);
             return;
         }
-    if (strstr(msg, "cannot save"))
+    if (strstr(msg, "cannot save the tuning cache"))
         atomic_store(&save_failed, 1);
     if (starts_with(msg, "tile: "))
         fprintf(stderr, "tilec: warning: %s\n", msg + 6);

@@ -62,17 +62,31 @@ static int cache_dir(char *dir)
     return -1;
 }
 
+/* mkdir that accepts an existing directory, and only a directory (ENOTDIR otherwise). */
+static int mkdir_one(const char *path)
+{
+    struct stat st;
+    if (mkdir(path, 0755) == 0)
+        return 0;
+    if (errno != EEXIST)
+        return -1;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    errno = ENOTDIR;
+    return -1;
+}
+
 static int mkdir_p(char *path)
 {
     for (char *p = path + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
-            int bad = mkdir(path, 0755) < 0 && errno != EEXIST;
+            int bad = mkdir_one(path) < 0;
             *p = '/';
             if (bad)
                 return -1;
         }
-    return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : 0;
+    return mkdir_one(path);
 }
 
 /* ---- the key ---- */

@@ -188,6 +188,10 @@ for k in "$TILE_CACHE_DIR"/kernels/*; do rm -rf "$k"; mkdir "$k"; done
 expect 0 "directory as a kernel cache file: run" -- "$run"
 has "warning: cannot save compiled code" err "a kernel file that cannot be replaced warns"
 rm -rf "$TILE_CACHE_DIR/kernels"
+echo "not a directory" >"$TILE_CACHE_DIR/kernels"
+expect 0 "no kernel cache: tune still saves its results (exit 0)" -- "$tune" n=300
+has "warning: cannot create the kernel cache directory" err "no kernel cache: tune warns"
+rm -rf "$TILE_CACHE_DIR/kernels"
 
 # Concurrent tuners of four keys into one file: every key survives, the earlier one too.
 cp "$tmp/good.json" "$file"
