@@ -169,6 +169,13 @@ if [ -r /dev/zero ]; then
     has "not a regular file" err "check /dev/zero: message"
 fi
 expect 1 "check a directory" -- "$tilec" check "$tmp"
+# the hidden tune-worker: a job that is a FIFO, a device or lies about a blob's length
+expect 1 "tune-worker: a FIFO" -- timeout 20 "$tilec" tune-worker "$tmp/fifo.tile"
+expect 1 "tune-worker: /dev/zero" -- timeout 20 "$tilec" tune-worker /dev/zero
+printf 'tile-tune-job 1\nname 18446744073709551615\nx\n' >"$tmp/job"
+expect 1 "tune-worker: a blob length of 2^64-1" -- "$tilec" tune-worker "$tmp/job"
+printf 'tile-tune-job 1\nsource 100\nshort\n' >"$tmp/job"
+expect 1 "tune-worker: a blob past the end" -- "$tilec" tune-worker "$tmp/job"
 expect 2 "-D beyond 64 bits" -- "$tilec" check -D BLOCK=99999999999999999999 examples/add.tile
 
 # run: NAME=VALUE checked: unknown names, 64-bit overflow, type ranges, buffer sizes
