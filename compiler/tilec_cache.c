@@ -2,6 +2,7 @@
  * persistent tuning cache (tuner/tcache.h): what is cached for which kernel and device, the
  * ranking of a key's configurations, and moving results between machines. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,12 @@ static void cache_opts(int argc, char **argv, const char *sub, ArgUse use, Cache
         if ((v = tilec_opt_value(argc, argv, &i, "--dir")))
             o->dir = v;
         else if ((v = tilec_opt_value(argc, argv, &i, "--top"))) {
-            if ((o->top = atoi(v)) <= 0)
-                tilec_usage_error("--top needs a positive count");
+            char *end;
+            errno = 0;
+            long top = strtol(v, &end, 10);
+            if (!*v || *end || top <= 0 || top > INT_MAX || errno == ERANGE)
+                tilec_usage_error("--top needs a positive count, not '%s'", v);
+            o->top = (int)top;
         }
         else if (!strcmp(a, "--yes"))
             o->yes = 1;

@@ -176,6 +176,8 @@ printf 'tile-tune-job 1\nname 18446744073709551615\nx\n' >"$tmp/job"
 expect 1 "tune-worker: a blob length of 2^64-1" -- "$tilec" tune-worker "$tmp/job"
 printf 'tile-tune-job 1\nsource 100\nshort\n' >"$tmp/job"
 expect 1 "tune-worker: a blob past the end" -- "$tilec" tune-worker "$tmp/job"
+expect 2 "cache show --top beyond int" -- "$tilec" cache show x --top=99999999999999999999
+expect 2 "cache show --top=3x" -- "$tilec" cache show x --top=3x
 expect 2 "-D beyond 64 bits" -- "$tilec" check -D BLOCK=99999999999999999999 examples/add.tile
 
 # run: NAME=VALUE checked: unknown names, 64-bit overflow, type ranges, buffer sizes
