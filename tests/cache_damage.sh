@@ -137,6 +137,11 @@ expect 1 "cache under a file: tune" -- env TILE_CACHE_DIR="$tmp/blocker/cache" "
     "$tmp/small.tile" --backend=cpu --reps=1 n=100
 has "warning: cannot save the tuning cache" err "cache under a file: warning"
 has "not saved to the tuning cache" err "cache under a file: the error names it"
+expect 1 "cache under a file: isolated tune" -- env TILE_TUNE_ISOLATE=1 TILE_CACHE_DIR="$tmp/blocker/cache" \
+    "$tilec" tune "$tmp/small.tile" --backend=cpu --reps=1 n=100
+has "warning: tuning in this process, without fault isolation: cannot create" err \
+    "cache under a file: isolated tune says why it runs in process"
+has "not saved to the tuning cache" err "cache under a file: isolated tune, the error names it"
 expect 0 "cache under a file: run" -- env TILE_CACHE_DIR="$tmp/blocker/cache" "$tilec" run \
     "$tmp/small.tile" --backend=cpu --reps=1 n=100
 has "warning: cannot create the kernel cache directory" err "cache under a file: run warns once"
