@@ -9,10 +9,13 @@
  *                                (compiler/tilec_cache.c)
  * Exit codes: 0 ok, 1 errors in the input (or a failed run), 2 usage. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <llvm-c/Core.h>
 #include "tilec.h"
 
@@ -139,27 +142,37 @@ const char *tilec_opt_value(int argc, char **argv, int *i, const char *name)
 
 /* ---- sources ---- */
 
+/* Sources are regular files of at most 64 MiB (the runtime's limit for module files too),
+ * opened without blocking: a FIFO or a device is an error, never a hang or an endless read. */
+enum { MAX_SOURCE_BYTES = 64 << 20 };
+
 static char *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 14, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    char *buf = NULL;
+    size_t n = 0;
+    int err = fd < 0 || fstat(fd, &st) < 0 ? errno : !S_ISREG(st.st_mode) ? 0
+              : st.st_size > MAX_SOURCE_BYTES ? EFBIG : 0;
+    if (fd >= 0 && !err && !S_ISREG(st.st_mode))
+        err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL; /* EINVAL: a FIFO, device or socket */
+    if (!err && !(buf = malloc((size_t)st.st_size + 2)))
+        err = ENOMEM;
+    while (!err && n <= (size_t)st.st_size) { /* one byte more than fstat said: growth shows */
+        ssize_t got = read(fd, buf + n, (size_t)st.st_size + 1 - n);
+        if (got == 0)
             break;
-        char *nb = realloc(buf, cap *= 2);
-        if (!nb)
-            free(buf);
-        buf = nb;
+        if (got < 0 && errno != EINTR)
+            err = errno;
+        n += got > 0 ? (size_t)got : 0;
     }
-    int err = ferror(f);
-    fclose(f);
-    if (!buf || err) {
+    if (!err && n > (size_t)st.st_size)
+        err = EAGAIN; /* it grew while being read */
+    if (fd >= 0)
+        close(fd);
+    if (err) {
         free(buf);
-        errno = err ? EIO : ENOMEM;
+        errno = err;
         return NULL;
     }
     buf[n] = '\0';
@@ -167,12 +180,20 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+static const char *read_error(int err)
+{
+    return err == EINVAL  ? "not a regular file"
+           : err == EFBIG ? "larger than the 64 MiB a source may have"
+           : err == EAGAIN ? "it grew while being read"
+                           : strerror(err);
+}
+
 int tilec_source_load(Source *src, const char *path)
 {
     memset(src, 0, sizeof *src);
     src->text = read_file(path, &src->file.len);
     if (!src->text) {
-        tilec_error("cannot read '%s': %s", path, strerror(errno));
+        tilec_error("cannot read '%s': %s", path, read_error(errno));
         return -1;
     }
     src->file.name = path;
@@ -280,11 +301,20 @@ static int select_kernels(const Module *m, const char *name, const Func **out, i
     return n;
 }
 
-enum { MAX_KERNELS = 256 };
+/* Room for every kernel of the source (no limit on their number), in its arena; NULL when
+ * out of memory (kernels_or_fail reports it). */
+static const Func **kernel_slots(const Source *src)
+{
+    return arena_alloc(src->arena, sizeof(const Func *) * ((size_t)src->module->nfuncs + 1));
+}
 
 static int kernels_or_fail(const Source *src, const char *name, const Func **ks)
 {
-    int n = select_kernels(src->module, name, ks, MAX_KERNELS);
+    if (!ks) {
+        tilec_error("out of memory");
+        return -1;
+    }
+    int n = select_kernels(src->module, name, ks, src->module->nfuncs);
     if (n == 0 && name) {
         const Func *f = module_find_func(src->module, name);
         tilec_error("%s: %s '%s'", src->file.name, f ? "not a kernel:" : "no kernel named",
@@ -332,7 +362,7 @@ static int cmd_check(int argc, char **argv)
     if (tilec_source_load(&src, o.file) != 0)
         goto out;
     if (src.module) {
-        const Func *ks[MAX_KERNELS];
+        const Func **ks = kernel_slots(&src);
         int n = kernels_or_fail(&src, o.kernel, ks), bad = n < 0;
         for (int i = 0; i < n; i++)
             bad |= check_kernel(&src, ks[i], &o) != 0;
@@ -412,7 +442,7 @@ static int emit_module(const Source *src, const Opts *o, const EmitKind *ek, FIL
         ast_dump(src->module, out);
         return 0;
     }
-    const Func *ks[MAX_KERNELS];
+    const Func **ks = kernel_slots(src);
     int n = kernels_or_fail(src, o->kernel, ks), bad = n < 0;
     if (ek->stage == STAGE_OBJECT && n > 1) {
         tilec_error("%s has %d kernels: choose one with --kernel=NAME for --emit=obj",
@@ -442,22 +472,19 @@ static int cmd_emit(int argc, char **argv)
     int rc = EXIT_ERROR;
     if (tilec_source_load(&src, o.file) != 0)
         goto out;
-    FILE *out = stdout;
-    if (o.output && !(out = fopen(o.output, ek->stage == STAGE_OBJECT ? "wb" : "w"))) {
-        tilec_error("cannot write '%s': %s", o.output, strerror(errno));
+    TilecOutput out;
+    if (tilec_output_open(&out, o.output, o.file, ek->stage == STAGE_OBJECT) != 0) {
         tilec_source_free(&src);
         goto out;
     }
     if (ek->stage == STAGE_TOKENS) {
-        lex_dump_tokens(&src.file, out);
+        lex_dump_tokens(&src.file, out.f);
         rc = EXIT_OK;
     } else if (src.module) {
-        rc = emit_module(&src, &o, ek, out) == 0 ? EXIT_OK : EXIT_ERROR;
+        rc = emit_module(&src, &o, ek, out.f) == 0 ? EXIT_OK : EXIT_ERROR;
     }
-    if (out != stdout && fclose(out) != 0) {
-        tilec_error("writing '%s' failed: %s", o.output, strerror(errno));
+    if (tilec_output_close(&out, rc == EXIT_OK) != 0)
         rc = EXIT_ERROR;
-    }
     tilec_source_free(&src);
 out:
     arena_free(arena);
@@ -481,7 +508,7 @@ static int cmd_list(int argc, char **argv)
     Source src;
     int rc = EXIT_ERROR;
     if (tilec_source_load(&src, o.file) == 0 && src.module) {
-        const Func *ks[MAX_KERNELS];
+        const Func **ks = kernel_slots(&src);
         int n = kernels_or_fail(&src, o.kernel, ks);
         for (int i = 0; i < n; i++) {
             printf("%s(", ks[i]->name);

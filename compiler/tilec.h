@@ -3,6 +3,7 @@
 #ifndef TILEC_H
 #define TILEC_H
 #include <stdint.h>
+#include <stdio.h>
 #include "driver.h"
 #include "tile.h"
 
@@ -37,6 +38,62 @@ int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out);
 const char *tilec_opt_value(int argc, char **argv, int *i, const char *name);
 
 int tilec_cmd_run(int argc, char **argv);
+
+/* ---- the runtime's log (compiler/tilec_log.c) ---- */
+/* Sends the context's warnings to stderr ("tilec: warning: ..."), routine activity nowhere. */
+void tilec_log_install(tile_Context *ctx);
+/* Whether a result could not be saved to a cache since the program started. */
+int tilec_log_save_failed(void);
+
+/* ---- output files (compiler/tilec_output.c) ---- */
+typedef struct TilecOutput {
+    FILE *f;
+    const char *path; /* NULL: standard output */
+    char *tmp;        /* the temporary file renamed to path on success, or NULL */
+} TilecOutput;
+/* Opens `path` (NULL: standard output) for writing through a temporary file; -o naming
+ * `input` is a usage error. 0, or -1 after printing why. */
+int tilec_output_open(TilecOutput *out, const char *path, const char *input, int binary);
+/* Whether two paths name the same file (the same path, or the same device and inode). */
+int tilec_same_file(const char *a, const char *b);
+/* Closes it: when ok, renames the temporary file into place; else removes it and leaves
+ * the old file untouched. 0, or -1 after printing why. */
+int tilec_output_close(TilecOutput *out, int ok);
+
+/* ---- NAME=VALUE arguments of run and tune (compiler/tilec_values.c) ---- */
+enum { TILEC_MAX_VALUES = 128 };
+/* A value: a 64-bit integer (f holds it as a double too) or a double. */
+typedef struct TilecNum {
+    int is_float;
+    int64_t i;
+    double f;
+} TilecNum;
+typedef struct TilecValue {
+    const char *name, *expr;
+    int hint; /* from a `// run:` line, not the command line */
+    int resolved;
+    TilecNum num;
+} TilecValue;
+typedef struct TilecValues {
+    TilecValue v[TILEC_MAX_VALUES];
+    int n;
+} TilecValues;
+/* Adds NAME=EXPR (a usage error when malformed or too many). */
+void tilec_value_add(TilecValues *vs, const char *text, int hint, Arena *a);
+/* Evaluates every value (they may refer to each other in any order) with checked arithmetic:
+ * an overflow, a division by zero, an unknown or circular name is a usage error. */
+void tilec_values_resolve(TilecValues *vs);
+/* The last value of that name, or NULL. */
+TilecValue *tilec_value_find(TilecValues *vs, const char *name);
+TilecValue *tilec_value_findn(TilecValues *vs, const char *name, size_t n);
+/* A resolved value as an argument of type k: an integer in k's range (a float only when it
+ * is whole), or a float within k's range; anything else is a usage error. */
+int64_t tilec_value_int(const TilecValue *v, ElemKind k);
+double tilec_value_float(const TilecValue *v, ElemKind k);
+/* The bytes of a buffer of `count` elements of esz bytes; a usage error when count is
+ * negative or the size overflows or passes TILEC_MAX_BUFFER_BYTES. */
+#define TILEC_MAX_BUFFER_BYTES (INT64_C(1) << 40)
+size_t tilec_buffer_bytes(const char *name, const char *expr, int64_t count, int esz);
 
 /* ---- tilec run's data files (compiler/tilec_run_io.c) ---- */
 /* --load NAME=FILE / --save NAME=FILE: raw binary, the elements' bytes in host order. */

@@ -2,6 +2,7 @@
  * persistent tuning cache (tuner/tcache.h): what is cached for which kernel and device, the
  * ranking of a key's configurations, and moving results between machines. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,12 @@ static void cache_opts(int argc, char **argv, const char *sub, ArgUse use, Cache
         if ((v = tilec_opt_value(argc, argv, &i, "--dir")))
             o->dir = v;
         else if ((v = tilec_opt_value(argc, argv, &i, "--top"))) {
-            if ((o->top = atoi(v)) <= 0)
-                tilec_usage_error("--top needs a positive count");
+            char *end;
+            errno = 0;
+            long top = strtol(v, &end, 10);
+            if (!*v || *end || top <= 0 || top > INT_MAX || errno == ERANGE)
+                tilec_usage_error("--top needs a positive count, not '%s'", v);
+            o->top = (int)top;
         }
         else if (!strcmp(a, "--yes"))
             o->yes = 1;
@@ -66,6 +71,8 @@ static int cache_list(const CacheOpts *o)
     for (int i = 0; i < n; i++) {
         TCache *c = tcache_load_file(paths[i], warn, sizeof warn);
         const TCacheMeta *m = c ? tcache_meta(c) : NULL;
+        if (warn[0])
+            fprintf(stderr, "tilec: warning: the tuning file %s\n", warn);
         if (c)
             printf("%-24s %-28s %-8s %5d  %s\n", m->kernel, m->device, m->arch, tcache_nkeys(c),
                    paths[i]);
@@ -138,10 +145,13 @@ static int show_key(void *ud, const char *key)
     const CacheOpts *o = args[1];
     Rows rs = { 0 };
     int counts[3] = { 0 };
-    tcache_each_result(c, key, add_row, &rs);
-    qsort(rs.rows, (size_t)rs.n, sizeof *rs.rows, by_rank);
+    if (tcache_each_result(c, key, add_row, &rs) != 0)
+        fprintf(stderr, "tilec: warning: key %s: out of memory listing its results\n", key);
+    if (rs.n > 0) /* no rows: rs.rows is NULL, which qsort must not see */
+        qsort(rs.rows, (size_t)rs.n, sizeof *rs.rows, by_rank);
     for (int i = 0; i < rs.n; i++)
-        counts[rs.rows[i].r.status]++;
+        if ((unsigned)rs.rows[i].r.status < 3)
+            counts[rs.rows[i].r.status]++;
     const char *best = tcache_best(c, key);
     printf("  key %s\n    best %s; %d timed, %d failed, %d pruned\n", key,
            best ? best : "(none chosen)", counts[TRES_OK], counts[TRES_FAILED],
@@ -162,7 +172,7 @@ static int show_file(const char *path, const CacheOpts *o)
         return -1;
     }
     if (warn[0])
-        fprintf(stderr, "tilec: warning: %s\n", warn);
+        fprintf(stderr, "tilec: warning: the tuning file %s\n", warn);
     const TCacheMeta *m = tcache_meta(c);
     printf("%s\n  kernel %s, device %s (%s, driver %s), compiler %s, source %s\n", path,
            m->kernel, m->device, m->arch, *m->driver ? m->driver : "none", m->compiler_version,

@@ -7,24 +7,18 @@
  * the first values of every buffer the kernel wrote; --save writes buffers to files,
  * --verbose the specialization's facts (tilec_run_device.c). */
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "tile.h"
 #include "tilec.h"
 
-enum { MAX_VALUES = 128, MAX_PARAMS = 64 };
-
-/* A NAME=VALUE from the command line or a `// run:` line; resolved lazily. */
-typedef struct Value {
-    const char *name;
-    const char *expr;
-    int resolved, is_float;
-    int hint; /* from a `// run:` line, not the command line */
-    double v;
-} Value;
+enum { MAX_PARAMS = 64, MAX_REPS = 1000000 };
 
 typedef struct RunOpts {
     const char *file, *kernel, *backend;
@@ -35,8 +29,7 @@ typedef struct RunOpts {
     int nloads, nsaves;
     ConstBinding defs[TILEC_MAX_DEFS];
     int ndefs;
-    Value vals[MAX_VALUES];
-    int nvals;
+    TilecValues vals;
 } RunOpts;
 
 /* One runtime parameter and, for pointers, its buffer. */
@@ -49,148 +42,6 @@ typedef struct RunParam {
     tile_DevPtr dev;
     tile_Arg arg;
 } RunParam;
-
-/* ---- values: small expressions over other values ---- */
-
-typedef struct Eval {
-    const char *s;
-    RunOpts *o;
-    int err, is_float;
-} Eval;
-
-static Value *value_find(RunOpts *o, const char *name, size_t n)
-{
-    for (int i = o->nvals - 1; i >= 0; i--)
-        if (strlen(o->vals[i].name) == n && strncmp(o->vals[i].name, name, n) == 0)
-            return &o->vals[i];
-    return NULL;
-}
-
-static double eval_sum(Eval *e);
-
-static void eval_space(Eval *e)
-{
-    while (isspace((unsigned char)*e->s))
-        e->s++;
-}
-
-static double eval_atom(Eval *e)
-{
-    eval_space(e);
-    const char *s = e->s;
-    if (*s == '(') {
-        e->s++;
-        double v = eval_sum(e);
-        eval_space(e);
-        if (*e->s++ != ')')
-            e->err = 1;
-        return v;
-    }
-    if (*s == '-') {
-        e->s++;
-        return -eval_atom(e);
-    }
-    if (isdigit((unsigned char)*s) || *s == '.') {
-        char *end;
-        double v = strtod(s, &end);
-        for (const char *c = s; c < end; c++)
-            if (*c == '.' || *c == 'e' || *c == 'E')
-                e->is_float = 1;
-        if (!(s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) && end > s)
-            e->s = end;
-        else
-            v = (double)strtoll(s, (char **)&e->s, 0);
-        return v;
-    }
-    size_t n = 0;
-    while (isalnum((unsigned char)s[n]) || s[n] == '_')
-        n++;
-    Value *ref = n ? value_find(e->o, s, n) : NULL;
-    e->s += n;
-    if (n == 4 && strncmp(s, "true", 4) == 0)
-        return 1;
-    if (n == 5 && strncmp(s, "false", 5) == 0)
-        return 0;
-    if (!ref || !ref->resolved) {
-        e->err = ref ? 2 : 1; /* 2: not resolved yet */
-        return 0;
-    }
-    e->is_float |= ref->is_float;
-    return ref->v;
-}
-
-static double eval_prod(Eval *e)
-{
-    double v = eval_atom(e);
-    for (;;) {
-        eval_space(e);
-        char op = *e->s;
-        if (op != '*' && op != '/' && op != '%')
-            return v;
-        e->s++;
-        double r = eval_atom(e);
-        if (op == '*')
-            v *= r;
-        else if (r == 0)
-            e->err = 1;
-        else if (op == '/')
-            v = e->is_float ? v / r : (double)((int64_t)v / (int64_t)r);
-        else
-            v = e->is_float ? fmod(v, r) : (double)((int64_t)v % (int64_t)r);
-    }
-}
-
-static double eval_sum(Eval *e)
-{
-    double v = eval_prod(e);
-    for (;;) {
-        eval_space(e);
-        char op = *e->s;
-        if (op != '+' && op != '-')
-            return v;
-        e->s++;
-        double r = eval_prod(e);
-        v = op == '+' ? v + r : v - r;
-    }
-}
-
-/* Resolves every value; values may refer to each other in any order. */
-static void values_resolve(RunOpts *o)
-{
-    for (int progress = 1; progress;) {
-        progress = 0;
-        for (int i = 0; i < o->nvals; i++) {
-            Value *v = &o->vals[i];
-            if (v->resolved)
-                continue;
-            Eval e = {.s = v->expr, .o = o};
-            double x = eval_sum(&e);
-            eval_space(&e);
-            if (e.err == 2)
-                continue;
-            if (e.err || *e.s)
-                tilec_usage_error("cannot evaluate '%s=%s'", v->name, v->expr);
-            v->v = x, v->is_float = e.is_float, v->resolved = progress = 1;
-        }
-    }
-    for (int i = 0; i < o->nvals; i++)
-        if (!o->vals[i].resolved)
-            tilec_usage_error("cannot evaluate '%s=%s' (unknown or circular names)",
-                              o->vals[i].name, o->vals[i].expr);
-}
-
-static void value_add(RunOpts *o, const char *text, Arena *a)
-{
-    const char *eq = strchr(text, '=');
-    if (!eq || eq == text)
-        tilec_usage_error("expected NAME=VALUE, got '%s'", text);
-    if (o->nvals == MAX_VALUES)
-        tilec_usage_error("too many NAME=VALUE arguments");
-    Value *v = &o->vals[o->nvals++];
-    memset(v, 0, sizeof *v);
-    v->name = arena_strndup(a, text, (size_t)(eq - text));
-    v->expr = arena_strdup(a, eq + 1);
-}
 
 /* `// run: A=1 B=2` lines (for every kernel) and `// run KERNEL: ...` (for one). */
 static void values_from_hints(RunOpts *o, const char *text, const char *kernel, Arena *a)
@@ -212,7 +63,7 @@ static void values_from_hints(RunOpts *o, const char *text, const char *kernel, 
             continue;
         char *rest = arena_strndup(a, colon + 1, eol ? (size_t)(eol - colon - 1) : strlen(colon));
         for (char *tok = strtok(rest, " \t\r"); tok; tok = strtok(NULL, " \t\r"))
-            value_add(o, tok, a);
+            tilec_value_add(&o->vals, tok, 1, a);
     }
 }
 
@@ -234,12 +85,16 @@ static tile_Backend backend_from_name(const char *name)
 }
 
 
-static long parse_long(const char *s, const char *what)
+/* A non-negative integer option of at most `max`; a usage error otherwise. */
+static long parse_long(const char *s, const char *what, long max)
 {
     char *end;
+    errno = 0;
     long v = strtol(s, &end, 0);
-    if (*s == '\0' || *end != '\0' || v < 0)
+    if (*s == '\0' || *end != '\0' || v < 0 || errno == ERANGE)
         tilec_usage_error("bad %s '%s' (expected a non-negative integer)", what, s);
+    if (v > max)
+        tilec_usage_error("bad %s '%s' (at most %ld)", what, s, max);
     return v;
 }
 
@@ -277,11 +132,11 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
         } else if ((v = tilec_opt_value(argc, argv, &i, "--backend")))
             o->backend = v;
         else if ((v = tilec_opt_value(argc, argv, &i, "--reps")))
-            o->reps = parse_long(v, "--reps"), o->reps_set = 1;
+            o->reps = parse_long(v, "--reps", MAX_REPS), o->reps_set = 1;
         else if ((v = tilec_opt_value(argc, argv, &i, "--elems")))
-            o->elems = parse_long(v, "--elems");
+            o->elems = parse_long(v, "--elems", LONG_MAX);
         else if ((v = tilec_opt_value(argc, argv, &i, "--seed")))
-            o->seed = (unsigned long)parse_long(v, "--seed");
+            o->seed = (unsigned long)parse_long(v, "--seed", LONG_MAX);
         else if ((v = tilec_opt_value(argc, argv, &i, "--load")))
             file_arg_add(o->loads, &o->nloads, v, "--load", a);
         else if ((v = tilec_opt_value(argc, argv, &i, "--save")))
@@ -295,7 +150,7 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
         else if (s[0] == '-' && s[1] != '\0' && !isdigit((unsigned char)s[1]))
             tilec_usage_error("unknown option '%s'", s);
         else if (strchr(s, '=') && o->file)
-            value_add(o, s, a);
+            tilec_value_add(&o->vals, s, 0, a);
         else if (o->file)
             tilec_usage_error("unexpected argument '%s'", s);
         else
@@ -309,6 +164,10 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
         o->kernel = arena_strdup(a, colon + 1);
         o->file = arena_strndup(a, o->file, (size_t)(colon - o->file));
     }
+    for (int i = 0; i < o->nsaves; i++)
+        if (tilec_same_file(o->saves[i].path, o->file))
+            tilec_usage_error("--save %s=%s names the source file", o->saves[i].name,
+                              o->saves[i].path);
 }
 
 /* ---- element values ---- */
@@ -432,22 +291,23 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-static Value *value_get(RunOpts *o, const char *name)
+static TilecValue *value_get(RunOpts *o, const char *name)
 {
-    return value_find(o, name, strlen(name));
+    return tilec_value_find(&o->vals, name);
 }
 
 /* Default buffer length: the largest integer scalar argument, or 2^20. */
-static long default_elems(RunOpts *o, const Func *f)
+static int64_t default_elems(RunOpts *o, const Func *f)
 {
-    double best = 0;
+    int64_t best = 0;
     for (int i = 0; i < f->nparams; i++) {
         const Param *p = &f->params[i];
-        Value *v = value_get(o, p->name);
-        if (!p->is_const && p->type && !p->type->ptr_depth && v && !v->is_float && v->v > best)
-            best = v->v;
+        TilecValue *v = value_get(o, p->name);
+        if (!p->is_const && p->type && !p->type->ptr_depth && v && !v->num.is_float &&
+            v->num.i > best)
+            best = v->num.i;
     }
-    return best > 0 ? (long)best : 1L << 20;
+    return best > 0 ? best : INT64_C(1) << 20;
 }
 
 /* A --load or --save must name a pointer parameter of the kernel. */
@@ -465,10 +325,10 @@ static void files_check(const TilecFileArg *fs, int n, const char *opt, const Fu
 }
 
 /* A loaded buffer's length is its file's; a count given on the command line must agree. */
-static size_t loaded_count(const TilecFileArg *fa, const RunParam *rp, const Value *v)
+static size_t loaded_count(const TilecFileArg *fa, const RunParam *rp, const TilecValue *v)
 {
     size_t count = tilec_file_elems(fa, et_name(rp->elem), et_bytes(rp->elem));
-    if (v && !v->hint && (v->v < 0 || (size_t)v->v != count))
+    if (v && !v->hint && (v->num.is_float || v->num.i < 0 || (uint64_t)v->num.i != count))
         tilec_usage_error("--load %s=%s holds %zu %s elements, but %s=%s", fa->name, fa->path,
                           count, et_name(rp->elem), v->name, v->expr);
     return count;
@@ -476,7 +336,7 @@ static size_t loaded_count(const TilecFileArg *fa, const RunParam *rp, const Val
 
 static int params_setup(RunOpts *o, const Func *f, RunParam *rps, int *n)
 {
-    long elems = o->elems >= 0 ? o->elems : default_elems(o, f);
+    int64_t elems = o->elems >= 0 ? o->elems : default_elems(o, f);
     files_check(o->loads, o->nloads, "--load", f);
     files_check(o->saves, o->nsaves, "--save", f);
     *n = 0;
@@ -489,21 +349,23 @@ static int params_setup(RunOpts *o, const Func *f, RunParam *rps, int *n)
         rp->p = p;
         rp->is_ptr = p->type->ptr_depth > 0;
         rp->elem = et_from_name(p->type->name);
-        Value *v = value_get(o, p->name);
+        TilecValue *v = value_get(o, p->name);
         const TilecFileArg *load = file_arg_find(o->loads, o->nloads, p->name);
         if (rp->is_ptr && load) {
             rp->count = loaded_count(load, rp, v);
             rp->bytes = rp->count * (size_t)et_bytes(rp->elem);
         } else if (rp->is_ptr) {
-            rp->count = v ? (size_t)v->v : (size_t)elems;
-            rp->bytes = rp->count * (size_t)et_bytes(rp->elem);
+            int64_t count = v ? tilec_value_int(v, ET_I64) : elems;
+            const char *why = o->elems >= 0 ? "(--elems)" : "(the largest integer argument)";
+            rp->bytes = tilec_buffer_bytes(p->name, v ? v->expr : why, count, et_bytes(rp->elem));
+            rp->count = (size_t)count;
         } else if (!v) {
             tilec_usage_error("no value for scalar parameter '%s' of '%s' (add %s=VALUE)",
                               p->name, f->name, p->name);
         } else if (et_is_float(rp->elem)) {
-            rp->arg = tile_float(v->v);
+            rp->arg = tile_float(tilec_value_float(v, rp->elem));
         } else {
-            rp->arg = tile_int((int64_t)v->v);
+            rp->arg = tile_int(tilec_value_int(v, rp->elem));
         }
     }
     return 0;
@@ -516,10 +378,24 @@ static void consts_collect(RunOpts *o, const Func *f, tile_Const *cs, int *n)
     for (int i = 0; i < o->ndefs; i++)
         cs[(*n)++] = (tile_Const){o->defs[i].name, o->defs[i].value};
     for (int i = 0; i < f->nparams; i++) {
-        Value *v = value_get(o, f->params[i].name);
+        TilecValue *v = value_get(o, f->params[i].name);
         if (f->params[i].is_const && v && *n < TILEC_MAX_DEFS * 2)
-            cs[(*n)++] = (tile_Const){f->params[i].name, (int64_t)v->v};
+            cs[(*n)++] = (tile_Const){f->params[i].name, tilec_value_int(v, ET_I64)};
     }
+}
+
+/* The host copies must fit this machine's memory: an allocation that overcommit lets through
+ * would otherwise be filled page by page until the OOM killer ends the process (or another). */
+static int buffers_fit(const RunParam *rps, int n, int copies)
+{
+    double need = 0, have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < n; i++)
+        need += rps[i].is_ptr ? (double)rps[i].bytes * copies : 0;
+    if (have <= 0 || need <= have)
+        return 0;
+    tilec_error("the buffers need %.0f bytes of host memory (%d cop%s each), more than this "
+                "machine's %.0f", need, copies, copies == 1 ? "y" : "ies", have);
+    return -1;
 }
 
 /* Host copies of every buffer: a --load file's contents, else random values; `result` too
@@ -527,6 +403,8 @@ static void consts_collect(RunOpts *o, const Func *f, tile_Const *cs, int *n)
 static int buffers_init(RunOpts *o, RunParam *rps, int n, int with_result)
 {
     uint64_t seed = o->seed;
+    if (buffers_fit(rps, n, with_result ? 2 : 1) != 0)
+        return -1;
     for (int i = 0; i < n; i++) {
         RunParam *rp = &rps[i];
         if (!rp->is_ptr)
@@ -582,6 +460,7 @@ static int runner_open(Runner *r, tile_Backend b, const char *file, const char *
                     r->ctx ? ": " : "", r->ctx ? tile_error(r->ctx) : "");
         return -1;
     }
+    tilec_log_install(r->ctx);
     if ((s = tile_module_load_file(r->ctx, file, &r->mod)) != TILE_OK)
         return fail(r, s, "loading the module failed");
     if ((s = tile_kernel_get(r->mod, kernel, &r->k)) != TILE_OK)
@@ -831,19 +710,38 @@ static const Func *find_kernel(RunOpts *o, const Module *m, Arena *a)
     return f;
 }
 
-/* `// run:` hints first, so that the command line (added later) wins in value_find. */
+/* A NAME=VALUE of the command line must name a parameter of the kernel (`// run:` lines
+ * may set names that only other kernels of the file have). */
+static void values_check_names(const TilecValues *vs, const Func *f)
+{
+    for (int i = 0; i < vs->n; i++) {
+        int known = 0;
+        for (int j = 0; j < f->nparams && !known; j++)
+            known = !strcmp(f->params[j].name, vs->v[i].name);
+        if (!vs->v[i].hint && !known)
+            tilec_usage_error("%s=%s: '%s' is not a parameter of kernel '%s'", vs->v[i].name,
+                              vs->v[i].expr, vs->v[i].name, f->name);
+    }
+}
+
+/* `// run:` hints first, so that the command line (added later) wins in tilec_value_find. */
 static void values_load(RunOpts *o, const char *text, const Func *f, Arena *a)
 {
-    int ncl = o->nvals;
-    Value saved[MAX_VALUES];
-    memcpy(saved, o->vals, sizeof(Value) * (size_t)ncl);
-    o->nvals = 0;
+    TilecValues *given = malloc(sizeof *given);
+    if (!given)
+        tilec_usage_error("out of memory");
+    *given = o->vals;
+    o->vals.n = 0;
     values_from_hints(o, text, f->name, a);
-    for (int i = 0; i < o->nvals; i++)
-        o->vals[i].hint = 1;
-    for (int i = 0; i < ncl && o->nvals < MAX_VALUES; i++)
-        o->vals[o->nvals++] = saved[i];
-    values_resolve(o);
+    for (int i = 0; i < given->n; i++) {
+        if (o->vals.n == TILEC_MAX_VALUES)
+            tilec_usage_error("too many NAME=VALUE arguments and `// run:` values (at most %d)",
+                              TILEC_MAX_VALUES);
+        o->vals.v[o->vals.n++] = given->v[i];
+    }
+    free(given);
+    values_check_names(&o->vals, f);
+    tilec_values_resolve(&o->vals);
 }
 
 int tilec_cmd_run(int argc, char **argv)

@@ -2,7 +2,8 @@
  * buffer from a raw binary file (its length in elements is the file's size / element size);
  * --save NAME=FILE writes a buffer's contents after the first launch. Raw: the elements' bytes
  * in host order, as numpy's `tofile` writes them. Bad file arguments are usage errors
- * (exit 2); a failed read or write is an error of the run (exit 1). */
+ * (exit 2); a failed read or write is an error of the run (exit 1). --save writes through a
+ * temporary file (tilec_output.c) and may not name the kernel's source. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,16 +50,13 @@ int tilec_file_read(const TilecFileArg *fa, void *buf, size_t bytes)
 
 int tilec_file_write(const TilecFileArg *fa, const void *buf, size_t bytes)
 {
-    FILE *f = fopen(fa->path, "wb");
-    if (!f) {
-        tilec_error("--save %s=%s: %s", fa->name, fa->path, strerror(errno));
+    TilecOutput out; /* through a temporary file: a failed write leaves an old file as it was */
+    if (tilec_output_open(&out, fa->path, NULL, 1) != 0)
         return -1;
-    }
-    size_t put = bytes ? fwrite(buf, 1, bytes, f) : 0;
-    int bad = put != bytes || ferror(f);
-    bad |= fclose(f) != 0;
+    size_t put = bytes ? fwrite(buf, 1, bytes, out.f) : 0;
+    int bad = put != bytes;
     if (bad)
         tilec_error("--save %s=%s: wrote %zu of %zu bytes: %s", fa->name, fa->path, put, bytes,
                     strerror(errno));
-    return bad ? -1 : 0;
+    return tilec_output_close(&out, !bad) != 0 || bad ? -1 : 0;
 }

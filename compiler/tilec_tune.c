@@ -2,6 +2,9 @@
  * given sizes through the public runtime (tile_tune), on random inputs set up as `tilec run`
  * does. Shows progress (one line updated in place on a terminal), then the ranked top
  * configurations and a summary of where the time went. Results land in the tuning cache. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +24,9 @@ typedef struct TuneCli {
 static long parse_count(const char *s, const char *what)
 {
     char *end;
+    errno = 0;
     long v = strtol(s, &end, 10);
-    if (!*s || *end || v < 0)
+    if (!*s || *end || v < 0 || v > INT_MAX || errno == ERANGE)
         tilec_usage_error("bad %s '%s' (expected a non-negative integer)", what, s);
     return v;
 }
@@ -37,7 +41,7 @@ static int tune_opts_parse(TuneCli *c, int argc, char **argv, char **rest)
         if ((v = tilec_opt_value(argc, argv, &i, "--budget"))) {
             char *end;
             c->opts.budget_s = strtod(v, &end);
-            if (!*v || *end || c->opts.budget_s < 0)
+            if (!*v || *end || !(c->opts.budget_s >= 0) || !isfinite(c->opts.budget_s))
                 tilec_usage_error("bad --budget '%s' (expected seconds)", v);
         } else if ((v = tilec_opt_value(argc, argv, &i, "--samples")))
             c->opts.samples = (int)parse_count(v, "--samples");
@@ -141,6 +145,10 @@ int tilec_cmd_tune(int argc, char **argv)
             print_summary(rep);
         }
         rc = st == TILE_OK && rep && rep->best >= 0 ? EXIT_OK : EXIT_ERROR;
+        if (rc == EXIT_OK && tilec_log_save_failed()) { /* tuning is for the cache: say so */
+            tilec_error("the results were not saved to the tuning cache (see the warnings)");
+            rc = EXIT_ERROR;
+        }
     }
     tilec_session_close(&s);
     return rc;

@@ -5,9 +5,12 @@
  * result as it goes), then writes "summary COMPILE_WALL COMPILE_CPU TIMING THREADS" to the
  * trace. --resume: an earlier worker died, so do not force (keep what it measured).
  * Exit 0 when tuning ran, 3 when the device context died, 1 otherwise (why on stderr). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "tilec.h"
 #include "tune.h"
@@ -34,7 +37,7 @@ static char *next_line(Reader *r)
 /* `n` bytes and their closing newline, NUL-terminated in place; NULL when short. */
 static char *next_blob(Reader *r, size_t n)
 {
-    if ((size_t)(r->end - r->p) < n + 1 || r->p[n] != '\n')
+    if (n >= (size_t)(r->end - r->p) || r->p[n] != '\n') /* n + 1 could wrap */
         return NULL;
     char *b = r->p;
     b[n] = 0;
@@ -119,19 +122,31 @@ static int parse_job(Job *j, char *text, size_t len)
     return line && j->kernel && j->name && j->source ? 0 : -1;
 }
 
+/* The job file: a regular file only, opened without blocking (a FIFO must not hang). */
 static char *read_all(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
     char *text = NULL;
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, f) != (size_t)n) {
-        free(text);
-        text = NULL;
+    size_t n = 0;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        (text = malloc((size_t)st.st_size + 1))) {
+        while (n < (size_t)st.st_size) {
+            ssize_t got = read(fd, text + n, (size_t)st.st_size - n);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0)
+                break;
+            n += (size_t)got;
+        }
+        if (n != (size_t)st.st_size) {
+            free(text);
+            text = NULL;
+        }
     }
-    if (f)
-        fclose(f);
-    *len = n > 0 ? (size_t)n : 0;
+    if (fd >= 0)
+        close(fd);
+    *len = n;
     return text;
 }
 

@@ -3,10 +3,13 @@
  * (default $XDG_CACHE_HOME/tile or ~/.cache/tile; TILE_CACHE_DIR= or TILE_NO_DISK_CACHE=1
  * turn it off), named by the BLAKE3 hash of everything that decides the code. Each file is a
  * header, the image and a checksum; writers go through a temp file and rename, and a file that
- * does not check out is ignored (then recompiled and overwritten). */
+ * does not check out is ignored with a warning (then recompiled and replaced: it holds only
+ * derived code). Readers open without blocking and read regular files only, so a FIFO in
+ * place of a file cannot hang them; a file that cannot be saved is logged (once a process). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +30,22 @@ typedef struct FileHeader {
     uint64_t image_size;
 } FileHeader;
 
+/* A problem that would repeat for every kernel (a read-only cache) is logged once. */
+static atomic_int warned;
+
+__attribute__((format(printf, 2, 3))) static void warn_once(tile_Context *ctx, const char *fmt,
+                                                             ...)
+{
+    char msg[1024];
+    va_list ap;
+    if (!ctx || atomic_exchange(&warned, 1))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    rt_log(ctx, "%s", msg);
+}
+
 /* ---- where ---- */
 static int cache_dir(char *dir)
 {
@@ -43,17 +62,31 @@ static int cache_dir(char *dir)
     return -1;
 }
 
+/* mkdir that accepts an existing directory, and only a directory (ENOTDIR otherwise). */
+static int mkdir_one(const char *path)
+{
+    struct stat st;
+    if (mkdir(path, 0755) == 0)
+        return 0;
+    if (errno != EEXIST)
+        return -1;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    errno = ENOTDIR;
+    return -1;
+}
+
 static int mkdir_p(char *path)
 {
     for (char *p = path + 1; *p; p++)
         if (*p == '/') {
             *p = 0;
-            int bad = mkdir(path, 0755) < 0 && errno != EEXIST;
+            int bad = mkdir_one(path) < 0;
             *p = '/';
             if (bad)
                 return -1;
         }
-    return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : 0;
+    return mkdir_one(path);
 }
 
 /* ---- the key ---- */
@@ -110,7 +143,8 @@ int rt_cache_path(tile_Kernel *k, const ConstBinding *c, int n, const unsigned c
         return -1;
     strcat(dir, "/kernels");
     if (mkdir_p(dir) < 0) {
-        rt_log(k->mod->ctx, "tile: cannot create cache directory %s: %s", dir, strerror(errno));
+        warn_once(k->mod->ctx, "tile: cannot create the kernel cache directory %s: %s (compiled "
+                  "code is not saved)", dir, strerror(errno));
         return -1;
     }
     if (key_hex(k, c, n, div16, target, hex) < 0)
@@ -129,14 +163,17 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-static uint8_t *slurp(const char *path, size_t *size)
+/* The whole file, or NULL (*missing: there is none). Regular files only, opened without
+ * blocking. */
+static uint8_t *slurp(const char *path, size_t *size, int *missing)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
+    *missing = fd < 0 && (errno == ENOENT || errno == ENOTDIR);
     if (fd < 0)
         return NULL;
     uint8_t *buf = NULL;
-    if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < MAX_FILE &&
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < MAX_FILE &&
         (buf = malloc((size_t)st.st_size))) {
         size_t got = 0;
         ssize_t r = 1;
@@ -194,11 +231,12 @@ static int entry_fill(CacheEntry *e, const FileHeader *fh, const uint8_t *p)
     return strlen(e->symbol) == fh->symbol_len ? 0 : -1;
 }
 
-int rt_cache_read(const char *path, CacheEntry *e)
+int rt_cache_read(tile_Context *ctx, const char *path, CacheEntry *e)
 {
     size_t size = 0;
+    int missing = 0;
     memset(e, 0, sizeof *e);
-    uint8_t *buf = slurp(path, &size);
+    uint8_t *buf = slurp(path, &size, &missing);
     FileHeader fh;
     int ok = buf && size >= sizeof fh + SUMLEN && checksum_ok(buf, size);
     if (ok)
@@ -206,6 +244,8 @@ int rt_cache_read(const char *path, CacheEntry *e)
     ok = ok && header_ok(&fh, path, size) && entry_fill(e, &fh, buf + sizeof fh) == 0;
     if (!ok)
         rt_cache_entry_free(e);
+    if (!ok && !missing && ctx)
+        rt_log(ctx, "tile: ignoring the damaged kernel cache file %s (recompiling)", path);
     free(buf);
     return ok ? 0 : -1;
 }
@@ -257,19 +297,22 @@ static int write_entry(int fd, const char *path, const CacheEntry *e)
     return write_all(fd, sum, SUMLEN, NULL);
 }
 
-int rt_cache_write(const char *path, const CacheEntry *e)
+int rt_cache_write(tile_Context *ctx, const char *path, const CacheEntry *e)
 {
     static atomic_uint counter;
     char tmp[PATH_MAX + 64];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
-    int bad = write_entry(fd, path, e);
-    bad |= close(fd);
-    if (!bad)
-        bad = rename(tmp, path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644), bad = fd < 0;
+    if (fd >= 0) {
+        bad = write_entry(fd, path, e);
+        bad |= close(fd);
+        if (!bad)
+            bad = rename(tmp, path);
+        if (bad)
+            unlink(tmp);
+    }
     if (bad)
-        unlink(tmp);
+        warn_once(ctx, "tile: cannot save compiled code to the kernel cache (%s: %s); further "
+                  "failures are not reported", fd < 0 ? tmp : path, strerror(errno));
     return bad ? -1 : 0;
 }

@@ -177,10 +177,11 @@ typedef struct CacheEntry {
  * disk cache is disabled. */
 int rt_cache_path(tile_Kernel *k, const ConstBinding *consts, int nconsts,
                   const unsigned char *div16, const char *target, char *path);
-/* 0 and a filled entry (free with rt_cache_entry_free), or -1 when absent or invalid. */
-int rt_cache_read(const char *path, CacheEntry *e);
+/* 0 and a filled entry (free with rt_cache_entry_free), or -1 when absent or invalid (a
+ * damaged file is logged to ctx's sink). */
+int rt_cache_read(tile_Context *ctx, const char *path, CacheEntry *e); /* ctx may be NULL */
 /* Writes atomically (temp file + rename); 0 or -1 (errors are logged, never fatal). */
-int rt_cache_write(const char *path, const CacheEntry *e);
+int rt_cache_write(tile_Context *ctx, const char *path, const CacheEntry *e);
 void rt_cache_entry_free(CacheEntry *e);
 
 /* ---- for the tuner: many specializations built at once ---- */

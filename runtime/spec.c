@@ -119,7 +119,7 @@ static int from_disk(tile_Kernel *k, const char *path, Spec **out)
 {
     CacheEntry e;
     char err[BK_ERR_MAX];
-    if (!path[0] || rt_cache_read(path, &e) < 0)
+    if (!path[0] || rt_cache_read(k->mod->ctx, path, &e) < 0)
         return -1;
     tile_Status st = e.nparams == k->nparams ? spec_load(k, &e, out, err) : TILE_ERROR_COMPILE;
     rt_cache_entry_free(&e);
@@ -225,7 +225,7 @@ static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n,
         return rt_error(ctx, st, "loading '%s' compiled for %s: %s", k->func->name, target, err);
     }
     rt_log(ctx, "tile: compiled '%s' for %s in %.1f ms", k->func->name, target, now_ms() - t0);
-    if (path[0] && rt_cache_write(path, &e) == 0)
+    if (path[0] && rt_cache_write(ctx, path, &e) == 0)
         rt_count_disk_write();
     rt_cache_entry_free(&e);
     return TILE_OK;
@@ -336,7 +336,7 @@ tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
     memset(e, 0, sizeof *e);
     if (rt_cache_path(k, c, n, div16, target, path) < 0)
         path[0] = 0;
-    if (path[0] && rt_cache_read(path, e) == 0) {
+    if (path[0] && rt_cache_read(k->mod->ctx, path, e) == 0) {
         if (e->nparams == k->nparams) {
             rt_count_disk_hit();
             return TILE_OK;
@@ -350,7 +350,7 @@ tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
         *reason = st == TILE_ERROR_COMPILE ? first_lines(&d, a) : arena_strdup(a, err);
         return st;
     }
-    if (path[0] && rt_cache_write(path, e) == 0)
+    if (path[0] && rt_cache_write(k->mod->ctx, path, e) == 0)
         rt_count_disk_write();
     return TILE_OK;
 }

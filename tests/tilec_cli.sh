@@ -16,6 +16,11 @@ expect() {
     n=$((n + 1))
     "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?
+    if grep -q "Sanitizer\|runtime error:" "$tmp/err"; then # a report may exit 1, as expected
+        echo "FAIL: $what: sanitizer report ($*)"
+        sed 's/^/    /' "$tmp/err" | head -8
+        fail=$((fail + 1))
+    fi
     if [ "$rc" -ne "$code" ]; then
         echo "FAIL: $what: exit $rc, expected $code ($*)"
         sed 's/^/    /' "$tmp/err" | head -5
@@ -126,6 +131,11 @@ has "holds 4 f32 elements, but x=8" err "--load count message"
 expect 2 "--save: a scalar parameter" -- run_add --save n="$tmp/n.bin"
 expect 2 "--save: no file named" -- run_add --save out=
 expect 1 "--save: cannot write" -- run_add --save out="$tmp/no/such/dir.bin"
+has "cannot write '$tmp/no/such/dir.bin'" err "--save names the file it cannot write"
+cp examples/add.tile "$tmp/add_src.tile"
+expect 2 "--save naming the source" -- "$tilec" run "$tmp/add_src.tile:add" --backend=cpu n=4 --reps=1 --save out="$tmp/add_src.tile"
+n=$((n + 1))
+cmp -s "$tmp/add_src.tile" examples/add.tile || { echo "FAIL: --save changed the source"; fail=$((fail + 1)); }
 expect 2 "tune: --save is an option of run" -- "$tilec" tune examples/add.tile:add --backend=cpu n=4 --save out="$tmp/o.bin"
 # --verbose and --cold
 expect 0 "run --verbose" -- run_add --verbose -D BLOCK=256
@@ -141,6 +151,92 @@ expect 0 "run --verbose on sim" -- "$tilec" run examples/add.tile:add --backend=
 has "programs, 128 threads each" out "--verbose on sim: 4 warps of 32 threads"
 expect 0 "run --cold" -- run_add --cold --reps=3
 has "cold launches (at most 3, .*: median [0-9.]* ms" out "--cold timing line"
+
+# Every kernel is checked, however many a file holds (the 301st has a shape error).
+awk 'BEGIN { for (i = 0; i < 300; i++) printf "kernel k%d(x: *f32) { store(x + arange(0, 4), zeros([4], f32)); }\n", i;
+             print "kernel last(x: *f32) { store(x + arange(0, 4), zeros([8], f32)); }" }' >"$tmp/many.tile"
+expect 1 "check: the 301st kernel" -- "$tilec" check "$tmp/many.tile"
+has "many.tile:301:.*error: shapes do not broadcast" err "check reaches the 301st kernel"
+expect 0 "list: 301 kernels" -- "$tilec" list "$tmp/many.tile"
+has "^last(" out "list shows the 301st kernel"
+# sources: regular files only, never a hang on a FIFO or an endless read of a device
+mkfifo "$tmp/fifo.tile"
+expect 1 "check a FIFO" -- timeout 20 "$tilec" check "$tmp/fifo.tile"
+has "not a regular file" err "check a FIFO: message"
+expect 1 "run a FIFO" -- timeout 20 "$tilec" run "$tmp/fifo.tile:k"
+if [ -r /dev/zero ]; then
+    expect 1 "check /dev/zero" -- timeout 20 "$tilec" check /dev/zero
+    has "not a regular file" err "check /dev/zero: message"
+fi
+expect 1 "check a directory" -- "$tilec" check "$tmp"
+# the hidden tune-worker: a job that is a FIFO, a device or lies about a blob's length
+expect 1 "tune-worker: a FIFO" -- timeout 20 "$tilec" tune-worker "$tmp/fifo.tile"
+expect 1 "tune-worker: /dev/zero" -- timeout 20 "$tilec" tune-worker /dev/zero
+printf 'tile-tune-job 1\nname 18446744073709551615\nx\n' >"$tmp/job"
+expect 1 "tune-worker: a blob length of 2^64-1" -- "$tilec" tune-worker "$tmp/job"
+printf 'tile-tune-job 1\nsource 100\nshort\n' >"$tmp/job"
+expect 1 "tune-worker: a blob past the end" -- "$tilec" tune-worker "$tmp/job"
+expect 2 "cache show --top beyond int" -- "$tilec" cache show x --top=99999999999999999999
+expect 2 "cache show --top=3x" -- "$tilec" cache show x --top=3x
+expect 2 "-D beyond 64 bits" -- "$tilec" check -D BLOCK=99999999999999999999 examples/add.tile
+
+# run: NAME=VALUE checked: unknown names, 64-bit overflow, type ranges, buffer sizes
+run_bad() { expect 2 "run $1" -- "$tilec" run examples/add.tile:add --backend=cpu --reps=1 "$1"; has "$2" err "run $1: message"; }
+run_bad n=99999999999999999999 "out of the 64-bit range"
+run_bad x=4611686018427387904 "more than the 1099511627776 bytes"
+run_bad n=1e999 "out of the range of a double"
+run_bad x=-5 "cannot be negative"
+run_bad n=-9223372036854775808 "out of the 64-bit range"
+run_bad n=-9223372036854775807-1 "out of the range of i32"
+run_bad n=5000000000 "out of the range of i32"
+run_bad n=2.5 "takes an integer (i32), not 2.5"
+run_bad n=3/0 "division by zero"
+run_bad n=9223372036854775807+1 "integer overflow"
+run_bad n=3037000500*3037000500 "integer overflow"
+run_bad "n=(3" "missing ')'"
+run_bad bogus=3 "'bogus' is not a parameter of kernel 'add'"
+run_bad "$(awk 'BEGIN { s = "n="; for (i = 0; i < 50000; i++) s = s "("; print s "1" }')" "nested more than 200 deep"
+run_bad "$(awk 'BEGIN { s = "n="; for (i = 0; i < 50000; i++) s = s "-"; print s "1" }')" "nested more than 200 deep"
+run_bad --reps=99999999999999999999 "bad --reps"
+expect 1 "run: buffers beyond the machine's memory" -- "$tilec" run examples/add.tile:add --backend=cpu --reps=1 n=4 x=274877906944
+has "more than this machine's" err "run: host memory message"
+run_bad --elems=-1 "bad --elems"
+expect 0 "run: a whole float for an integer" -- "$tilec" run examples/add.tile:add --backend=cpu --reps=1 n=1e3
+expect 2 "tune: --budget=inf" -- "$tilec" tune examples/add.tile:add --backend=cpu n=4 --budget=1e999
+expect 2 "tune: --samples beyond int" -- "$tilec" tune examples/add.tile:add --backend=cpu n=4 --samples=99999999999
+
+# -o: never the input; a failed emit leaves an existing output untouched
+cp examples/add.tile "$tmp/in.tile"
+expect 2 "emit -o naming the input" -- "$tilec" emit --emit=llvm "$tmp/in.tile" -o "$tmp/in.tile"
+has "names the input file" err "-o input message"
+expect 2 "emit -o naming the input by another path" -- "$tilec" emit "$tmp/in.tile" -o "$tmp/../$(basename "$tmp")/in.tile"
+n=$((n + 1))
+cmp -s "$tmp/in.tile" examples/add.tile || { echo "FAIL: -o input changed the input"; fail=$((fail + 1)); }
+echo "keep me" >"$tmp/old.ll"
+expect 1 "emit of a bad file with -o" -- "$tilec" emit --emit=llvm "$tmp/bad.tile" -o "$tmp/old.ll"
+n=$((n + 1))
+[ "$(cat "$tmp/old.ll")" = "keep me" ] || { echo "FAIL: a failed emit changed its -o file"; fail=$((fail + 1)); }
+n=$((n + 1))
+[ -z "$(ls "$tmp" | grep 'old.ll.tmp')" ] || { echo "FAIL: a failed emit left its temporary file"; fail=$((fail + 1)); }
+expect 0 "emit -o over an old file" -- "$tilec" emit --emit=llvm examples/add.tile -o "$tmp/old.ll"
+has "ModuleID" old.ll "emit -o replaced the old file"
+expect 0 "emit -o /dev/null" -- "$tilec" emit --emit=llvm examples/add.tile -o /dev/null
+expect 1 "emit -o a directory" -- "$tilec" emit --emit=llvm examples/add.tile -o "$tmp"
+if [ -w /dev/full ]; then
+    expect 1 "emit to a full standard output" -- sh -c "\"$tilec\" emit examples/add.tile >/dev/full"
+    has "writing to standard output failed" err "a failed write to stdout is reported"
+fi
+
+# @tune: --budget bounds the compile phase too; spaces past the size limits are refused
+expect 1 "tune: a budget spent before compiling" -- env TILE_CACHE_DIR="$tmp/cache" "$tilec" tune \
+    examples/add.tile n=100 --backend=cpu --budget=0.000000001 --force --top=12
+has "past the time budget (not compiled)" out "tune --budget stops compiling"
+awk 'BEGIN { l = "[1"; for (i = 2; i <= 16; i++) l = l ", " i; l = l "]";
+             print "@grid(1)"; print "@tune(A = " l ", B = " l ", C = " l ", D = [1, 2])";
+             print "kernel k(x: *f32, const A: i32 = 1, const B: i32 = 1, const C: i32 = 1, const D: i32 = 1) { }" }' >"$tmp/bigspace.tile"
+expect 1 "tune: a space of 8192 configurations" -- env TILE_CACHE_DIR="$tmp/cache" "$tilec" tune \
+    "$tmp/bigspace.tile" --backend=cpu
+has "bigspace.tile:2:.*has 8192 configurations after its constraints (at most 4096" err "space size message"
 
 echo "$((n - fail))/$n passed"
 [ $fail -eq 0 ]

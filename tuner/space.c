@@ -43,6 +43,7 @@ int space_build(const Func *f, Arena *a, Diags *d, TuneSpace *out) {
     out->constraints = arena_alloc(a, sizeof(Expr *) * (size_t)(ncons + 1));
     for (int i = 0; i < f->nanns; i++) {
         const Annotation *an = &f->anns[i];
+        if (an->kind == ANN_TUNE && out->nparams == 0) out->loc = an->loc;
         for (int j = 0; j < an->nargs; j++) {
             if (an->kind == ANN_TUNE && add_param(&an->args[j], a, d, out)) return -1;
             if (an->kind == ANN_CONSTRAINT) out->constraints[out->nconstraints++] = an->args[j].value;
@@ -74,15 +75,20 @@ static int satisfies(const TuneSpace *s, ConstBinding *env, int nenv, Diags *d, 
 int space_enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, Arena *a,
                     Diags *d, TuneConfig **out, int *pruned) {
     int64_t total = space_size(s);
-    if (total > 1000000) {
-        diag_error(d, (SrcLoc){0}, "the tuning space has %lld configurations (at most 1000000)", (long long)total);
+    if (total > SPACE_MAX_COMBINATIONS) {
+        diag_error(d, s->loc, "the @tune space has %s%lld combinations of candidates (at most %d): "
+                   "shorten its lists", total == INT32_MAX ? "over " : "", (long long)total,
+                   SPACE_MAX_COMBINATIONS);
         return -1;
     }
     *out = arena_alloc(a, sizeof(TuneConfig) * (size_t)(total + 1));
     ConstBinding *env = arena_alloc(a, sizeof(ConstBinding) * (size_t)(nfixed + s->nparams + 1));
     if (nfixed) memcpy(env, fixed, sizeof(ConstBinding) * (size_t)nfixed);
     int idx[64] = {0}, n = 0, dropped = 0;
-    if (s->nparams > 64) return -1;
+    if (s->nparams > 64) {
+        diag_error(d, s->loc, "the @tune space tunes %d parameters (at most 64)", s->nparams);
+        return -1;
+    }
     for (int64_t c = 0; c < total; c++) {
         for (int p = 0; p < s->nparams; p++)
             env[nfixed + p] = (ConstBinding){s->params[p].name, s->params[p].values[idx[p]]};
@@ -102,6 +108,12 @@ int space_enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, A
         }
     }
     if (pruned) *pruned = dropped;
+    if (n > SPACE_MAX_CONFIGS) {
+        diag_error(d, s->loc, "the @tune space has %d configurations after its constraints (at "
+                   "most %d, each one is compiled): shorten its lists or add @constraint", n,
+                   SPACE_MAX_CONFIGS);
+        return -1;
+    }
     return n;
 }
 

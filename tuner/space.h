@@ -18,7 +18,12 @@ typedef struct TuneSpace {
     int nparams;
     const Expr **constraints;
     int nconstraints;
+    SrcLoc loc; /* the first @tune, for diagnostics */
 } TuneSpace;
+
+/* The limits of a space (docs/tuning.md): the product of its candidate lists, and the
+ * configurations left after its constraints (each one is compiled when tuning). */
+enum { SPACE_MAX_COMBINATIONS = 65536, SPACE_MAX_CONFIGS = 4096 };
 
 /* One configuration: a value for every tuned parameter, in TuneSpace order. */
 typedef struct TuneConfig {
@@ -35,7 +40,8 @@ int64_t space_size(const TuneSpace *s);
 
 /* Enumerates the configurations that satisfy every constraint; `fixed` values (the
  * caller's consts and the launch's scalar arguments) are visible to constraints. Fills
- * *out (arena) and returns the count, or -1 with a diagnostic. `pruned` (may be NULL)
+ * *out (arena) and returns the count, or -1 with a diagnostic (also for a space past
+ * SPACE_MAX_COMBINATIONS or SPACE_MAX_CONFIGS, naming its size). `pruned` (may be NULL)
  * receives how many were dropped by constraints. */
 int space_enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, Arena *a,
                     Diags *d, TuneConfig **out, int *pruned);

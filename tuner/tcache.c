@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "tcache_int.h"
 
@@ -74,7 +76,10 @@ TCache *tcache_open(const char *dir, const TCacheMeta *meta, char *warning, size
     TCache *c = !tdir || path ? cache_new(path, meta) : NULL;
     tc_msg(warning, warnlen, "%s", "");
     if (c)
-        c->all = path ? tj_read_keys(path, &c->meta, warning, warnlen) : json_object();
+        c->all = path ? tj_read_keys(path, &c->meta, warning, warnlen, NULL) : json_object();
+    if (warning && warning[0] && strlen(warning) + 1 < warnlen)
+        tc_msg(warning + strlen(warning), warnlen - strlen(warning),
+               " (ignored; kept when results are saved)");
     if (c && !c->all) {
         tcache_close(c);
         c = NULL;
@@ -194,7 +199,7 @@ int tc_merge_own(TCache *c, const json_t *keys)
 /* ---- saving ---- */
 static int lock_file(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644), r = -1;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644), r = -1;
     while (fd >= 0 && (r = flock(fd, LOCK_EX)) < 0 && errno == EINTR)
         ;
     if (fd < 0 || r < 0) {
@@ -206,10 +211,38 @@ static int lock_file(const char *path, char *err, size_t errlen)
     return fd;
 }
 
-/* Under the file lock: the file's keys merged with ours, written back. */
+/* A damaged tuning file is never overwritten: it is renamed to a free name
+ * "<file>.damaged-<n>" beside it (which listings skip), kept for the user to inspect. 0 with
+ * a note in err, or -1 (the file stays where it is) with why in err. */
+static int set_aside(const char *path, const char *why, char *err, size_t errlen)
+{
+    size_t len = strlen(path) + 32;
+    char *aside = malloc(len);
+    struct stat st;
+    int n = 1, bad = !aside;
+    while (!bad && (snprintf(aside, len, "%s.damaged-%d", path, n), lstat(aside, &st) == 0))
+        bad = ++n > 1000;
+    bad = bad || rename(path, aside) != 0;
+    if (bad)
+        tc_msg(err, errlen, "%s; it cannot be moved aside (%s), so it is left as it is and "
+               "the new results are not saved", why, aside ? strerror(errno) : "out of memory");
+    else
+        tc_msg(err, errlen, "%s; it was moved to %s and a new one saved", why, aside);
+    free(aside);
+    return bad ? -1 : 0;
+}
+
+/* Under the file lock: the file's keys merged with ours, written back. A damaged file is
+ * set aside first, so that results it may hold are never lost. */
 static int merge_and_write(TCache *c, char *err, size_t errlen)
 {
-    json_t *disk = tj_read_keys(c->path, &c->meta, NULL, 0), *doc = NULL;
+    char why[512];
+    int damaged = 0;
+    json_t *disk = tj_read_keys(c->path, &c->meta, why, sizeof why, &damaged), *doc = NULL;
+    if (disk && damaged && set_aside(c->path, why, err, errlen) != 0) {
+        json_decref(disk);
+        return -1;
+    }
     int bad = !disk || tj_merge(disk, c->own) || !(doc = tj_document(&c->meta, disk));
     if (bad)
         tc_msg(err, errlen, "out of memory");
@@ -226,6 +259,7 @@ static int merge_and_write(TCache *c, char *err, size_t errlen)
 
 int tcache_save(TCache *c, char *err, size_t errlen)
 {
+    tc_msg(err, errlen, "%s", "");
     if (!c->path)
         return 0;
     lock(c);
@@ -268,7 +302,7 @@ int tcache_reload(TCache *c, char *warning, size_t warnlen)
     tc_msg(warning, warnlen, "%s", "");
     if (!c->path)
         return 0;
-    json_t *disk = tj_read_keys(c->path, &c->meta, warning, warnlen);
+    json_t *disk = tj_read_keys(c->path, &c->meta, warning, warnlen, NULL);
     lock(c);
     if (disk)
         disown(c->own, disk);

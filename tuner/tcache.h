@@ -50,8 +50,11 @@ int tcache_set_best(TCache *c, const char *key, const char *config); /* 0 ok, -1
 /* Writes the file atomically (flock on <hash>.lock beside it, re-read, merge, temp file,
  * fsync, rename), merging what other processes wrote since it was loaded: their entries
  * are kept unless this process put the same key+config, and this process's best wins for
- * the keys it set. Afterwards the cache also holds the other writers' entries. 0 ok, -1
- * with a message in err. */
+ * the keys it set. Afterwards the cache also holds the other writers' entries. A file on disk
+ * that cannot be read as this cache's (unreadable, not a regular file, corrupt, malformed
+ * entries) is never overwritten: it is moved aside to "<file>.damaged-N" (its valid entries
+ * kept in the new file), or, when it cannot be moved, nothing is saved. 0 ok, with err ""
+ * or a note to report (a file moved aside); -1 with a message in err. */
 int tcache_save(TCache *c, char *err, size_t errlen);
 /* Re-reads the file (another process, e.g. a tuning worker, saved results): its entries
  * replace this process's for the same key+config (and best), which are no longer its own.

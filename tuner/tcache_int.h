@@ -21,13 +21,17 @@ int tj_meta_equal(const TCacheMeta *a, const TCacheMeta *b);
 /* A canonical copy of a "keys" value; entries of wrong shape are dropped and counted. */
 json_t *tj_clean_keys(const json_t *keys, int *dropped);
 /* The keys of the file at `path` if it belongs to `meta`; an empty object for a missing
- * file, or for a corrupt one with a warning. NULL only when out of memory. */
-json_t *tj_read_keys(const char *path, const TCacheMeta *meta, char *warn, size_t n);
+ * (or empty) file. For a damaged one (unreadable, not a regular file, invalid JSON, another
+ * identity, malformed entries) the keys it still has, a warning, and *damaged = 1 (damaged
+ * may be NULL). NULL only when out of memory. */
+json_t *tj_read_keys(const char *path, const TCacheMeta *meta, char *warn, size_t n,
+                     int *damaged);
 /* Copies every entry of `from` into `into`; same key+config and `best`: from wins. */
 int tj_merge(json_t *into, const json_t *from);
 /* A new document {"format", meta..., "keys"} (keys borrowed: a reference is taken). */
 json_t *tj_document(const TCacheMeta *meta, json_t *keys);
-/* Writes a document through a temp file, fsync and rename ("-": standard output). */
+/* Writes a document through a temp file, fsync and rename ("-": standard output; a device
+ * or a FIFO is written in place). */
 int tj_write_atomic(const char *path, const json_t *root, char *err, size_t n);
 json_t *tj_result_new(const TResult *r);
 void tj_result_get(const json_t *entry, TResult *out);

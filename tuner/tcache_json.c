@@ -15,6 +15,8 @@
 #include "tcache_int.h"
 
 enum { MAX_FILE = 256 << 20 };
+/* errno of slurp for a FIFO, socket or device in place of a tuning file */
+#define EFTYPE_NOT_REGULAR EINVAL
 
 static const char *const META_FIELDS[6] = { "kernel", "source_hash", "compiler_version",
                                             "device", "arch", "driver" };
@@ -31,27 +33,37 @@ void tc_msg(char *buf, size_t n, const char *fmt, ...)
 }
 
 /* ---- reading ---- */
+/* Opens without blocking (a FIFO in place of the file must not hang the reader) and reads
+ * regular files only. *missing: no such file (ENOTDIR too: a file where a directory of the
+ * path should be). */
 static char *slurp(const char *path, size_t *size, int *missing)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
-    *missing = fd < 0 && errno == ENOENT;
+    *missing = fd < 0 && (errno == ENOENT || errno == ENOTDIR);
     if (fd < 0)
         return NULL;
     char *buf = NULL;
     errno = 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < MAX_FILE &&
-        (buf = malloc((size_t)st.st_size + 1))) {
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EFTYPE_NOT_REGULAR;
+    else if (!errno && st.st_size >= MAX_FILE)
+        errno = EFBIG;
+    else if (!errno && (buf = malloc((size_t)st.st_size + 1))) {
         size_t got = 0;
         ssize_t r = 1;
         while (got < (size_t)st.st_size &&
                ((r = read(fd, buf + got, (size_t)st.st_size - got)) > 0 || errno == EINTR))
             got += r > 0 ? (size_t)r : 0;
         *size = got;
-    } else {
-        errno = errno ? errno : EINVAL; /* not a regular file, or too large */
+        if (r < 0 && got < (size_t)st.st_size) { /* a read error: not the file's contents */
+            free(buf);
+            buf = NULL;
+        }
     }
+    int err = errno ? errno : ENOMEM;
     close(fd);
+    errno = err;
     return buf;
 }
 
@@ -60,7 +72,8 @@ json_t *tj_load(const char *path, int *missing, char *msg, size_t n)
     size_t size = 0;
     char *buf = slurp(path, &size, missing);
     if (!buf) {
-        tc_msg(msg, n, "%s: cannot read: %s", path, *missing ? "no such file" : strerror(errno));
+        tc_msg(msg, n, "%s: cannot read: %s", path, *missing ? "no such file"
+                       : errno == EFTYPE_NOT_REGULAR ? "not a regular file" : strerror(errno));
         return NULL;
     }
     json_error_t e;
@@ -183,26 +196,36 @@ json_t *tj_clean_keys(const json_t *keys, int *dropped)
     return out;
 }
 
-json_t *tj_read_keys(const char *path, const TCacheMeta *meta, char *warn, size_t n)
+/* An empty regular file holds nothing to keep: it reads as no file. */
+static int empty_file(const char *path)
 {
-    int missing = 0, dropped = 0;
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
+}
+
+json_t *tj_read_keys(const char *path, const TCacheMeta *meta, char *warn, size_t n,
+                     int *damaged)
+{
+    int missing = 0, dropped = 0, bad = 0;
     char msg[512];
     tc_msg(warn, n, "%s", "");
     json_t *root = tj_load(path, &missing, msg, sizeof msg), *keys = NULL;
     TCacheMeta got;
-    if (!root && !missing)
-        tc_msg(warn, n, "tile: ignoring the tuning file %s", msg);
+    if (!root && !missing && !empty_file(path))
+        bad = 1, tc_msg(warn, n, "the tuning file %s", msg);
     else if (root && tj_meta_of(root, &got) < 0)
-        tc_msg(warn, n, "tile: ignoring the tuning file %s: not a format-%d tuning file", path,
-               TC_FORMAT);
+        bad = 1, tc_msg(warn, n, "the tuning file %s is not a format-%d tuning file", path,
+                        TC_FORMAT);
     else if (root && !tj_meta_equal(&got, meta))
-        tc_msg(warn, n, "tile: ignoring the tuning file %s: it belongs to another kernel or "
-               "device (%s on %s)", path, got.kernel, got.device);
+        bad = 1, tc_msg(warn, n, "the tuning file %s belongs to another kernel or device (%s "
+                        "on %s)", path, got.kernel, got.device);
     else if (root)
         keys = tj_clean_keys(json_object_get(root, "keys"), &dropped);
     if (dropped)
-        tc_msg(warn, n, "tile: the tuning file %s had %d malformed entries (dropped)", path,
-               dropped);
+        bad = 1, tc_msg(warn, n, "the tuning file %s has %d malformed entries (ignored)", path,
+                        dropped);
+    if (damaged)
+        *damaged = bad;
     json_decref(root);
     return keys ? keys : json_object();
 }
@@ -269,6 +292,27 @@ static void sync_dir(const char *path)
     }
 }
 
+/* A device or a FIFO named as the destination (an export to /dev/stdout or a pipe) is written
+ * in place: renaming a temporary file over it would replace the device node. Opened without
+ * blocking, so a FIFO without a reader is an error rather than a hang. */
+static int write_in_place(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), bad = fd < 0;
+    if (fd >= 0) {
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        bad = write_all(fd, text, strlen(text)) || write_all(fd, "\n", 1);
+        bad |= close(fd) != 0;
+    }
+    return bad ? -1 : 0;
+}
+
+static int is_special(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) ||
+                                     S_ISSOCK(st.st_mode));
+}
+
 int tj_write_atomic(const char *path, const json_t *root, char *err, size_t n)
 {
     static atomic_uint counter;
@@ -277,6 +321,8 @@ int tj_write_atomic(const char *path, const json_t *root, char *err, size_t n)
     int fd = -1, bad = !text;
     if (!bad && !strcmp(path, "-"))
         bad = write_all(STDOUT_FILENO, text, strlen(text)) || write_all(STDOUT_FILENO, "\n", 1);
+    else if (!bad && is_special(path))
+        bad = write_in_place(path, text);
     else if (!bad) {
         snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(),
                  atomic_fetch_add(&counter, 1));

@@ -249,6 +249,8 @@ static void save_one(Tuning *t, Cand *c, int ended)
         put_result(tc, t->req->key, &c->r);
         if (tcache_save(tc, err, sizeof err) != 0)
             rt_log(t->ctx, "tile: cannot save the tuning cache: %s", err);
+        else if (err[0]) /* a damaged file was moved aside */
+            rt_log(t->ctx, "tile: %s", err);
     }
     if (ended)
         dprintf(t->trace_fd, "end\n");
@@ -265,7 +267,8 @@ static tile_Status compile_all(Tuning *t)
         }
     double t0 = tune_now_ms();
     CompileProgress cp = { t, t0 };
-    t->rep->threads = n ? tune_compile_all(t->req->k, t->div16, t->target, jobs, n, 0,
+    double deadline = t->budget_ms > 0 ? t->t0 + t->budget_ms : 0; /* --budget bounds this too */
+    t->rep->threads = n ? tune_compile_all(t->req->k, t->div16, t->target, jobs, n, 0, deadline,
                                            compile_done, &cp)
                         : 0;
     t->rep->compile_wall_s += (tune_now_ms() - t0) / 1e3;
@@ -321,6 +324,12 @@ static tile_Status evaluate(Tuning *t, Cand *c)
     Spec *s;
     unsigned grid[3];
     c->r.compile_ms = j->wall_ms;
+    if (j->skipped) {
+        c->todo = 0;
+        c->r.status = TILE_TUNE_SKIPPED;
+        c->r.reason = j->reason;
+        return TILE_OK;
+    }
     if (j->st != TILE_OK) {
         set_result(t, c, exceeds_registers(j->reason) ? TILE_TUNE_PRUNED : TILE_TUNE_FAILED,
                    j->reason);
@@ -391,7 +400,9 @@ static tile_Status time_all(Tuning *t)
         if (st != TILE_OK || past_budget(t)) {
             c->todo = 0;
             c->r.status = TILE_TUNE_SKIPPED;
-            c->r.reason = st != TILE_OK ? "not timed: the device faulted" : "past the time budget";
+            c->r.reason = st != TILE_OK              ? "not timed: the device faulted"
+                          : c->job && c->job->skipped ? c->job->reason
+                                                      : "past the time budget";
         } else {
             if (t->trace_fd >= 0)
                 dprintf(t->trace_fd, "begin %s\n", c->r.config);
@@ -498,6 +509,8 @@ static void store(Tuning *t)
     char err[512];
     if (tcache_save(tc, err, sizeof err) != 0)
         rt_log(t->ctx, "tile: cannot save the tuning cache: %s", err);
+    else if (err[0]) /* a damaged file was moved aside */
+        rt_log(t->ctx, "tile: %s", err);
 }
 
 static int rank(const tile_TuneResult *a, const tile_TuneResult *b)

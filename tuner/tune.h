@@ -62,10 +62,13 @@ typedef struct CompileJob {
     const char *reason;         /* out, on failure */
     double wall_ms, cpu_ms;     /* out */
     Arena *arena;               /* the job's own */
+    int skipped;                /* out: not compiled, the time budget was spent */
 } CompileJob;
-/* Builds every job's image on `threads` threads (0: one per core). Returns threads used. */
+/* Builds every job's image on `threads` threads (0: one per core). Once tune_now_ms() passes
+ * deadline_ms (0: none) no new job starts: the rest are marked skipped (jobs under way
+ * finish). Returns threads used. */
 int tune_compile_all(tile_Kernel *k, const unsigned char *div16, const char *target,
-                     CompileJob *jobs, int n, int threads,
+                     CompileJob *jobs, int n, int threads, double deadline_ms,
                      void (*done)(void *user, int finished), void *user);
 
 /* ---- timing (tune_time.c): the one place a configuration runs ---- */

@@ -1,7 +1,8 @@
 /* tune_compile.c: compiling a tuning's configurations in parallel. A pool of threads takes
  * jobs from a shared counter; each job compiles with its own arena (tc_compile keeps its
  * LLVM state per call) and finalizes to a loadable image (rt_spec_image). Loading happens
- * afterwards on the calling thread. TILE_TUNE_THREADS overrides the thread count. */
+ * afterwards on the calling thread. TILE_TUNE_THREADS overrides the thread count. A deadline
+ * (the tuning's --budget) stops new compiles, so the budget bounds this phase too. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -16,6 +17,7 @@ typedef struct Pool {
     const char *target;
     CompileJob *jobs;
     int n;
+    double deadline_ms;
     atomic_int next, finished;
     pthread_mutex_t lock; /* serializes `done` */
     void (*done)(void *user, int finished);
@@ -32,6 +34,12 @@ static double thread_cpu_ms(void)
 static void job_run(Pool *p, CompileJob *j)
 {
     double w0 = tune_now_ms(), c0 = thread_cpu_ms();
+    if (p->deadline_ms > 0 && w0 > p->deadline_ms) {
+        j->skipped = 1;
+        j->st = TILE_ERROR_INVALID_ARGUMENT;
+        j->reason = "past the time budget (not compiled)";
+        return;
+    }
     j->arena = arena_new();
     j->st = j->arena ? rt_spec_image(p->k, j->consts, j->nconsts, p->div16, p->target,
                                      j->arena, &j->image, &j->reason)
@@ -65,11 +73,11 @@ static int default_threads(void)
 }
 
 int tune_compile_all(tile_Kernel *k, const unsigned char *div16, const char *target,
-                     CompileJob *jobs, int n, int threads,
+                     CompileJob *jobs, int n, int threads, double deadline_ms,
                      void (*done)(void *user, int finished), void *user)
 {
-    Pool p = { .k = k, .div16 = div16, .target = target, .jobs = jobs, .n = n, .done = done,
-               .user = user };
+    Pool p = { .k = k, .div16 = div16, .target = target, .jobs = jobs, .n = n,
+               .deadline_ms = deadline_ms, .done = done, .user = user };
     pthread_mutex_init(&p.lock, NULL);
     if (threads <= 0)
         threads = default_threads();

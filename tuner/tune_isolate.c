@@ -399,6 +399,8 @@ static void record_fault(Iso *s, const char *what)
     tcache_put(tc, s->req->key, s->pending, &r);
     if (tcache_save(tc, err, sizeof err) != 0)
         rt_log(s->ctx, "tile: cannot save the tuning cache: %s", err);
+    else if (err[0]) /* a damaged file was moved aside */
+        rt_log(s->ctx, "tile: %s", err);
     rt_log(s->ctx, "tile: tuning '%s': configuration %s: %s", s->req->k->func->name,
            s->pending, reason);
     free(s->pending);
@@ -496,6 +498,8 @@ int tune_isolate(const TuneRequest *req, int samples, double budget_ms, int ntod
     }
     if (!tc || !tcache_path(tc) || cache_dir_of(tcache_path(tc), s.cachedir) < 0)
         done = no_isolation(s.ctx, "%s", "the tuning cache is off (TILE_CACHE_DIR is empty)");
+    else if (tcache_save(tc, why, sizeof why) != 0) /* workers report through the cache */
+        done = no_isolation(s.ctx, "%s", why);
     else if (make_tmp(&s) < 0)
         done = no_isolation(s.ctx, "cannot create a temporary directory: %s", strerror(errno));
     else if (write_job(req, samples, budget_ms, s.job, why) < 0)

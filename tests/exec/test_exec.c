@@ -237,6 +237,18 @@ Buf *output(const char *name, Ty t, size_t n, double tol)
     return b;
 }
 
+void sum_bound(Buf *o, size_t i, double abs_sum, size_t nterms)
+{
+    double eps = o->t == T_F64 ? 0x1p-52 : o->t == T_F16 ? 0x1p-10 : o->t == T_BF16 ? 0x1p-7
+                                                                    : 0x1p-23;
+    if (!o->bound && !(o->bound = calloc(o->n ? o->n : 1, sizeof(double)))) {
+        fprintf(stderr, "test_exec: out of memory\n");
+        exit(1);
+    }
+    if (i < o->n)
+        o->bound[i] = (double)nterms * eps * abs_sum;
+}
+
 static int poison_byte(const Buf *b) { return b->out && TY[b->t].is_float ? 0xFF : 0xAB; }
 
 static void upload(void)
@@ -278,6 +290,9 @@ static void compare(Buf *b, double *rel_out)
         else if (isnan(want) || isinf(want) || isnan(got) || isinf(got)) {
             if (!(isnan(want) && isnan(got)) && got != want)
                 special++, mismatch = 1;
+        } else if (b->bound) {
+            mismatch = !(fabs(got - want) <= b->bound[i]);
+            bad += mismatch;
         } else {
             double d = got - want;
             num += d * d, den += want * want;
@@ -294,9 +309,9 @@ static void compare(Buf *b, double *rel_out)
     if (first == (size_t)-1)
         first = 0;
     case_fail("%s: relative error %.3g (tolerance %.1g), %zu unwritten, %zu wrong inf/nan, "
-              "%zu wrong; e.g. [%zu] = %.9g, want %.9g", b->name, rel, b->tol, unwritten,
-              special, bad, first, b->n ? elem_read(b->t, b->raw + first * esz) : 0.0,
-              b->n ? b->v[first] : 0.0);
+              "%zu wrong%s; e.g. [%zu] = %.9g, want %.9g", b->name, rel, b->tol, unwritten,
+              special, bad, b->bound ? " (beyond their sum's error bound)" : "", first,
+              b->n ? elem_read(b->t, b->raw + first * esz) : 0.0, b->n ? b->v[first] : 0.0);
 }
 
 static void check_guard_and_inputs(Buf *b, const unsigned char *orig)
@@ -370,6 +385,7 @@ static void finish(double rel)
         if (R.bufs[i].d)
             tile_free(R.ctx, R.bufs[i].d);
         free(R.bufs[i].v);
+        free(R.bufs[i].bound);
         free(R.bufs[i].raw);
     }
     R.nbufs = 0;

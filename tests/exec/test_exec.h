@@ -26,6 +26,7 @@ typedef struct Buf {
     int out;
     double tol;         /* outputs: relative-error tolerance; 0 = exact */
     double *v;          /* inputs: the values; outputs: the reference */
+    double *bound;      /* outputs: per-element absolute error bounds (sum_bound), or NULL */
     unsigned char *raw; /* n + GUARD elements */
     tile_DevPtr d;
 } Buf;
@@ -47,6 +48,12 @@ void case_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 Buf *input(const char *name, Ty t, size_t n, double lo, double hi);
 /* An output; fill ->v with the reference. tol: relative L2 error allowed, 0 = exact. */
 Buf *output(const char *name, Ty t, size_t n, double tol);
+/* Checks output o's element i as a float sum of `nterms` terms whose magnitudes add up to
+ * `abs_sum`: |got - want| <= nterms * eps * abs_sum, eps the machine epsilon of o's type.
+ * That is twice the bound gamma_n * sum|x| (gamma_n = n u / (1 - n u), u = eps / 2) that holds
+ * for every summation order, so a sum that cancels to near zero is not held to a relative
+ * tolerance no float summation can meet. Elements with a bound skip the relative test. */
+void sum_bound(Buf *o, size_t i, double abs_sum, size_t nterms);
 /* Uploads the inputs, poisons the outputs, launches, compares, reports. */
 void run(const char *file, const char *kernel, const tile_Arg *args, int nargs,
          const tile_Const *consts, int nconsts);

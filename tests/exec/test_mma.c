@@ -3,6 +3,7 @@
  * edges, K loops of 0, 1, 2 and many steps, 1 to 8 warps, and operands row-major or transposed
  * in memory; then the ways an accumulator leaves its layout, and chained products. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "test_exec.h"
 
@@ -43,10 +44,16 @@ static void one_case(int kind, const Shape *s, int at, int bt)
     Buf *c = output("c", kind == I8 ? T_I32 : T_F32, (size_t)M * N, tol);
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
-            double sum = 0;
-            for (int k = 0; k < K; k++)
-                sum += a->v[at ? k * M + i : i * K + k] * b->v[bt ? j * K + k : k * N + j];
+            double sum = 0, abs_sum = 0;
+            for (int k = 0; k < K; k++) {
+                double p = a->v[at ? k * M + i : i * K + k] * b->v[bt ? j * K + k : k * N + j];
+                sum += p, abs_sum += fabs(p);
+            }
             c->v[i * N + j] = sum;
+            /* f16, bf16 and f32 products accumulate in f32: a sum's error bound (products of
+             * f32 inputs rounded too); tf32 rounds its inputs, so it keeps its tolerance */
+            if (kind == F16 || kind == BF16 || kind == F32)
+                sum_bound(c, (size_t)(i * N + j), abs_sum, (size_t)(2 * K));
         }
     run(MMA, kernel[kind], ARGS(P(a), P(b), P(c), I(M), I(N), I(K)),
         CONSTS({"BM", s->BM}, {"BN", s->BN}, {"BK", BK}, {"AT", at}, {"BT", bt},
@@ -61,21 +68,30 @@ static void acc_uses(int M, int N, int K, int BM, int BN, int BK, int warps)
     Buf *o = output("o", T_F32, (size_t)M * N, 1e-4), *ot = output("o_t", T_F32, (size_t)M * N, 1e-4);
     Buf *orow = output("o_rows", T_F32, (size_t)M, 1e-4), *ocol = output("o_cols", T_F32, (size_t)N, 1e-4);
     Buf *omix = output("o_mix", T_F32, (size_t)M * N, 1e-4);
-    for (int i = 0; i < M; i++) {
-        double mx = -INFINITY;
+    double *col_abs = calloc((size_t)N + 1, sizeof(double));
+    for (int i = 0; i < M && col_abs; i++) {
+        double mx = -INFINITY, row_abs = 0;
         for (int j = 0; j < N; j++) {
-            double s = 0;
+            double s = 0, sa = 0;
             for (int k = 0; k < K; k++)
-                s += a->v[i * K + k] * b->v[k * N + j];
+                s += a->v[i * K + k] * b->v[k * N + j], sa += fabs(a->v[i * K + k] * b->v[k * N + j]);
             o->v[i * N + j] = ot->v[j * M + i] = s;
             orow->v[i] += s, ocol->v[j] += s;
+            row_abs += sa, col_abs[j] += sa;
+            sum_bound(o, (size_t)(i * N + j), sa, (size_t)K);
+            sum_bound(ot, (size_t)(j * M + i), sa, (size_t)K);
         }
+        /* sums of sums: their bound counts every product and addition */
+        sum_bound(orow, (size_t)i, row_abs, (size_t)(K + N));
         /* the row maximum covers the block's padded columns, which hold zeros */
         for (int j = 0; j < BN; j++)
             mx = fmax(mx, j < N ? o->v[i * N + j] : 0.0);
         for (int j = 0; j < N; j++)
             omix->v[i * N + j] = o->v[i * N + j] - mx + x->v[i * N + j];
     }
+    for (int j = 0; j < N && col_abs; j++)
+        sum_bound(ocol, (size_t)j, col_abs[j], (size_t)(K + M));
+    free(col_abs);
     run(MMA, "acc_uses", ARGS(P(a), P(b), P(x), P(o), P(ot), P(orow), P(ocol), P(omix), I(M), I(N), I(K)),
         CONSTS({"BM", BM}, {"BN", BN}, {"BK", BK}, {"num_warps", warps}));
 }

@@ -374,7 +374,7 @@ static int test_disk_cache_concurrent(void)
     }
     CHECK(cache_files(path, sizeof path) == 1);
     CacheEntry e;
-    CHECK(rt_cache_read(path, &e) == 0 && !strcmp(e.symbol, "scale") && e.nparams == 3);
+    CHECK(rt_cache_read(NULL, path, &e) == 0 && !strcmp(e.symbol, "scale") && e.nparams == 3);
     rt_cache_entry_free(&e);
     RtStats s = rt_stats();
     if (one_process_run())

@@ -91,10 +91,48 @@ static void test_bad_annotations(void) {
     arena_free(a);
 }
 
+/* A @tune list of 1..n. */
+static const char *candidates(Arena *a, int n) {
+    char *s = arena_strdup(a, "[1");
+    for (int i = 2; i <= n; i++) s = arena_printf(a, "%s, %d", s, i);
+    return arena_printf(a, "%s]", s);
+}
+
+/* Spaces past the limits are refused with a diagnostic naming their size; a constraint
+ * that brings a large product under SPACE_MAX_CONFIGS is fine. */
+static void test_size_limits(void) {
+    Arena *a = arena_new();
+    Diags d;
+    diags_init(&d, a);
+    const char *l16 = candidates(a, 16), *l17 = candidates(a, 17);
+    const char *kernel = "kernel k(x: *f32, const A: i32, const B: i32, const C: i32, const D: i32) { }\n";
+    struct { const char *tune, *cons; int want; const char *msg; } cases[] = {
+        {arena_printf(a, "@tune(A = %s, B = %s, C = %s, D = [1, 2])\n", l16, l16, l16), "",
+         -1, "has 8192 configurations after its constraints (at most 4096"},
+        {arena_printf(a, "@tune(A = %s, B = %s, C = %s, D = [1, 2])\n", l16, l16, l16),
+         "@constraint(D == 1)\n", 4096, NULL},
+        {arena_printf(a, "@tune(A = %s, B = %s, C = %s, D = %s)\n", l17, l17, l17, l17), "",
+         -1, "has 83521 combinations of candidates (at most 65536)"},
+    };
+    for (int c = 0; c < 3; c++) {
+        diags_init(&d, a);
+        const Func *f = parse(a, &d, arena_printf(a, "%s%s%s", cases[c].tune, cases[c].cons, kernel));
+        TuneSpace s;
+        TuneConfig *cfg;
+        CHECK(f && space_build(f, a, &d, &s) == 0);
+        int n = f ? space_enumerate(&s, NULL, 0, a, &d, &cfg, NULL) : -2;
+        CHECK(n == cases[c].want);
+        CHECK(!cases[c].msg || (d.first && strstr(d.first->msg, cases[c].msg)));
+        CHECK(!cases[c].msg || (d.first && d.first->loc.line == 1));
+    }
+    arena_free(a);
+}
+
 int main(void) {
     test_product_and_constraint();
     test_constraint_sees_given_consts();
     test_bucket_and_key();
+    test_size_limits();
     test_bad_annotations();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;

@@ -134,8 +134,23 @@ static void test_edit_candidates(void)
     tcache_close(c);
 }
 
-/* A corrupt file: a warning, an empty cache, and the next save overwrites it. For random
- * bytes (expect_warning 0) a warning is optional: an empty file counts as no file. */
+/* The file a damaged tuning file was moved to holds exactly its bytes (then removed). */
+static int kept_aside(const char *path, const void *data, size_t n)
+{
+    char aside[600];
+    snprintf(aside, sizeof aside, "%s.damaged-1", path);
+    FILE *f = fopen(aside, "rb");
+    static char buf[1 << 16];
+    size_t got = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f)
+        fclose(f);
+    unlink(aside);
+    return n == 0 ? f == NULL : f && got == n && memcmp(buf, data, n) == 0;
+}
+
+/* A corrupt file: a warning, an empty cache, and the next save moves it aside (never
+ * overwrites it) and writes a new one. For random bytes (expect_warning 0) a warning is
+ * optional: an empty file counts as no file. */
 static void check_corrupt(const char *dir, const void *data, size_t n, int expect_warning)
 {
     char warn[512], err[256];
@@ -146,11 +161,14 @@ static void check_corrupt(const char *dir, const void *data, size_t n, int expec
     write_text(path, data, n);
     c = tcache_open(dir, &META, warn, sizeof warn);
     CHECK(c && tcache_nkeys(c) == 0);
+    expect_warning &= n > 0; /* an empty file holds nothing: it reads as no file */
     CHECK(!expect_warning || warn[0]);
     if (!c || (expect_warning && !warn[0]))
         printf("  on content %.40s\n", (const char *)data);
     tcache_put(c, "k;", "A=1", &(TResult){ TRES_OK, 2.0, 80.0, NULL });
     CHECK(tcache_save(c, err, sizeof err) == 0);
+    CHECK(n == 0 || strstr(err, "moved to"));
+    CHECK(kept_aside(path, data, n));
     tcache_close(c);
     c = tcache_open(dir, &META, warn, sizeof warn);
     double ms;
