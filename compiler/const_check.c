@@ -90,3 +90,32 @@ int tc_check_tune(const Module *m, Diags *d) {
     }
     return bad ? -1 : 0;
 }
+
+/* Whether e names only const parameters (num_warps and num_stages included). */
+static int only_consts(const Func *f, const Expr *e) {
+    if (!e) return 1;
+    if (e->kind == EX_NAME && !const_param(f, e->name) && strcmp(e->name, "num_warps") != 0 &&
+        strcmp(e->name, "num_stages") != 0)
+        return 0;
+    for (int i = 0; i < e->nargs; i++)
+        if (!only_consts(f, e->args[i])) return 0;
+    return only_consts(f, e->a) && only_consts(f, e->b);
+}
+
+int tc_check_grid(const Func *f, const ConstBinding *consts, int nconsts, Diags *d) {
+    for (int a = 0; a < f->nanns; a++) {
+        if (f->anns[a].kind != ANN_GRID) continue;
+        for (int i = 0; i < f->anns[a].nargs; i++) {
+            const Expr *e = f->anns[a].args[i].value;
+            int64_t v;
+            if (!e || !only_consts(f, e)) continue; /* launches evaluate the rest, checked too */
+            if (tc_eval_int(e, consts, nconsts, &v, d)) return -1;
+            if (v < 0 || v > UINT32_MAX) {
+                diag_error(d, e->loc, "@grid dimension %d is %" PRId64 " (it must be from 0 to %" PRIu32 ")",
+                           i, v, UINT32_MAX);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}

@@ -83,8 +83,8 @@ void tc_int_report(Diags *d, SrcLoc loc, int code, OpKind op, int64_t a, int64_t
     if (code == TC_INT_DIV_ZERO)
         diag_error(d, loc, "division by zero in a constant expression (%" PRId64 " %s 0)", a, o);
     else if (code == TC_INT_SHIFT)
-        diag_error(d, loc, "shift by %" PRId64 " in a constant expression is out of range for %s (0 to %d)",
-                   b, et_name(et), et_bits(et) - 1);
+        diag_error(d, loc, "shift by %" PRId64 " is out of range for %s (0 to %d)", b, et_name(et),
+                   et_bits(et) - 1);
     else if (code == TC_INT_OVERFLOW)
         diag_error(d, loc, "integer overflow in a constant expression: %" PRId64 " %s %" PRId64 " does not fit %s",
                    a, o, b, et_name(et));

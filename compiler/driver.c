@@ -123,7 +123,7 @@ int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKe
     }
     ConstBinding consts[AST_MAX_KERNEL_CONSTS + 2];
     int nconsts = tc_resolve_consts(f, req->consts, req->nconsts, consts, AST_MAX_KERNEL_CONSTS + 2, arena, diags);
-    if (nconsts < 0) return -1;
+    if (nconsts < 0 || tc_check_grid(f, consts, nconsts, diags)) return -1;
 
     TirKernel *k = spec_kernel(arena, req->module, f, consts, nconsts, t->threads_per_warp, diags);
     if (!k) return -1;

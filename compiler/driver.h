@@ -107,6 +107,9 @@ int tc_const_check(const Func *f, const char *name, int64_t v, SrcLoc loc, Diags
 /* Checks every @tune candidate of every kernel of m that needs no other const: it evaluates,
  * passes tc_const_check and is not a duplicate. 0, or -1 with errors. Part of tc_parse. */
 int tc_check_tune(const Module *m, Diags *diags);
+/* Evaluates the @grid expressions of f that use const parameters only, with their values:
+ * overflow and dimensions outside 0..UINT32_MAX are errors here rather than at launch. */
+int tc_check_grid(const Func *f, const ConstBinding *consts, int nconsts, Diags *diags);
 
 /* Const values given by name for several kernels at once (tilec -D): each applies to the
  * kernels that have a const parameter of that name (num_warps, num_stages: all of them).
