@@ -86,8 +86,8 @@ void tc_int_report(Diags *d, SrcLoc loc, int code, OpKind op, int64_t a, int64_t
         diag_error(d, loc, "shift by %" PRId64 " is out of range for %s (0 to %d)", b, et_name(et),
                    et_bits(et) - 1);
     else if (code == TC_INT_OVERFLOW)
-        diag_error(d, loc, "integer overflow in a constant expression: %" PRId64 " %s %" PRId64 " does not fit %s",
-                   a, o, b, et_name(et));
+        diag_error(d, loc, "integer overflow in a constant expression: %" PRId64 " %s %" PRId64 " does not fit %s%s",
+                   a, o, b, et_name(et), et == ET_U64 ? " (u64 constants are at most 9223372036854775807)" : "");
     else
         diag_error(d, loc, "expected an integer expression");
 }

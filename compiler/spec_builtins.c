@@ -80,9 +80,15 @@ static int shape_arg(Spec *s, Args *a, int i, int *rank, int *shape) {
     }
     for (int d = 0; d < n; d++) {
         Val it = v.kind == V_LIST ? v.items[d] : v;
-        if (it.kind != V_CONST || et_is_float(it.ct) || !is_pow2(it.i) || it.i > (1 << 20)) {
+        if (it.kind != V_CONST || et_is_float(it.ct) || !is_pow2(it.i)) {
             diag_error(s->diags, a->e[i]->loc, "shape dimensions must be compile-time powers of two, got %s",
-                       val_type_str(s, &it));
+                       it.kind == V_CONST && !et_is_float(it.ct) ? arena_printf(s->arena, "%lld", (long long)it.i)
+                                                                 : val_type_str(s, &it));
+            return 0;
+        }
+        if (it.i > SPEC_MAX_NUMEL) {
+            diag_error(s->diags, a->e[i]->loc, "shape dimension %lld is too large: tiles hold at most %d elements",
+                       (long long)it.i, SPEC_MAX_NUMEL);
             return 0;
         }
         shape[d] = (int)it.i;
