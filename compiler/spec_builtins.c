@@ -278,6 +278,11 @@ static Val b_minmax(Spec *s, Args *a) {
     if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
     int is_max = strcmp(a->call->name, "maximum") == 0;
     Val x = a->v[0], y = a->v[1];
+    for (int i = 0; i < 2; i++)
+        if (val_elem(&a->v[i]) == ET_PTR) {
+            diag_error(s->diags, a->e[i]->loc, "%s() needs numbers, got %s", a->call->name, val_type_str(s, &a->v[i]));
+            return val_error();
+        }
     if (x.kind == V_CONST && y.kind == V_CONST) {
         Val gt = spec_binary(s, OP_GT, x, y, a->call->loc);
         return (gt.i != 0) == is_max ? x : y;
@@ -335,8 +340,9 @@ static Val b_where(Spec *s, Args *a) {
 
 static Val b_cdiv(Spec *s, Args *a) {
     if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
-    if (et_is_float(val_elem(&a->v[0])) || et_is_float(val_elem(&a->v[1]))) {
-        diag_error(s->diags, a->call->loc, "cdiv() needs integers");
+    if (!et_is_int(val_elem(&a->v[0])) || !et_is_int(val_elem(&a->v[1]))) {
+        diag_error(s->diags, a->call->loc, "cdiv() needs integers, got %s and %s", val_type_str(s, &a->v[0]),
+                   val_type_str(s, &a->v[1]));
         return val_error();
     }
     SrcLoc l = a->call->loc;
