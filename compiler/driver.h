@@ -89,7 +89,7 @@ int tc_resolve_consts(const Func *f, const ConstBinding *given, int ngiven,
 int tc_eval_int(const Expr *e, const ConstBinding *vals, int nvals, int64_t *out, Diags *diags);
 
 /* Integer arithmetic, comparison and logic of two compile-time values in 64 bits, checked
- * (division truncates). 0, or one of TC_INT_* without touching *out. */
+ * (division truncates). 0, or one of TC_INT_* (*out is then unspecified). */
 enum { TC_INT_DIV_ZERO = -1, TC_INT_OVERFLOW = -2, TC_INT_SHIFT = -3, TC_INT_NOT_BINARY = -4 };
 int tc_int_binary(OpKind op, int64_t a, int64_t b, int64_t *out);
 /* The error of a failed tc_int_binary (or a result that does not fit et) at loc. */
