@@ -318,10 +318,6 @@ Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
     ElemKind et = logical ? ET_BOOL : spec_promote(&a, &b);
     if (!logical && !check_operand_kinds(s, op, et, loc)) return val_error();
     if (a.kind == V_CONST && b.kind == V_CONST) return fold_binary(s, op, a, b, loc);
-    if ((op == OP_SHL || op == OP_SHR) && b.kind == V_CONST && (b.i < 0 || b.i >= et_bits(et))) {
-        tc_int_report(s->diags, loc, TC_INT_SHIFT, op, 0, b.i, et);
-        return val_error();
-    }
     Val both[2] = {a, b};
     int rank, shape[TIR_MAX_RANK];
     if (!spec_broadcast_shape(s, both, 2, &rank, shape, loc)) return val_error();
