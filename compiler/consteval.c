@@ -1,6 +1,8 @@
 /* consteval.c: integer evaluation of annotation expressions (@grid, @constraint, @tune
  * candidates, const defaults) over named values, and resolution of a kernel's const
- * parameters from what the caller gave, defaults and first tuning candidates. */
+ * parameters from what the caller gave, defaults and first tuning candidates. All of it is
+ * checked arithmetic: overflow, division by zero and out-of-range shifts are errors. */
+#include <inttypes.h>
 #include <string.h>
 #include "driver.h"
 
@@ -9,17 +11,36 @@ static int eval_error(Diags *d, const Expr *e, const char *msg, const char *name
     return -1;
 }
 
+static int shift_int(OpKind op, int64_t a, int64_t b, int64_t *out) {
+    if (b < 0 || b > 63) return TC_INT_SHIFT;
+    if (op == OP_SHR) {
+        *out = a >> b; /* arithmetic: compilers agree, and C23 defines it */
+        return 0;
+    }
+    int64_t r = (int64_t)((uint64_t)a << b);
+    if ((r >> b) != a) return TC_INT_OVERFLOW;
+    *out = r;
+    return 0;
+}
+
+static int divide_int(OpKind op, int64_t a, int64_t b, int64_t *out) {
+    if (b == 0) return TC_INT_DIV_ZERO;
+    if (b == -1) { /* INT64_MIN / -1 does not fit; the remainder is 0 */
+        if (op == OP_DIV && a == INT64_MIN) return TC_INT_OVERFLOW;
+        *out = op == OP_DIV ? -a : 0;
+        return 0;
+    }
+    *out = op == OP_DIV ? a / b : a % b;
+    return 0;
+}
+
 int tc_int_binary(OpKind op, int64_t a, int64_t b, int64_t *out) {
     switch (op) {
-    case OP_ADD: *out = (int64_t)((uint64_t)a + (uint64_t)b); return 0;
-    case OP_SUB: *out = (int64_t)((uint64_t)a - (uint64_t)b); return 0;
-    case OP_MUL: *out = (int64_t)((uint64_t)a * (uint64_t)b); return 0;
-    case OP_DIV: case OP_REM:
-        if (b == 0 || (a == INT64_MIN && b == -1)) return -1;
-        *out = op == OP_DIV ? a / b : a % b;
-        return 0;
-    case OP_SHL: *out = b < 0 || b > 63 ? 0 : (int64_t)((uint64_t)a << b); return 0;
-    case OP_SHR: *out = b < 0 || b > 63 ? (a < 0 ? -1 : 0) : a >> b; return 0;
+    case OP_ADD: return __builtin_add_overflow(a, b, out) ? TC_INT_OVERFLOW : 0;
+    case OP_SUB: return __builtin_sub_overflow(a, b, out) ? TC_INT_OVERFLOW : 0;
+    case OP_MUL: return __builtin_mul_overflow(a, b, out) ? TC_INT_OVERFLOW : 0;
+    case OP_DIV: case OP_REM: return divide_int(op, a, b, out);
+    case OP_SHL: case OP_SHR: return shift_int(op, a, b, out);
     case OP_BITAND: *out = a & b; return 0;
     case OP_BITOR: *out = a | b; return 0;
     case OP_BITXOR: *out = a ^ b; return 0;
@@ -31,8 +52,44 @@ int tc_int_binary(OpKind op, int64_t a, int64_t b, int64_t *out) {
     case OP_NE: *out = a != b; return 0;
     case OP_LOGAND: *out = a && b; return 0;
     case OP_LOGOR: *out = a || b; return 0;
-    default: return -1;
+    default: return TC_INT_NOT_BINARY;
     }
+}
+
+/* Ranges of the integer types; u64 constants are limited to the i64 range they are held in. */
+int tc_int_fits(ElemKind et, int64_t v) {
+    if (et == ET_BOOL) return v == 0 || v == 1;
+    if (!et_is_int(et) || et_bits(et) == 64) return et != ET_U64 || v >= 0;
+    int bits = et_bits(et);
+    if (et_is_signed(et)) return v >= -(INT64_C(1) << (bits - 1)) && v < (INT64_C(1) << (bits - 1));
+    return v >= 0 && v < (INT64_C(1) << bits);
+}
+
+int64_t tc_int_wrap(ElemKind et, int64_t v) {
+    if (et == ET_BOOL) return v != 0;
+    if (!et_is_int(et) || et_bits(et) >= 64) return v;
+    int bits = et_bits(et);
+    uint64_t m = (UINT64_C(1) << bits) - 1, u = (uint64_t)v & m;
+    return et_is_signed(et) && (u >> (bits - 1)) ? (int64_t)(u | ~m) : (int64_t)u;
+}
+
+static const char *const op_text[] = {
+    [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/", [OP_REM] = "%",
+    [OP_SHL] = "<<", [OP_SHR] = ">>",
+};
+
+void tc_int_report(Diags *d, SrcLoc loc, int code, OpKind op, int64_t a, int64_t b, ElemKind et) {
+    const char *o = op <= OP_SHR ? op_text[op] : "?";
+    if (code == TC_INT_DIV_ZERO)
+        diag_error(d, loc, "division by zero in a constant expression (%" PRId64 " %s 0)", a, o);
+    else if (code == TC_INT_SHIFT)
+        diag_error(d, loc, "shift by %" PRId64 " is out of range for %s (0 to %d)", b, et_name(et),
+                   et_bits(et) - 1);
+    else if (code == TC_INT_OVERFLOW)
+        diag_error(d, loc, "integer overflow in a constant expression: %" PRId64 " %s %" PRId64 " does not fit %s%s",
+                   a, o, b, et_name(et), et == ET_U64 ? " (u64 constants are at most 9223372036854775807)" : "");
+    else
+        diag_error(d, loc, "expected an integer expression");
 }
 
 static int eval_call(const Expr *e, const ConstBinding *vals, int n, int64_t *out, Diags *d) {
@@ -47,8 +104,14 @@ static int eval_call(const Expr *e, const ConstBinding *vals, int n, int64_t *ou
     if (is_min) *out = a < b ? a : b;
     else if (is_max) *out = a > b ? a : b;
     else if (b <= 0) return eval_error(d, e, "cdiv() by a value that is not positive%s", "");
-    else *out = a >= 0 ? (a + b - 1) / b : a / b;
+    else *out = a / b + (a > 0 && a % b != 0); /* rounds up without overflowing */
     return 0;
+}
+
+static int eval_binary(OpKind op, int64_t a, int64_t b, SrcLoc loc, int64_t *out, Diags *d) {
+    int rc = tc_int_binary(op, a, b, out);
+    if (rc) tc_int_report(d, loc, rc, op, a, b, ET_I64);
+    return rc ? -1 : 0;
 }
 
 int tc_eval_int(const Expr *e, const ConstBinding *vals, int n, int64_t *out, Diags *d) {
@@ -64,17 +127,16 @@ int tc_eval_int(const Expr *e, const ConstBinding *vals, int n, int64_t *out, Di
         return eval_error(d, e, "'%s' is not an integer parameter or const here", e->name);
     case EX_UNARY:
         if (tc_eval_int(e->a, vals, n, &a, d)) return -1;
-        *out = e->op == OP_NEG ? (int64_t)(0 - (uint64_t)a) : e->op == OP_NOT ? !a : ~a;
+        if (e->op == OP_NEG) return eval_binary(OP_SUB, 0, a, e->loc, out, d);
+        *out = e->op == OP_NOT ? !a : ~a;
         return 0;
     case EX_BINARY:
         if (tc_eval_int(e->a, vals, n, &a, d) || tc_eval_int(e->b, vals, n, &b, d)) return -1;
-        if (tc_int_binary(e->op, a, b, out)) return eval_error(d, e, "division by zero%s", "");
-        return 0;
+        return eval_binary(e->op, a, b, e->loc, out, d);
     case EX_CALL: return eval_call(e, vals, n, out, d);
     default: return eval_error(d, e, "expected an integer expression%s", "");
     }
 }
-
 
 /* The first @tune candidate of `name`, if any. */
 static const Expr *first_candidate(const Func *f, const char *name) {
@@ -103,50 +165,73 @@ static int is_const_name(const Func *f, const char *name) {
     return 0;
 }
 
-static int resolve_one(const Func *f, const char *name, const Expr *dflt, int64_t builtin_dflt,
+/* out[n] = the value of const `name`: given, else its default, else its first candidate,
+ * else the built-in default (-1: none). Checked where it comes from: given values at loc. */
+static int resolve_one(const Func *f, const char *name, const Expr *dflt, int64_t builtin_dflt, SrcLoc loc,
                        const ConstBinding *given, int ngiven, ConstBinding *out, int n, Diags *d) {
     const ConstBinding *g = given_value(given, ngiven, name);
-    const Expr *cand = first_candidate(f, name);
+    const Expr *src = g ? NULL : dflt ? dflt : first_candidate(f, name);
     out[n].name = name;
     if (g) out[n].value = g->value;
-    else if (dflt) return tc_eval_int(dflt, out, n, &out[n].value, d);
-    else if (cand) return tc_eval_int(cand, out, n, &out[n].value, d);
-    else if (builtin_dflt >= 0) out[n].value = builtin_dflt;
-    else {
+    else if (src && tc_eval_int(src, out, n, &out[n].value, d)) return TC_CONSTS_ERROR;
+    else if (!src && builtin_dflt >= 0) out[n].value = builtin_dflt;
+    else if (!src) {
         diag_error(d, f->loc, "const parameter '%s' of kernel '%s' needs a value (give it, a default, or @tune candidates)",
                    name, f->name);
-        return -1;
+        return TC_CONSTS_MISSING;
     }
+    return tc_const_check(f, name, out[n].value, src ? src->loc : loc, d) ? TC_CONSTS_ERROR : 0;
+}
+
+static int check_given_names(const Func *f, const ConstBinding *given, int ngiven, Diags *d) {
+    for (int i = 0; i < ngiven; i++)
+        if (!is_const_name(f, given[i].name)) {
+            diag_error(d, f->loc, "kernel '%s' has no const parameter '%s'", f->name, given[i].name);
+            return TC_CONSTS_ERROR;
+        }
     return 0;
 }
 
 int tc_resolve_consts(const Func *f, const ConstBinding *given, int ngiven, ConstBinding *out,
                       int max, Arena *arena, Diags *d) {
     (void)arena;
-    for (int i = 0; i < ngiven; i++)
-        if (!is_const_name(f, given[i].name)) {
-            diag_error(d, f->loc, "kernel '%s' has no const parameter '%s'", f->name, given[i].name);
-            return -1;
+    if (check_given_names(f, given, ngiven, d)) return TC_CONSTS_ERROR;
+    int n = 0, rc = 0;
+    for (int i = 0; i < f->nparams && rc == 0; i++) {
+        const Param *p = &f->params[i];
+        if (!p->is_const) continue;
+        if (n + 2 >= max) {
+            diag_error(d, f->loc, "kernel '%s' has more const parameters than this caller allows (%d)", f->name, max - 2);
+            return TC_CONSTS_ERROR;
         }
+        rc = resolve_one(f, p->name, p->default_value, -1, p->loc, given, ngiven, out, n++, d);
+    }
+    if (rc == 0 && n + 2 > max) rc = TC_CONSTS_ERROR;
+    if (rc == 0) rc = resolve_one(f, "num_warps", NULL, 4, f->loc, given, ngiven, out, n++, d);
+    if (rc == 0) rc = resolve_one(f, "num_stages", NULL, 2, f->loc, given, ngiven, out, n++, d);
+    return rc ? rc : n;
+}
+
+/* ---- values for several kernels (tilec -D) ---- */
+int tc_defines_for(const Func *f, const ConstBinding *defs, int ndefs, ConstBinding *out) {
     int n = 0;
-    for (int i = 0; i < f->nparams; i++) {
-        if (!f->params[i].is_const) continue;
-        if (n + 2 >= max) return -1;
-        if (resolve_one(f, f->params[i].name, f->params[i].default_value, -1, given, ngiven, out, n, d)) return -1;
-        n++;
-    }
-    if (n + 2 > max) return -1;
-    if (resolve_one(f, "num_warps", NULL, 4, given, ngiven, out, n, d)) return -1;
-    int64_t nw = out[n++].value;
-    if (resolve_one(f, "num_stages", NULL, 2, given, ngiven, out, n, d)) return -1;
-    int64_t ns = out[n++].value;
-    if (nw < 1 || nw > 32 || (nw & (nw - 1))) {
-        diag_error(d, f->loc, "num_warps must be a power of two from 1 to 32, got %lld", (long long)nw);
-        return -1;
-    }
-    if (ns < 1 || ns > 8) {
-        diag_error(d, f->loc, "num_stages must be from 1 to 8, got %lld", (long long)ns);
-        return -1;
-    }
+    for (int i = 0; i < ndefs; i++)
+        if (is_const_name(f, defs[i].name)) out[n++] = defs[i];
     return n;
+}
+
+int tc_check_defines(const Func *const *kernels, int nkernels, const ConstBinding *defs, int ndefs,
+                     Diags *d) {
+    int bad = 0;
+    for (int i = 0; i < ndefs; i++) {
+        int k = 0;
+        while (k < nkernels && !is_const_name(kernels[k], defs[i].name)) k++;
+        if (k < nkernels) continue;
+        if (nkernels == 1)
+            diag_error(d, (SrcLoc){0}, "kernel '%s' has no const parameter '%s'", kernels[0]->name, defs[i].name);
+        else
+            diag_error(d, (SrcLoc){0}, "no kernel here has a const parameter '%s'", defs[i].name);
+        bad = 1;
+    }
+    return bad ? -1 : 0;
 }

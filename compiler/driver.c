@@ -18,6 +18,7 @@ Module *tc_parse(Arena *arena, const SrcFile *file, Diags *diags) {
     Module *m = parse_module(arena, file, diags);
     if (!m || diags->errors) return NULL;
     sema_check(m, diags);
+    if (!diags->errors) tc_check_tune(m, diags);
     return diags->errors ? NULL : m;
 }
 
@@ -122,9 +123,9 @@ int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKe
         diag_error(diags, (SrcLoc){0}, "unknown target '%s' (expected host, sim, or sm_XX such as sm_80, sm_90a)", req->target);
         return -1;
     }
-    ConstBinding consts[96];
-    int nconsts = tc_resolve_consts(f, req->consts, req->nconsts, consts, 96, arena, diags);
-    if (nconsts < 0) return -1;
+    ConstBinding consts[AST_MAX_KERNEL_CONSTS + 2];
+    int nconsts = tc_resolve_consts(f, req->consts, req->nconsts, consts, AST_MAX_KERNEL_CONSTS + 2, arena, diags);
+    if (nconsts < 0 || tc_check_grid(f, consts, nconsts, diags)) return -1;
 
     TirKernel *k = spec_kernel(arena, req->module, f, consts, nconsts, t->threads_per_warp, diags);
     if (!k) return -1;

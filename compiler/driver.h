@@ -73,8 +73,12 @@ struct Target;
 int tc_passes(TirKernel *k, const struct Target *t, const CompileRequest *req, Diags *diags);
 
 /* Resolves the value of every const parameter of `f` (and num_warps / num_stages) from the
- * bindings, defaults and first @tune candidates, in declaration order. Fills out[] (at most
- * max entries; returns the count or -1 with a diagnostic when a const has no value). */
+ * bindings, defaults and first @tune candidates, in declaration order, each checked by
+ * tc_const_check. Fills out[] (at most max entries) and returns the count; or
+ * TC_CONSTS_MISSING with an error when a const has no value at all (the caller may treat
+ * that kernel as not checkable yet), or TC_CONSTS_ERROR with errors for anything else (a
+ * given name that is no const of f, a value out of range, a default that fails). */
+enum { TC_CONSTS_ERROR = -1, TC_CONSTS_MISSING = -2 };
 int tc_resolve_consts(const Func *f, const ConstBinding *given, int ngiven,
                       ConstBinding *out, int max, Arena *arena, Diags *diags);
 
@@ -84,9 +88,36 @@ int tc_resolve_consts(const Func *f, const ConstBinding *given, int ngiven,
  * unsupported construct. */
 int tc_eval_int(const Expr *e, const ConstBinding *vals, int nvals, int64_t *out, Diags *diags);
 
-/* Integer arithmetic, comparison and logic of two values as the language defines them
- * (wrapping; division truncates). -1 on division by zero or a non-binary operator. */
+/* Integer arithmetic, comparison and logic of two compile-time values in 64 bits, checked
+ * (division truncates). 0, or one of TC_INT_* (*out is then unspecified). */
+enum { TC_INT_DIV_ZERO = -1, TC_INT_OVERFLOW = -2, TC_INT_SHIFT = -3, TC_INT_NOT_BINARY = -4 };
 int tc_int_binary(OpKind op, int64_t a, int64_t b, int64_t *out);
+/* The error of a failed tc_int_binary (or a result that does not fit et) at loc. */
+void tc_int_report(Diags *d, SrcLoc loc, int code, OpKind op, int64_t a, int64_t b, ElemKind et);
+/* Whether v lies in the range of the integer or bool type et (other types: always). */
+int tc_int_fits(ElemKind et, int64_t v);
+/* v reduced to et's width, as an explicit cast does (two's complement). */
+int64_t tc_int_wrap(ElemKind et, int64_t v);
+/* "-128 to 127": the range tc_int_fits accepts, for messages. */
+void tc_int_range_text(ElemKind et, char *buf, size_t size);
+
+/* Checks a value for const parameter `name` of f (num_warps and num_stages included): it
+ * fits the declared type and follows the parameter's rule. 0, or -1 with an error at loc. */
+int tc_const_check(const Func *f, const char *name, int64_t v, SrcLoc loc, Diags *diags);
+/* Checks every @tune candidate of every kernel of m that needs no other const: it evaluates,
+ * passes tc_const_check and is not a duplicate. 0, or -1 with errors. Part of tc_parse. */
+int tc_check_tune(const Module *m, Diags *diags);
+/* Evaluates the @grid expressions of f that use const parameters only, with their values:
+ * overflow and dimensions outside 0..UINT32_MAX are errors here rather than at launch. */
+int tc_check_grid(const Func *f, const ConstBinding *consts, int nconsts, Diags *diags);
+
+/* Const values given by name for several kernels at once (tilec -D): each applies to the
+ * kernels that have a const parameter of that name (num_warps, num_stages: all of them).
+ * tc_check_defines reports each name that none of the kernels has (0, or -1 with errors);
+ * tc_defines_for copies to out[] (room for ndefs) those that apply to f, returning the count. */
+int tc_check_defines(const Func *const *kernels, int nkernels, const ConstBinding *defs, int ndefs,
+                     Diags *diags);
+int tc_defines_for(const Func *f, const ConstBinding *defs, int ndefs, ConstBinding *out);
 
 /* Default target string for the host ("host"). */
 #define TC_TARGET_HOST "host"

@@ -150,9 +150,11 @@ static int const_int(const TirValue *v, int64_t *out)
 /* store = local_store(alloc made in this body, 0, load made in this body). */
 static int candidate(PP *p, TirBlock *body, TirOp *store, Cand *c)
 {
+    if (store->code != TIR_LOCAL_STORE) /* before reading its three operands */
+        return 0;
     TirValue *buf = store->ops[0], *x = store->ops[2];
     int64_t idx;
-    if (store->code != TIR_LOCAL_STORE || !buf->def || buf->def->block != body ||
+    if (!buf->def || buf->def->block != body ||
         buf->type.buffers != 1 || !const_int(store->ops[1], &idx) || idx != 0)
         return 0;
     TirOp *ld = x->def;

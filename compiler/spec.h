@@ -89,12 +89,15 @@ int spec_broadcast_shape(Spec *s, const Val *vals, int n, int *rank, int *shape,
 ElemKind spec_promote(const Val *a, const Val *b);
 /* Tiles hold at most this many elements (a GPU program instance keeps them in registers). */
 enum { SPEC_MAX_NUMEL = 1 << 20 };
+/* Helpers take at most this many parameters (sema reports more at the definition). */
+enum { SPEC_MAX_HELPER_PARAMS = AST_MAX_HELPER_PARAMS };
 int spec_check_numel(Spec *s, int rank, const int *shape, SrcLoc loc);
 TirValue *spec_emit(Spec *s, TirOpcode code, SrcLoc loc, TirValue **ops, int nops, TirType t);
 TirValue *spec_const_scalar(Spec *s, ElemKind et, int64_t i, double f, SrcLoc loc);
 Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc);
 int spec_const_int(Spec *s, const Expr *e, int64_t *out); /* compile-time integer */
 TirType tir_type_make(ElemKind et, int rank, const int *shape);
+const char *spec_range_str(Spec *s, ElemKind et); /* "-128 to 127" */
 
 /* spec_builtins.c */
 int spec_is_builtin(const char *name);

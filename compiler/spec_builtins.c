@@ -80,9 +80,15 @@ static int shape_arg(Spec *s, Args *a, int i, int *rank, int *shape) {
     }
     for (int d = 0; d < n; d++) {
         Val it = v.kind == V_LIST ? v.items[d] : v;
-        if (it.kind != V_CONST || et_is_float(it.ct) || !is_pow2(it.i) || it.i > (1 << 20)) {
+        if (it.kind != V_CONST || et_is_float(it.ct) || !is_pow2(it.i)) {
             diag_error(s->diags, a->e[i]->loc, "shape dimensions must be compile-time powers of two, got %s",
-                       val_type_str(s, &it));
+                       it.kind == V_CONST && !et_is_float(it.ct) ? arena_printf(s->arena, "%lld", (long long)it.i)
+                                                                 : val_type_str(s, &it));
+            return 0;
+        }
+        if (it.i > SPEC_MAX_NUMEL) {
+            diag_error(s->diags, a->e[i]->loc, "shape dimension %lld is too large: tiles hold at most %d elements",
+                       (long long)it.i, SPEC_MAX_NUMEL);
             return 0;
         }
         shape[d] = (int)it.i;
@@ -134,9 +140,14 @@ static Val b_program_id(Spec *s, Args *a) {
 static Val b_arange(Spec *s, Args *a) {
     int64_t lo, hi;
     if (!const_arg(s, a, 0, &lo) || !const_arg(s, a, 1, &hi)) return val_error();
-    if (!is_pow2(hi - lo) || hi - lo > (1 << 20) || lo < INT32_MIN || hi > INT32_MAX) {
-        diag_error(s->diags, a->call->loc, "arange(%lld, %lld) must have a power-of-two length, got %lld",
-                   (long long)lo, (long long)hi, (long long)(hi - lo));
+    if (lo < INT32_MIN || hi > INT32_MAX || lo > INT32_MAX || hi < INT32_MIN) {
+        diag_error(s->diags, a->call->loc, "arange(%lld, %lld): the bounds must be i32 values",
+                   (long long)lo, (long long)hi);
+        return val_error();
+    }
+    if (!is_pow2(hi - lo) || hi - lo > SPEC_MAX_NUMEL) {
+        diag_error(s->diags, a->call->loc, "arange(%lld, %lld) must have a power-of-two length of at most %d, got %lld",
+                   (long long)lo, (long long)hi, SPEC_MAX_NUMEL, (long long)(hi - lo));
         return val_error();
     }
     int n = (int)(hi - lo);
@@ -251,7 +262,7 @@ static Val b_unary_math(Spec *s, Args *a) {
         return val_error();
     }
     if (x.kind == V_CONST && unary_fns[i].op == UN_ABS && !et_is_float(x.ct))
-        return val_const_int(x.ct, x.i < 0 ? -x.i : x.i, x.weak);
+        return x.i < 0 ? spec_binary(s, OP_SUB, val_const_int(x.ct, 0, x.weak), x, a->call->loc) : x;
     if (x.kind == V_CONST) {
         double f = et_is_float(x.ct) ? x.f : (double)x.i;
         double r = unary_fns[i].fold ? unary_fns[i].fold(f) : 1.0 / sqrt(f);
@@ -267,6 +278,11 @@ static Val b_minmax(Spec *s, Args *a) {
     if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
     int is_max = strcmp(a->call->name, "maximum") == 0;
     Val x = a->v[0], y = a->v[1];
+    for (int i = 0; i < 2; i++)
+        if (val_elem(&a->v[i]) == ET_PTR) {
+            diag_error(s->diags, a->e[i]->loc, "%s() needs numbers, got %s", a->call->name, val_type_str(s, &a->v[i]));
+            return val_error();
+        }
     if (x.kind == V_CONST && y.kind == V_CONST) {
         Val gt = spec_binary(s, OP_GT, x, y, a->call->loc);
         return (gt.i != 0) == is_max ? x : y;
@@ -276,6 +292,7 @@ static Val b_minmax(Spec *s, Args *a) {
     if (!spec_broadcast_shape(s, a->v, 2, &rank, shape, a->call->loc)) return val_error();
     TirValue *ops[2] = {spec_materialize(s, x, et, rank, shape, a->call->loc),
                         spec_materialize(s, y, et, rank, shape, a->call->loc)};
+    if (!ops[0] || !ops[1]) return val_error();
     TirValue *r = spec_emit(s, TIR_BINARY, a->call->loc, ops, 2, tir_type_make(et, rank, shape));
     r->def->attr.i = is_max ? BIN_MAX : BIN_MIN;
     return val_tile(r);
@@ -293,7 +310,8 @@ static Val b_fma(Spec *s, Args *a) {
     int rank, shape[TIR_MAX_RANK];
     if (!spec_broadcast_shape(s, a->v, 3, &rank, shape, a->call->loc)) return val_error();
     TirValue *ops[3];
-    for (int i = 0; i < 3; i++) ops[i] = spec_materialize(s, a->v[i], et, rank, shape, a->call->loc);
+    for (int i = 0; i < 3; i++)
+        if (!(ops[i] = spec_materialize(s, a->v[i], et, rank, shape, a->call->loc))) return val_error();
     return val_tile(spec_emit(s, TIR_FMA, a->call->loc, ops, 3, tir_type_make(et, rank, shape)));
 }
 
@@ -304,6 +322,11 @@ static Val b_where(Spec *s, Args *a) {
     if (c.kind == V_CONST) return c.i ? a->v[1] : a->v[2];
     if (val_elem(&c) != ET_BOOL) c = spec_binary(s, OP_NE, c, val_const_int(ET_I32, 0, 1), a->call->loc);
     ElemKind et = val_elem(&a->v[1]) == ET_PTR ? ET_PTR : spec_promote(&a->v[1], &a->v[2]);
+    if (et == ET_PTR && val_elem(&a->v[2]) == ET_PTR && a->v[1].v->type.pointee != a->v[2].v->type.pointee) {
+        diag_error(s->diags, a->call->loc, "where() between pointers to different types: %s and %s",
+                   val_type_str(s, &a->v[1]), val_type_str(s, &a->v[2]));
+        return val_error();
+    }
     Val all[3] = {c, a->v[1], a->v[2]};
     int rank, shape[TIR_MAX_RANK];
     if (!spec_broadcast_shape(s, all, 3, &rank, shape, a->call->loc)) return val_error();
@@ -317,8 +340,9 @@ static Val b_where(Spec *s, Args *a) {
 
 static Val b_cdiv(Spec *s, Args *a) {
     if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
-    if (et_is_float(val_elem(&a->v[0])) || et_is_float(val_elem(&a->v[1]))) {
-        diag_error(s->diags, a->call->loc, "cdiv() needs integers");
+    if (!et_is_int(val_elem(&a->v[0])) || !et_is_int(val_elem(&a->v[1]))) {
+        diag_error(s->diags, a->call->loc, "cdiv() needs integers, got %s and %s", val_type_str(s, &a->v[0]),
+                   val_type_str(s, &a->v[1]));
         return val_error();
     }
     SrcLoc l = a->call->loc;
@@ -430,6 +454,7 @@ static Val b_dot(Spec *s, Args *a) {
     } else {
         acc = spec_materialize(s, val_const_int(ET_I32, 0, 1), dot_acc_type(in), 2, shape, a->call->loc);
     }
+    if (!acc) return val_error();
     int tf32 = 0;
     if (a->e[3] && !dot_tf32_flag(s, a, &tf32)) return val_error();
     TirValue *ops[3] = {x, y, acc};

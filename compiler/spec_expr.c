@@ -38,6 +38,13 @@ char *val_type_str(Spec *s, const Val *v) {
     return arena_strdup(s->arena, names[v->kind]);
 }
 
+/* "-128 to 127": the values of an integer type, for messages. */
+const char *spec_range_str(Spec *s, ElemKind et) {
+    char buf[64];
+    tc_int_range_text(et, buf, sizeof buf);
+    return arena_strdup(s->arena, buf);
+}
+
 TirType tir_type_make(ElemKind et, int rank, const int *shape) {
     TirType t = {.elem = et, .rank = rank};
     for (int d = 0; d < rank; d++) t.shape[d] = shape[d];
@@ -93,11 +100,15 @@ int spec_broadcast_shape(Spec *s, const Val *vals, int n, int *rank, int *shape,
     return spec_check_numel(s, *rank, shape, loc);
 }
 
+/* The product stops growing past the limit, so it never overflows whatever the shape. */
 int spec_check_numel(Spec *s, int rank, const int *shape, SrcLoc loc) {
     int64_t n = 1;
-    for (int d = 0; d < rank; d++) n *= shape[d];
+    for (int d = 0; d < rank && n <= SPEC_MAX_NUMEL; d++) n *= shape[d];
     if (n <= SPEC_MAX_NUMEL) return 1;
-    diag_error(s->diags, loc, "tile of %lld elements is too large (at most %d)", (long long)n, SPEC_MAX_NUMEL);
+    char *dims = arena_strdup(s->arena, "");
+    for (int d = 0; d < rank; d++) dims = arena_printf(s->arena, "%s%s%d", dims, d ? ", " : "", shape[d]);
+    diag_error(s->diags, loc, "tile of shape [%s] is too large: tiles hold at most %d elements", dims,
+               SPEC_MAX_NUMEL);
     return 0;
 }
 
@@ -130,11 +141,27 @@ static TirValue *broadcast_to(Spec *s, TirValue *v, int rank, const int *shape, 
     return v;
 }
 
+/* Implicit conversions never turn a pointer into a number or back (an explicit `as` refuses
+ * it too), and a compile-time integer must fit the integer type it becomes. */
+static int check_conversion(Spec *s, const Val *v, ElemKind et, SrcLoc loc) {
+    if ((val_elem(v) == ET_PTR) != (et == ET_PTR)) {
+        diag_error(s->diags, loc, "cannot use %s as %s (pointers and numbers do not convert implicitly)",
+                   val_type_str(s, v), et == ET_PTR ? "a pointer" : et_name(et));
+        return 0;
+    }
+    if (v->kind == V_CONST && et_is_int(et) && !et_is_float(v->ct) && !tc_int_fits(et, v->i)) {
+        diag_error(s->diags, loc, "constant %lld does not fit %s (its range is %s)", (long long)v->i,
+                   et_name(et), spec_range_str(s, et));
+        return 0;
+    }
+    return 1;
+}
+
 TirValue *spec_materialize(Spec *s, Val v, ElemKind et, int rank, const int *shape, SrcLoc loc) {
     TirValue *t;
+    if (!val_is_value(&v) || !check_conversion(s, &v, et, loc)) return NULL;
     if (v.kind == V_CONST) t = spec_const_scalar(s, et, v.i, v.f, loc);
-    else if (v.kind == V_TILE) t = et == ET_PTR ? v.v : spec_cast(s, v.v, et, loc);
-    else return NULL;
+    else t = et == ET_PTR ? v.v : spec_cast(s, v.v, et, loc);
     return broadcast_to(s, t, rank, shape, loc);
 }
 
@@ -169,14 +196,29 @@ ElemKind spec_promote(const Val *a, const Val *b) {
     return strong_promote(ea, eb);
 }
 
-/* ---- constant folding ---- */
-static int fold_int(Spec *s, OpKind op, int64_t a, int64_t b, int64_t *out, SrcLoc loc) {
-    if (tc_int_binary(op, a, b, out) == 0) return 1;
-    diag_error(s->diags, loc, "division by zero in a constant expression");
-    return 0;
+/* ---- constant folding: checked in the promoted type (docs/language.md, "Constants") ---- */
+static int is_cmp(OpKind op) { return op >= OP_LT && op <= OP_NE; }
+
+/* Bitwise results and right shifts are bit patterns: they wrap to the type's width. */
+static int folds_as_bits(OpKind op) {
+    return op == OP_BITAND || op == OP_BITOR || op == OP_BITXOR || op == OP_SHR;
 }
 
-static int is_cmp(OpKind op) { return op >= OP_LT && op <= OP_NE; }
+/* Two weak literals fold in 64 bits and stay weak (i32 when the result fits, like a literal). */
+static Val fold_int(Spec *s, OpKind op, Val a, Val b, ElemKind et, int weak, SrcLoc loc) {
+    int64_t r = 0;
+    int rc = tc_int_binary(op, a.i, b.i, &r);
+    if (weak) et = ET_I64;
+    if (!rc && (op == OP_SHL || op == OP_SHR) && b.i >= et_bits(et)) rc = TC_INT_SHIFT;
+    if (!rc && !folds_as_bits(op) && !is_cmp(op) && !tc_int_fits(et, r)) rc = TC_INT_OVERFLOW;
+    if (rc) {
+        tc_int_report(s->diags, loc, rc, op, a.i, b.i, et);
+        return val_error();
+    }
+    if (is_cmp(op)) return val_const_int(ET_BOOL, r, 0);
+    if (weak) return val_const_int(r >= INT32_MIN && r <= INT32_MAX ? ET_I32 : ET_I64, r, 1);
+    return val_const_int(et, tc_int_wrap(et, r), 0);
+}
 
 static Val fold_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
     ElemKind et = spec_promote(&a, &b);
@@ -205,15 +247,7 @@ static Val fold_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
         if (et == ET_F32) r = (float)r;
         return val_const_float(et, r, weak);
     }
-    int64_t r;
-    if (!fold_int(s, op, a.i, b.i, &r, loc)) return val_error();
-    if (is_cmp(op)) return val_const_int(ET_BOOL, r, 0);
-    if (et_bits(et) < 64 && et != ET_BOOL) { /* wrap to the type's width */
-        int bits = et_bits(et);
-        uint64_t m = (1ull << bits) - 1, u = (uint64_t)r & m;
-        r = et_is_signed(et) && (u >> (bits - 1)) ? (int64_t)(u | ~m) : (int64_t)u;
-    }
-    return val_const_int(et, r, weak);
+    return fold_int(s, op, a, b, et, weak, loc);
 }
 
 /* ---- binary operators on run-time values ---- */
@@ -244,7 +278,7 @@ static Val pointer_arith(Spec *s, OpKind op, Val p, Val off, SrcLoc loc) {
     Val both[2] = {p, off};
     int rank, shape[TIR_MAX_RANK];
     if (off.kind == V_ERROR || !spec_broadcast_shape(s, both, 2, &rank, shape, loc)) return val_error();
-    ElemKind oet = off.kind == V_CONST ? (off.weak ? ET_I32 : off.ct) : val_elem(&off);
+    ElemKind oet = val_elem(&off); /* a weak literal is i32, or i64 when it needs 64 bits */
     TirValue *pv = spec_materialize(s, p, ET_PTR, rank, shape, loc);
     TirValue *ov = spec_materialize(s, off, oet, rank, shape, loc);
     if (!pv || !ov) return val_error();
@@ -381,8 +415,7 @@ static Val spec_cast_expr(Spec *s, const Expr *e) {
     if (a.kind == V_CONST) {
         if (et_is_float(et)) return val_const_float(et, et_is_float(a.ct) ? a.f : (double)a.i, 0);
         if (et == ET_BOOL) return val_const_int(et, et_is_float(a.ct) ? a.f != 0 : a.i != 0, 0);
-        return fold_binary(s, OP_ADD, val_const_int(et, et_is_float(a.ct) ? spec_f2i(a.f) : a.i, 0),
-                           val_const_int(et, 0, 1), e->loc);
+        return val_const_int(et, tc_int_wrap(et, et_is_float(a.ct) ? spec_f2i(a.f) : a.i), 0);
     }
     return val_tile(spec_cast(s, a.v, et, e->loc));
 }

@@ -248,13 +248,14 @@ static int for_bounds(Spec *s, const Stmt *st, TirValue **bounds) {
             diag_error(s->diags, st->loc, "range() bounds must be integer scalars, got %s", val_type_str(s, &v[i]));
             return 0;
         }
-        if (et_bits(val_elem(&v[i])) == 64 && !(v[i].kind == V_CONST && v[i].weak)) et = ET_I64;
+        if (et_bits(val_elem(&v[i])) == 64) et = ET_I64; /* literals beyond i32 are i64 too */
     }
     if (v[2].kind == V_CONST && v[2].i == 0) {
         diag_error(s->diags, st->loc, "range() step must not be zero");
         return 0;
     }
-    for (int i = 0; i < 3; i++) bounds[i] = spec_materialize(s, v[i], et, 0, NULL, st->loc);
+    for (int i = 0; i < 3; i++)
+        if (!(bounds[i] = spec_materialize(s, v[i], et, 0, NULL, st->loc))) return 0;
     return 1;
 }
 
@@ -419,13 +420,18 @@ static int helper_arg(Spec *s, const Param *p, Val v, SrcLoc loc, Val *out) {
         return 0;
     }
     if (p->type->ptr_depth) return 1;
+    if (v.kind == V_CONST && et_is_int(et) && !et_is_float(v.ct) && !tc_int_fits(et, v.i)) {
+        diag_error(s->diags, loc, "argument '%s' expects %s, and %lld is outside its range (%s)", p->name,
+                   p->type->name, (long long)v.i, spec_range_str(s, et));
+        return 0;
+    }
     if (v.kind == V_CONST) *out = spec_binary(s, OP_ADD, val_const_int(et, 0, 0), v, loc);
     else *out = val_tile(spec_cast(s, v.v, et, loc));
     return out->kind != V_ERROR;
 }
 
 static int helper_args(Spec *s, const Func *f, const Expr *call, Val *vals) {
-    int given[64] = {0};
+    int given[SPEC_MAX_HELPER_PARAMS] = {0};
     for (int i = 0; i < call->nargs; i++) {
         const char *kw = call->arg_names ? call->arg_names[i] : NULL;
         int p = i;
@@ -451,11 +457,16 @@ static int helper_args(Spec *s, const Func *f, const Expr *call, Val *vals) {
 }
 
 Val spec_call_helper(Spec *s, const Func *f, const Expr *call) {
-    if (s->inline_depth >= 32 || f->nparams > 64) {
+    if (f->nparams > SPEC_MAX_HELPER_PARAMS) { /* sema reports it at the definition */
+        diag_error(s->diags, call->loc, "helper '%s' has %d parameters (at most %d)", f->name, f->nparams,
+                   SPEC_MAX_HELPER_PARAMS);
+        return val_error();
+    }
+    if (s->inline_depth >= 32) {
         diag_error(s->diags, call->loc, "helper '%s' is recursive or nested too deeply (inlining stops at 32 levels)", f->name);
         return val_error();
     }
-    Val vals[65];
+    Val vals[SPEC_MAX_HELPER_PARAMS + 1];
     if (!helper_args(s, f, call, vals)) return val_error();
     Scope *saved_scope = s->scope;
     LoopCtx *saved_loop = s->loop;
@@ -478,8 +489,8 @@ Val spec_call_helper(Spec *s, const Func *f, const Expr *call) {
 static const char *symbol_name(Spec *s, const Func *f, const ConstBinding *c, int n) {
     char *sym = arena_strdup(s->arena, f->name);
     for (int i = 0; i < n; i++)
-        sym = arena_printf(s->arena, "%s_%s%lld", sym, c[i].value < 0 ? "m" : "",
-                           (long long)(c[i].value < 0 ? -c[i].value : c[i].value));
+        sym = arena_printf(s->arena, "%s_%s%llu", sym, c[i].value < 0 ? "m" : "",
+                           c[i].value < 0 ? 0 - (unsigned long long)c[i].value : (unsigned long long)c[i].value);
     return sym;
 }
 

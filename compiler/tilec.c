@@ -324,24 +324,41 @@ static int kernels_or_fail(const Source *src, const char *name, const Func **ks)
     return n;
 }
 
+/* Every -D must name a const parameter of at least one of the kernels (the library says). */
+static int defines_or_fail(const Func **ks, int n, const Opts *o)
+{
+    Arena *a = arena_new();
+    Diags d;
+    diags_init(&d, a);
+    int rc = tc_check_defines(ks, n, o->defs, o->ndefs, &d);
+    diags_print(&d, stderr);
+    arena_free(a);
+    return rc;
+}
+
 /* ---- check ---- */
 
 /* Specializes one kernel up to the tile IR. Kernels with a const parameter that has no value
- * are skipped (a note says so): they can only be checked once given one with -D. */
+ * are skipped (a note says so): they can only be checked once given one with -D. Any other
+ * failure to resolve the consts is an error. */
 static int check_kernel(const Source *src, const Func *f, const Opts *o)
 {
     Arena *a = arena_new();
     Diags d;
     diags_init(&d, a);
-    ConstBinding vals[TILEC_MAX_DEFS + 8];
-    int rc = 0;
-    if (tc_resolve_consts(f, o->defs, o->ndefs, vals, TILEC_MAX_DEFS + 8, a, &d) < 0) {
+    ConstBinding vals[TILEC_MAX_DEFS + 8], defs[TILEC_MAX_DEFS];
+    int ndefs = tc_defines_for(f, o->defs, o->ndefs, defs), rc = 0;
+    int nvals = tc_resolve_consts(f, defs, ndefs, vals, TILEC_MAX_DEFS + 8, a, &d);
+    if (nvals == TC_CONSTS_MISSING) {
         fprintf(stderr, "%s:%d:%d: note: kernel '%s' not specialized: %s\n", src->file.name,
                 f->loc.line, f->loc.col, f->name,
                 d.first ? d.first->msg : "a const parameter has no value (give it with -D)");
+    } else if (nvals < 0) {
+        diags_print(&d, stderr);
+        rc = -1;
     } else {
-        CompileRequest req = {.module = src->module, .kernel = f->name, .consts = o->defs,
-                              .nconsts = o->ndefs, .target = o->target ? o->target : TC_TARGET_HOST,
+        CompileRequest req = {.module = src->module, .kernel = f->name, .consts = defs,
+                              .nconsts = ndefs, .target = o->target ? o->target : TC_TARGET_HOST,
                               .stop_after = STAGE_TIR};
         rc = tc_compile(&req, a, &d, NULL);
         diags_print(&d, stderr);
@@ -364,6 +381,8 @@ static int cmd_check(int argc, char **argv)
     if (src.module) {
         const Func **ks = kernel_slots(&src);
         int n = kernels_or_fail(&src, o.kernel, ks), bad = n < 0;
+        if (n > 0 && defines_or_fail(ks, n, &o) != 0)
+            bad = 1, n = 0;
         for (int i = 0; i < n; i++)
             bad |= check_kernel(&src, ks[i], &o) != 0;
         rc = bad ? EXIT_ERROR : EXIT_OK;
@@ -419,8 +438,10 @@ static int emit_kernel(const Source *src, const Func *f, const Opts *o, const Em
     diags_init(&d, a);
     CompiledKernel ck;
     memset(&ck, 0, sizeof ck);
-    CompileRequest req = {.module = src->module, .kernel = f->name, .consts = o->defs,
-                          .nconsts = o->ndefs, .target = o->target ? o->target : ek->default_target,
+    ConstBinding defs[TILEC_MAX_DEFS];
+    int ndefs = tc_defines_for(f, o->defs, o->ndefs, defs);
+    CompileRequest req = {.module = src->module, .kernel = f->name, .consts = defs,
+                          .nconsts = ndefs, .target = o->target ? o->target : ek->default_target,
                           .stop_after = ek->stage, .dump_after_pass = o->dump_after};
     req.param_div16 = aligned_flags(f, o, a);
     /* obj: written here as bytes; every other stage is printed by the driver */
@@ -444,6 +465,8 @@ static int emit_module(const Source *src, const Opts *o, const EmitKind *ek, FIL
     }
     const Func **ks = kernel_slots(src);
     int n = kernels_or_fail(src, o->kernel, ks), bad = n < 0;
+    if (n > 0 && defines_or_fail(ks, n, o) != 0)
+        return -1;
     if (ek->stage == STAGE_OBJECT && n > 1) {
         tilec_error("%s has %d kernels: choose one with --kernel=NAME for --emit=obj",
                     src->file.name, n);

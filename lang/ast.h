@@ -107,6 +107,12 @@ typedef struct Annotation {
     int nargs;
 } Annotation;
 
+/* Limits that sema checks, each with a message naming it (docs/language.md, "Limits"). */
+enum {
+    AST_MAX_HELPER_PARAMS = 64, /* parameters of one helper */
+    AST_MAX_KERNEL_CONSTS = 64, /* const parameters of one kernel, besides num_warps, num_stages */
+};
+
 typedef struct Func {
     const char *name;
     SrcLoc loc;

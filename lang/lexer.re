@@ -57,21 +57,24 @@ static void bad_char(Lexer *lx) {
         diag_error(lx->diags, here(lx), "invalid byte 0x%02X in source", c);
 }
 
+/* Literals are at most INT64_MAX; 2^63 alone gets a hint, since -2^63 is the i64 minimum. */
 static int lex_int(Lexer *lx, TL_STYPE *lval, int base) {
     const char *p = lx->tok + (base == 16 ? 2 : 0);
-    int64_t v = 0;
-    for (; p < lx->cur; p++) {
+    uint64_t v = 0;
+    int over = 0;
+    for (; p < lx->cur && !over; p++) {
         int d = *p == '_' ? -1 : *p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10;
         if (d < 0) continue;
-        if (v > (INT64_MAX - d) / base) {
-            diag_error(lx->diags, here(lx), "integer literal is too large (the limit is %lld)",
-                       (long long)INT64_MAX);
-            v = 0;
-            break;
-        }
-        v = v * base + d;
+        over = v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base;
+        v = v * (uint64_t)base + (uint64_t)d;
     }
-    lval->i = v;
+    if (over || v > INT64_MAX) {
+        diag_error(lx->diags, here(lx), "integer literal is too large (the limit is %lld%s)",
+                   (long long)INT64_MAX, !over && v == (uint64_t)INT64_MAX + 1
+                   ? "; write the i64 minimum as -9223372036854775807 - 1" : "");
+        v = 0;
+    }
+    lval->i = (int64_t)v;
     return INT;
 }
 

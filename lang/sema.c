@@ -126,7 +126,7 @@ static void check_name(Sema *S, const Expr *e) {
 
 /* Binds a call's arguments to slots[0..nslots) (slot names: NULL = positional only). */
 static void check_binding(Sema *S, const Expr *e, const char *const *slots, int nslots) {
-    int filled[64] = {0}, seen_kw = 0;
+    int filled[AST_MAX_HELPER_PARAMS] = {0}, seen_kw = 0;
     for (int i = 0; i < e->nargs; i++) {
         const char *kw = e->arg_names ? e->arg_names[i] : NULL;
         int slot = i;
@@ -140,7 +140,7 @@ static void check_binding(Sema *S, const Expr *e, const char *const *slots, int 
                 continue;
             }
         }
-        if (slot >= nslots || slot >= 64) continue;
+        if (slot >= nslots || slot >= AST_MAX_HELPER_PARAMS) continue;
         if (filled[slot])
             ERR(S, e->args[i]->loc, "argument '%s' of '%s' is given twice",
                 slots[slot] ? slots[slot] : "?", e->name);
@@ -171,8 +171,9 @@ static void check_helper_call(Sema *S, const Expr *e, const Func *f) {
             plural(f->nparams), e->nargs);
         return;
     }
-    const char *slots[64] = {0};
-    int n = f->nparams < 64 ? f->nparams : 64;
+    if (f->nparams > AST_MAX_HELPER_PARAMS) return; /* reported at its definition */
+    const char *slots[AST_MAX_HELPER_PARAMS] = {0};
+    int n = f->nparams;
     for (int i = 0; i < n; i++) slots[i] = f->params[i].name;
     check_binding(S, e, slots, n);
     for (int i = 0; i < n; i++) {
@@ -469,8 +470,21 @@ static void check_ann(Sema *S, const Func *f, int i) {
 
 /* ---- functions ---- */
 
+/* The fixed limits on parameters, reported at the function's name. */
+static void check_param_limits(Sema *S, const Func *f) {
+    int nconst = 0;
+    for (int i = 0; i < f->nparams; i++) nconst += f->params[i].is_const;
+    if (!f->is_kernel && f->nparams > AST_MAX_HELPER_PARAMS)
+        ERR(S, f->loc, "helper '%s' has %d parameters (at most %d)", f->name,
+            f->nparams, AST_MAX_HELPER_PARAMS);
+    if (f->is_kernel && nconst > AST_MAX_KERNEL_CONSTS)
+        ERR(S, f->loc, "kernel '%s' has %d const parameters (at most %d)", f->name,
+            nconst, AST_MAX_KERNEL_CONSTS);
+}
+
 static void check_func(Sema *S, const Func *f) {
     S->fn = f;
+    check_param_limits(S, f);
     S->scope = NULL;
     S->loops = 0;
     if (builtin_find(f->name) || !strcmp(f->name, "range"))

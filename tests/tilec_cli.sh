@@ -67,6 +67,18 @@ for f in examples/*.tile tests/exec/*.tile; do
     expect 0 "check $f" -- "$tilec" check "$f"
 done
 expect 0 "check -D" -- "$tilec" check -D BLOCK=256 -Dnum_warps=8 examples/add.tile
+# Every diagnostics golden: exit 1 exactly when it reports an error (a const expression that
+# fails is an error, not a note; only a const with no value at all stays a note).
+for f in tests/diag/*.tile; do
+    args=$(sed -n '1s|^// ARGS:||p' "$f")
+    code=0
+    grep -q ": error: \|^error: " "${f%.tile}.expected" && code=1
+    # shellcheck disable=SC2086
+    expect $code "exit status of check $f" -- "$tilec" check $args "$f"
+done
+expect 1 "check -D of an unknown name" -- "$tilec" check -D FOO=3 examples/add.tile
+expect 1 "emit -D of an unknown name" -- "$tilec" emit -D FOO=3 examples/add.tile
+expect 1 "check -Dnum_warps=64" -- "$tilec" check -Dnum_warps=64 examples/add.tile
 for e in tokens ast tir llvm asm; do
     expect 0 "emit --emit=$e" -- "$tilec" emit --emit=$e examples/add.tile
 done
