@@ -55,6 +55,21 @@ static LLVMValueRef unpacked_word(Lower *L, LLVMValueRef *xs, int kw)
     return LLVMBuildBitCast(L->b, vec, lw_i32(L), "");
 }
 
+/* Two 16-bit registers that are both narrowed from f32: one narrowing of the pair as a vector
+ * (a single pair conversion, cvt.rn.bf16x2/f16x2 on NVIDIA, instead of two and a repack). */
+static LLVMValueRef narrowed_pair(Lower *L, LLVMValueRef *xs)
+{
+    LLVMTypeRef f32 = LLVMFloatTypeInContext(L->ctx);
+    for (int j = 0; j < 2; j++)
+        if (!LLVMIsAFPTruncInst(xs[j]) || LLVMTypeOf(LLVMGetOperand(xs[j], 0)) != f32)
+            return NULL;
+    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(f32, 2));
+    for (int j = 0; j < 2; j++)
+        v = LLVMBuildInsertElement(L->b, v, LLVMGetOperand(xs[j], 0), lw_i32c(L, j), "");
+    v = LLVMBuildFPTrunc(L->b, v, LLVMVectorType(LLVMTypeOf(xs[0]), 2), "");
+    return LLVMBuildBitCast(L->b, v, lw_i32(L), "");
+}
+
 /* Packs `kw` consecutive registers (from base + 32-bit word w) of value v into an i32. */
 static LLVMValueRef pack_word(Lower *L, TirValue *v, uint32_t base, int w, int kw)
 {
@@ -64,6 +79,8 @@ static LLVMValueRef pack_word(Lower *L, TirValue *v, uint32_t base, int w, int k
     for (int j = 0; j < kw && kw > 1; j++)
         xs[j] = lw_get(L, v, lw_i32c(L, (int)base + w * kw + j));
     if (kw > 1 && (word = unpacked_word(L, xs, kw)))
+        return word;
+    if (kw == 2 && (word = narrowed_pair(L, xs)))
         return word;
     for (int j = 0; j < kw; j++) {
         LLVMValueRef x = lw_get(L, v, lw_i32c(L, (int)base + w * kw + j));
