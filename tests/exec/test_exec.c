@@ -506,9 +506,11 @@ static void matmul_ref(const Buf *a, const Buf *b, Buf *c, int M, int N, int K)
 
 static void t_matmul(void)
 {
+    /* M, N, K, small blocks; 357 rows of 32-row blocks: a group of 8 block rows and one of 4 */
     static const int cases[][4] = {{64, 64, 64, 0}, {100, 37, 129, 0}, {1, 70, 5, 0},
-                                   {129, 65, 33, 1}, {128, 128, 64, 0}, {77, 130, 40, 0}};
-    for (int c = 0; c < 6; c++) {
+                                   {129, 65, 33, 1}, {128, 128, 64, 0}, {77, 130, 40, 0},
+                                   {357, 100, 24, 1}};
+    for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++) {
         int M = cases[c][0], N = cases[c][1], K = cases[c][2], small = cases[c][3];
         for (int kind = 0; kind < 3; kind++) {
             static const char *const names[] = {"matmul", "matmul_f16", "matmul_bf16"};
