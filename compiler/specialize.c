@@ -383,7 +383,8 @@ static void spec_return(Spec *s, const Stmt *st) {
 }
 
 static void spec_stmt(Spec *s, const Stmt *st) {
-    if (s->terminated) return; /* unreachable after return/break/continue */
+    if (s->terminated || s->over_budget) return; /* unreachable after return/break/continue */
+    if (s->inline_depth > 0) s->inlined_stmts++;
     switch (st->kind) {
     case ST_LET: spec_let(s, st); break;
     case ST_ASSIGN: spec_assign(s, st); break;
@@ -450,7 +451,18 @@ static int helper_args(Spec *s, const Func *f, const Expr *call, Val *vals) {
     return 1;
 }
 
+/* Refuses to inline once the kernel's inlined statements are over budget (reported once). */
+static int inline_over_budget(Spec *s, const Func *f, const Expr *call) {
+    if (s->inlined_stmts <= SPEC_INLINE_BUDGET || s->over_budget) return s->over_budget;
+    diag_error(s->diags, call->loc, "inlining '%s' here takes kernel '%s' past %d inlined statements "
+               "(helpers calling helpers several times grow exponentially)", f->name, s->kernel->name,
+               SPEC_INLINE_BUDGET);
+    s->over_budget = 1;
+    return 1;
+}
+
 Val spec_call_helper(Spec *s, const Func *f, const Expr *call) {
+    if (inline_over_budget(s, f, call)) return val_error();
     if (s->inline_depth >= 32 || f->nparams > 64) {
         diag_error(s->diags, call->loc, "helper '%s' is recursive or nested too deeply (inlining stops at 32 levels)", f->name);
         return val_error();

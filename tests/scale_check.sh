@@ -1,0 +1,52 @@
+#!/bin/sh
+# scale_check.sh: compile cost stays near-linear and bounded on generated sources far larger
+# than real ones: 100,000 helpers in a chain (the recursion check), a 100,000-helper cycle,
+# exponential inlining (f1 calls f0 twice, f2 calls f1 twice, ...: the inlining budget),
+# and a kernel of 40,000 statements. Each must finish well inside its time limit.
+# usage: tests/scale_check.sh TILEC   (from the source root)
+tilec=${1:?usage: scale_check.sh TILEC}
+fail=0
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+
+# expect CODE PATTERN FILE [ARGS...]: `tilec check FILE` exits CODE within 60 s (a hang or a
+# quadratic check fails here) and its stderr contains PATTERN
+expect() {
+    code=$1 pattern=$2 file=$3
+    shift 3
+    timeout 60 "$tilec" check "$tmp/$file" "$@" >/dev/null 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -ne "$code" ] || { [ -n "$pattern" ] && ! grep -q -- "$pattern" "$tmp/err"; }; then
+        echo "FAIL: $file: exit $rc (expected $code, 124 is a timeout), '$pattern' expected:"
+        head -5 "$tmp/err" | sed 's/^/    /'
+        fail=$((fail + 1))
+    fi
+}
+
+# helpers f1..f(N-1), each calling the one before; $2: what f0 returns
+chain() {
+    awk -v n="$1" -v f0="$2" 'BEGIN {
+        printf "fn f0(x) { return %s; }\n", f0
+        for (i = 1; i < n; i++) printf "fn f%d(x) { return f%d(x); }\n", i, i - 1 }'
+}
+
+chain 100000 "x + 1" >"$tmp/chain.tile"
+expect 0 "" chain.tile
+chain 100000 "f99999(x)" >"$tmp/cycle.tile"
+expect 1 "recursive call to 'f99999'" cycle.tile
+
+{ chain 4000 "x + 1"; printf '@grid(1)\nkernel k(o: *i32) { store(o, f3999(1)); }\n'; } >"$tmp/deep.tile"
+expect 1 "nested too deeply" deep.tile
+
+awk 'BEGIN { print "fn f0(x) { return x + 1; }"
+    for (i = 1; i <= 30; i++) printf "fn f%d(x) { return f%d(x) + f%d(x); }\n", i, i - 1, i - 1
+    print "@grid(1)\nkernel k(o: *i32, n: i32) { store(o, f30(n)); }" }' >"$tmp/expo.tile"
+expect 1 "past 100000 inlined statements" expo.tile
+
+awk 'BEGIN { print "@grid(1)\nkernel k(o: *f32) {\n    let x = load(o);"
+    for (i = 0; i < 40000; i++) printf "    x = x * 1.5 + %d.0;\n", i % 7
+    print "    store(o, x);\n}" }' >"$tmp/long.tile"
+expect 0 "" long.tile
+
+[ $fail -eq 0 ] && echo "scale_check: all passed"
+[ $fail -eq 0 ]
