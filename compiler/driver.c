@@ -5,6 +5,7 @@
 #include <string.h>
 #include <llvm-c/Core.h>
 #include "analysis_axis.h"
+#include "check_frame.h"
 #include "check_registers.h"
 #include "codegen.h"
 #include "driver.h"
@@ -72,6 +73,7 @@ static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t,
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef mod = lower_kernel(k, t, ctx, d);
     int rc = mod ? codegen_optimize(mod, t, d) : -1;
+    if (rc == 0) rc = check_frame(mod, k, t, d);
     CgOutput what = req->stop_after == STAGE_LLVM ? CG_LLVM_IR
                     : req->stop_after == STAGE_ASM || t->kind == TARGET_NVPTX ? CG_ASM : CG_OBJECT;
     char *code = NULL;

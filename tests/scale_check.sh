@@ -2,7 +2,8 @@
 # scale_check.sh: compile cost stays near-linear and bounded on generated sources far larger
 # than real ones: 100,000 helpers in a chain (the recursion check), a 100,000-helper cycle,
 # exponential inlining (f1 calls f0 twice, f2 calls f1 twice, ...: the inlining budget),
-# and a kernel of 40,000 statements. Each must finish well inside its time limit.
+# and a kernel of 40,000 statements. Each must finish well inside its time limit. Also the
+# CPU backend's stack limit on tile sizes.
 # usage: tests/scale_check.sh TILEC   (from the source root)
 tilec=${1:?usage: scale_check.sh TILEC}
 fail=0
@@ -47,6 +48,23 @@ awk 'BEGIN { print "@grid(1)\nkernel k(o: *f32) {\n    let x = load(o);"
     for (i = 0; i < 40000; i++) printf "    x = x * 1.5 + %d.0;\n", i % 7
     print "    store(o, x);\n}" }' >"$tmp/long.tile"
 expect 0 "" long.tile
+
+# A tile too large for the CPU backend's worker stacks is refused at compile time (it killed the
+# process with SIGSEGV before); half of it still runs.
+timeout 120 "$tilec" run examples/add.tile:add n=1000 -D BLOCK=1048576 --backend=cpu --reps=1 \
+    >/dev/null 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q "bytes of stack for its tiles on the host target" "$tmp/err"; then
+    echo "FAIL: add BLOCK=1048576 on the CPU backend: exit $rc, expected 1 and the stack message"
+    head -3 "$tmp/err" | sed 's/^/    /'
+    fail=$((fail + 1))
+fi
+if ! timeout 120 "$tilec" run examples/add.tile:add n=1000 -D BLOCK=262144 --backend=cpu \
+    --reps=1 >/dev/null 2>"$tmp/err"; then
+    echo "FAIL: add BLOCK=262144 on the CPU backend does not run"
+    head -3 "$tmp/err" | sed 's/^/    /'
+    fail=$((fail + 1))
+fi
 
 [ $fail -eq 0 ] && echo "scale_check: all passed"
 [ $fail -eq 0 ]
