@@ -262,7 +262,7 @@ static void limit_unroll(Lower *L, LLVMValueRef br, int count)
 
 LLVMValueRef lw_for_begin(Lower *L, ElemLoop *lp, int n, int unroll, int max_unroll)
 {
-    *lp = (ElemLoop){.n = n, .unrolled = unroll || n == 1, .max_unroll = max_unroll};
+    *lp = (ElemLoop){.n = n, .unrolled = unroll || n <= LW_UNROLL_ALWAYS, .max_unroll = max_unroll};
     if (n <= 0)
         return NULL;
     if (lp->unrolled)
