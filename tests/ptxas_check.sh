@@ -1,7 +1,7 @@
 #!/bin/sh
 # ptxas_check.sh: the PTX of every kernel of every example (and of the tensor-core and
-# integer-division tests) assembles with ptxas for sm_80 and sm_90, as emitted and as a launch with 16-byte aligned
-# arguments specializes it, and uses no local memory: no stack frame, no spills. The 16-bit
+# integer-division tests) assembles with ptxas for sm_80 and sm_90, as emitted and as a launch
+# with 16-byte aligned arguments specializes it, and uses no local memory: no stack frame, no spills. The 16-bit
 # matmul and attention kernels must use the tensor cores: mma.sync, ldmatrix and (aligned)
 # cp.async must appear. Skips (exit 77) without ptxas.
 # usage: tests/ptxas_check.sh TILEC [FILE.tile...]   (from the source root)
