@@ -57,6 +57,19 @@ awk 'BEGIN { print "@grid(1)\nkernel k(o: *f32) {\n    let i = arange(0, 16);\n 
 SUB=emit expect 0 "" tiles.tile --emit=llvm -o /dev/null
 SUB=emit expect 0 "" long.tile --emit=obj -o /dev/null
 
+# Constant folding never traps: INT64_MIN / -1, INT64_MIN % -1 and division by zero of constants
+# are errors (a SIGFPE in the compiler would be a crash).
+for e in "(-9223372036854775807 - 1) / -1" "(-9223372036854775807 - 1) % -1" "7 / 0" "7 % 0"; do
+    printf '@grid(1)\nkernel k(o: *i64) {\n    store(o, %s);\n}\n' "$e" >"$tmp/fold.tile"
+    expect 1 "error:" fold.tile
+    # a const default: reported (whether as an error or a note is the front end's business)
+    printf '@grid(1)\nkernel k(o: *i64, const C: i64 = %s) {\n    store(o, C);\n}\n' "$e" \
+        >"$tmp/fold_const.tile"
+    timeout 60 "$tilec" check "$tmp/fold_const.tile" >/dev/null 2>&1
+    rc=$?
+    [ $rc -le 1 ] || { echo "FAIL: const C: i64 = $e: exit $rc"; fail=$((fail + 1)); }
+done
+
 # A tile too large for the CPU backend's worker stacks is refused at compile time (it killed the
 # process with SIGSEGV before); half of it still runs.
 timeout 120 "$tilec" run examples/add.tile:add n=1000 -D BLOCK=1048576 --backend=cpu --reps=1 \
