@@ -2,8 +2,9 @@
 # scale_check.sh: compile cost stays near-linear and bounded on generated sources far larger
 # than real ones: 100,000 helpers in a chain (the recursion check), a 100,000-helper cycle,
 # exponential inlining (f1 calls f0 twice, f2 calls f1 twice, ...: the inlining budget),
-# a kernel of 40,000 statements, and 2,000 tile statements lowered for the host. Each must finish well inside its time limit. Also the
-# CPU backend's stack limit on tile sizes.
+# a kernel of 40,000 statements, and 2,000 tile statements lowered for the host. Each must
+# finish well inside its time limit. Also: constant folding never traps, and the CPU backend's
+# stack limit on tile sizes.
 # usage: tests/scale_check.sh TILEC   (from the source root)
 tilec=${1:?usage: scale_check.sh TILEC}
 fail=0
