@@ -20,7 +20,8 @@ LLVMTargetMachineRef codegen_machine(const struct Target *t, Diags *d);
 int codegen_prepare(LLVMModuleRef m, const struct Target *t, Diags *d);
 /* Runs the LLVM verifier; failures are reported as internal errors. 0 ok, -1 broken. */
 int codegen_verify(LLVMModuleRef m, Diags *d);
-/* Runs "default<O3>" (with the target's own passes, e.g. NVVMReflect). 0 ok, -1 error. */
+/* Runs "default<O3>" (with the target's own passes, e.g. NVVMReflect); "default<O1>" for very
+ * large host and sim modules (codegen.c). 0 ok, -1 error. */
 int codegen_optimize(LLVMModuleRef m, const struct Target *t, Diags *d);
 /* Emits the module as text IR, assembly or an object into arena memory (NUL-terminated;
  * *size excludes the NUL). 0 ok, -1 with a diagnostic. */

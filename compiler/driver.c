@@ -1,10 +1,11 @@
-/* driver.c: the compile pipeline in one place. tc_compile reads top to bottom as the list
+/* driver.c: the compile pipeline in one place. compile_stages reads top to bottom as the list
  * of stages: resolve consts, specialize (AST -> tile IR), verify, assign layouts, analyze
  * axes, lower to LLVM IR, optimize, emit PTX or a host object. Each stage can be the last one and be
- * dumped (tilec --emit=...). */
+ * dumped (tilec --emit=...). tc_compile reports an arena allocation failure in any stage. */
 #include <string.h>
 #include <llvm-c/Core.h>
 #include "analysis_axis.h"
+#include "check_frame.h"
 #include "check_registers.h"
 #include "codegen.h"
 #include "driver.h"
@@ -14,10 +15,21 @@
 #include "spec.h"
 #include "target.h"
 
+/* An arena allocation failure inside `stage` jumps back here and is reported as one error
+ * (the parser needs no jump: it checks every allocation and unwinds its own stack). */
+static void sema_guarded(Module *m, Diags *diags) {
+    jmp_buf jump;
+    jmp_buf *prev = arena_set_failure_jump(diags->arena, &jump);
+    if (setjmp(jump) == 0) sema_check(m, diags);
+    else diag_error(diags, (SrcLoc){m->file, 0, 0, 0}, "out of memory checking %s", m->file->name);
+    arena_set_failure_jump(diags->arena, prev);
+}
+
 Module *tc_parse(Arena *arena, const SrcFile *file, Diags *diags) {
     Module *m = parse_module(arena, file, diags);
+    if (!m && !diags->errors) diag_error(diags, (SrcLoc){file, 0, 0, 0}, "out of memory parsing %s", file->name);
     if (!m || diags->errors) return NULL;
-    sema_check(m, diags);
+    sema_guarded(m, diags);
     if (!diags->errors) tc_check_tune(m, diags);
     return diags->errors ? NULL : m;
 }
@@ -70,9 +82,11 @@ static void apply_div16(const CompileRequest *req, TirKernel *k, Arena *a) {
 /* LLVM IR -> optimized IR -> PTX or object. */
 static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t, Arena *arena,
                        Diags *d, CompiledKernel *out) {
+    jmp_buf *jump = arena_set_failure_jump(arena, NULL); /* no jump across LLVM's objects */
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef mod = lower_kernel(k, t, ctx, d);
     int rc = mod ? codegen_optimize(mod, t, d) : -1;
+    if (rc == 0) rc = check_frame(mod, k, t, d);
     CgOutput what = req->stop_after == STAGE_LLVM ? CG_LLVM_IR
                     : req->stop_after == STAGE_ASM || t->kind == TARGET_NVPTX ? CG_ASM : CG_OBJECT;
     char *code = NULL;
@@ -87,6 +101,7 @@ static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t,
     }
     if (mod) LLVMDisposeModule(mod);
     LLVMContextDispose(ctx);
+    arena_set_failure_jump(arena, jump);
     return rc;
 }
 
@@ -115,7 +130,7 @@ int tc_passes(TirKernel *k, const Target *t, const CompileRequest *req, Diags *d
     return 0;
 }
 
-int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKernel *out) {
+static int compile_stages(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKernel *out) {
     const Func *f = find_kernel(req, diags);
     const Target *t = target_lookup(req->target ? req->target : TC_TARGET_HOST);
     if (!f) return -1;
@@ -142,4 +157,16 @@ int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKe
         return 0;
     }
     return run_backend(req, k, t, arena, diags, out);
+}
+
+/* The stages up to LLVM allocate in hundreds of places: an arena allocation failure in any of
+ * them jumps back here and is reported once, rather than checked at each. */
+int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKernel *out) {
+    jmp_buf jump;
+    jmp_buf *prev = arena_set_failure_jump(arena, &jump);
+    volatile int rc = -1;
+    if (setjmp(jump) == 0) rc = compile_stages(req, arena, diags, out);
+    else diag_error(diags, (SrcLoc){req->module->file, 0, 0, 0}, "out of memory compiling kernel '%s'", req->kernel);
+    arena_set_failure_jump(arena, prev);
+    return rc;
 }

@@ -262,7 +262,7 @@ static void limit_unroll(Lower *L, LLVMValueRef br, int count)
 
 LLVMValueRef lw_for_begin(Lower *L, ElemLoop *lp, int n, int unroll, int max_unroll)
 {
-    *lp = (ElemLoop){.n = n, .unrolled = unroll || n == 1, .max_unroll = max_unroll};
+    *lp = (ElemLoop){.n = n, .unrolled = unroll || n <= LW_UNROLL_ALWAYS, .max_unroll = max_unroll};
     if (n <= 0)
         return NULL;
     if (lp->unrolled)
@@ -396,6 +396,24 @@ static void finish_kernel(Lower *L)
         L->failed = 1;
 }
 
+/* Lowers the kernel's body; an arena allocation failure on the way jumps back here, so the
+ * builders and the module are still disposed of. */
+static void lower_guarded(Lower *L)
+{
+    jmp_buf jump;
+    jmp_buf *prev = arena_set_failure_jump(L->k->arena, &jump);
+    if (setjmp(jump) == 0) {
+        if (codegen_prepare(L->mod, L->t, L->d) == 0 && begin_kernel(L) == 0 &&
+            lower_block(L, L->k->body) == 0)
+            finish_kernel(L);
+        else
+            L->failed = 1;
+    } else {
+        lw_fail(L, NULL, "out of memory lowering the kernel");
+    }
+    arena_set_failure_jump(L->k->arena, prev);
+}
+
 LLVMModuleRef lower_kernel(TirKernel *k, const Target *t, LLVMContextRef ctx, Diags *d)
 {
     Lower L = {.k = k, .t = t, .ctx = ctx, .d = d, .smem_bytes = k->smem_alloc_bytes};
@@ -404,11 +422,7 @@ LLVMModuleRef lower_kernel(TirKernel *k, const Target *t, LLVMContextRef ctx, Di
     L.b = LLVMCreateBuilderInContext(ctx);
     L.tc = (TargetCtx){.ctx = ctx, .mod = L.mod, .b = L.b,
                        .alloca_b = LLVMCreateBuilderInContext(ctx), .diags = d};
-    if (codegen_prepare(L.mod, t, d) == 0 && begin_kernel(&L) == 0 &&
-        lower_block(&L, k->body) == 0)
-        finish_kernel(&L);
-    else
-        L.failed = 1;
+    lower_guarded(&L);
     LLVMDisposeBuilder(L.b);
     LLVMDisposeBuilder(L.tc.alloca_b);
     if (L.prologue)

@@ -109,12 +109,42 @@ static LLVMValueRef float_binop(Lower *L, TirBinOp op, LLVMValueRef a, LLVMValue
     }
 }
 
-/* Integer division by zero must not trap on the host: divide by 1 instead (result unspecified). */
-static LLVMValueRef safe_divisor(Lower *L, LLVMValueRef b)
+/* Integer division never traps and is defined everywhere (docs/language.md): x / 0 = 0 and
+ * x % 0 = x; the signed MIN / -1 = MIN (it wraps) and MIN % -1 = 0. The hardware must never
+ * see those divisors (LLVM's sdiv/udiv by 0 or of MIN by -1 is undefined, x86 raises SIGFPE),
+ * so they are replaced by 1 before dividing and the results fixed with selects after. */
+static LLVMValueRef int_divide(Lower *L, int rem, int sgn, LLVMValueRef a, LLVMValueRef b)
 {
-    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(b));
-    LLVMValueRef isz = LLVMBuildICmp(L->b, LLVMIntEQ, b, zero, "");
-    return LLVMBuildSelect(L->b, isz, LLVMConstInt(LLVMTypeOf(b), 1, 0), b, "");
+    LLVMTypeRef t = LLVMTypeOf(b);
+    LLVMValueRef zero = LLVMConstNull(t), one = LLVMConstInt(t, 1, 0);
+    LLVMValueRef by_zero = LLVMBuildICmp(L->b, LLVMIntEQ, b, zero, "");
+    LLVMValueRef special = by_zero;
+    if (sgn) {
+        unsigned w = LLVMGetIntTypeWidth(t);
+        LLVMValueRef min = LLVMConstInt(t, 1ull << (w - 1), 0);
+        LLVMValueRef a_min = LLVMBuildICmp(L->b, LLVMIntEQ, a, min, "");
+        LLVMValueRef b_m1 = LLVMBuildICmp(L->b, LLVMIntEQ, b, LLVMConstAllOnes(t), "");
+        special = LLVMBuildOr(L->b, by_zero, LLVMBuildAnd(L->b, a_min, b_m1, ""), "");
+    }
+    LLVMValueRef d = LLVMBuildSelect(L->b, special, one, b, ""); /* MIN / 1 = MIN, MIN % 1 = 0 */
+    LLVMValueRef r = rem ? (sgn ? LLVMBuildSRem(L->b, a, d, "") : LLVMBuildURem(L->b, a, d, ""))
+                         : (sgn ? LLVMBuildSDiv(L->b, a, d, "") : LLVMBuildUDiv(L->b, a, d, ""));
+    return LLVMBuildSelect(L->b, by_zero, rem ? a : zero, r, "");
+}
+
+/* Shifts by the width or more (or by a negative count, read as unsigned) are defined as the
+ * PTX instructions define them, rather than LLVM's poison: << and unsigned >> give 0, signed >>
+ * fills with the sign bit. */
+static LLVMValueRef int_shift(Lower *L, TirBinOp op, int sgn, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMTypeRef t = LLVMTypeOf(b);
+    LLVMValueRef w1 = LLVMConstInt(t, LLVMGetIntTypeWidth(t) - 1, 0);
+    LLVMValueRef over = LLVMBuildICmp(L->b, LLVMIntUGT, b, w1, "");
+    if (op == BIN_SHR && sgn)
+        return LLVMBuildAShr(L->b, a, LLVMBuildSelect(L->b, over, w1, b, ""), "");
+    LLVMValueRef s = LLVMBuildSelect(L->b, over, LLVMConstNull(t), b, "");
+    LLVMValueRef r = op == BIN_SHL ? LLVMBuildShl(L->b, a, s, "") : LLVMBuildLShr(L->b, a, s, "");
+    return LLVMBuildSelect(L->b, over, LLVMConstNull(t), r, "");
 }
 
 static LLVMValueRef int_binop(Lower *L, TirBinOp op, int sgn, LLVMValueRef a, LLVMValueRef b)
@@ -123,15 +153,12 @@ static LLVMValueRef int_binop(Lower *L, TirBinOp op, int sgn, LLVMValueRef a, LL
     case BIN_ADD: return LLVMBuildAdd(L->b, a, b, "");
     case BIN_SUB: return LLVMBuildSub(L->b, a, b, "");
     case BIN_MUL: return LLVMBuildMul(L->b, a, b, "");
-    case BIN_DIV: b = safe_divisor(L, b);
-        return sgn ? LLVMBuildSDiv(L->b, a, b, "") : LLVMBuildUDiv(L->b, a, b, "");
-    case BIN_REM: b = safe_divisor(L, b);
-        return sgn ? LLVMBuildSRem(L->b, a, b, "") : LLVMBuildURem(L->b, a, b, "");
+    case BIN_DIV: return int_divide(L, 0, sgn, a, b);
+    case BIN_REM: return int_divide(L, 1, sgn, a, b);
     case BIN_AND: return LLVMBuildAnd(L->b, a, b, "");
     case BIN_OR: return LLVMBuildOr(L->b, a, b, "");
     case BIN_XOR: return LLVMBuildXor(L->b, a, b, "");
-    case BIN_SHL: return LLVMBuildShl(L->b, a, b, "");
-    case BIN_SHR: return sgn ? LLVMBuildAShr(L->b, a, b, "") : LLVMBuildLShr(L->b, a, b, "");
+    case BIN_SHL: case BIN_SHR: return int_shift(L, op, sgn, a, b);
     case BIN_MIN: case BIN_MAX: {
         LLVMIntPredicate p = op == BIN_MIN ? (sgn ? LLVMIntSLT : LLVMIntULT)
                                            : (sgn ? LLVMIntSGT : LLVMIntUGT);

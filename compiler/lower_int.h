@@ -67,10 +67,13 @@ typedef struct ElemLoop {
     int max_unroll; /* an LLVM loop: how far LLVM may unroll it (0: its choice) */
 } ElemLoop;
 
-/* `for (r = 0; r < n; r++) BODY`: with `unroll` (GPU targets) the C loop runs BODY n times
- * with r a constant, so the code is straight-line with constant register indices and LLVM
- * folds the layout arithmetic as it is built; otherwise BODY is emitted once inside an LLVM
- * loop whose counter is r. BODY must not leave the C loop early. */
+/* `for (r = 0; r < n; r++) BODY`: with `unroll` (GPU targets), or n <= LW_UNROLL_ALWAYS, the
+ * C loop runs BODY n times with r a constant, so the code is straight-line with constant
+ * register indices and LLVM folds the layout arithmetic as it is built; otherwise BODY is
+ * emitted once inside an LLVM loop whose counter is r. BODY must not leave the C loop early. */
+/* Loops this short are always straight-line code: thousands of tiny LLVM loops (one per tile
+ * op on the host) cost O3's loop passes time quadratic in their number. */
+#define LW_UNROLL_ALWAYS 16
 #define LW_FOR(L, lp, n, unroll, r) \
     for (LLVMValueRef r = lw_for_begin(L, lp, n, unroll, 0); r; r = lw_for_next(L, lp))
 /* An LLVM loop over 0..n-1 that LLVM may unroll at most `count` times. */

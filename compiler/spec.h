@@ -60,8 +60,15 @@ typedef struct Spec {
     Scope *scope;
     LoopCtx *loop;
     int inline_depth;
+    long inlined_stmts; /* statements specialized inside inlined helpers, this kernel */
+    int over_budget;    /* ... passed SPEC_INLINE_BUDGET: that was reported, stop */
     Val *ret;          /* the running helper's return value slot */
 } Spec;
+
+/* Helpers are inlined at every call, so f1 calling f0 twice, f2 calling f1 twice, ... grows
+ * exponentially: a kernel stops specializing once its inlined helpers reach this many
+ * statements (docs/language.md names the limit). */
+enum { SPEC_INLINE_BUDGET = 100000 };
 
 /* specialize.c */
 Binding *spec_lookup(Spec *s, const char *name);

@@ -384,7 +384,8 @@ static void spec_return(Spec *s, const Stmt *st) {
 }
 
 static void spec_stmt(Spec *s, const Stmt *st) {
-    if (s->terminated) return; /* unreachable after return/break/continue */
+    if (s->terminated || s->over_budget) return; /* unreachable after return/break/continue */
+    if (s->inline_depth > 0) s->inlined_stmts++;
     switch (st->kind) {
     case ST_LET: spec_let(s, st); break;
     case ST_ASSIGN: spec_assign(s, st); break;
@@ -456,7 +457,18 @@ static int helper_args(Spec *s, const Func *f, const Expr *call, Val *vals) {
     return 1;
 }
 
+/* Refuses to inline once the kernel's inlined statements are over budget (reported once). */
+static int inline_over_budget(Spec *s, const Func *f, const Expr *call) {
+    if (s->inlined_stmts <= SPEC_INLINE_BUDGET || s->over_budget) return s->over_budget;
+    diag_error(s->diags, call->loc, "inlining '%s' here takes kernel '%s' past %d inlined statements "
+               "(helpers calling helpers several times grow exponentially)", f->name, s->kernel->name,
+               SPEC_INLINE_BUDGET);
+    s->over_budget = 1;
+    return 1;
+}
+
 Val spec_call_helper(Spec *s, const Func *f, const Expr *call) {
+    if (inline_over_budget(s, f, call)) return val_error();
     if (f->nparams > SPEC_MAX_HELPER_PARAMS) { /* sema reports it at the definition */
         diag_error(s->diags, call->loc, "helper '%s' has %d parameters (at most %d)", f->name, f->nparams,
                    SPEC_MAX_HELPER_PARAMS);

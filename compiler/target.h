@@ -46,6 +46,8 @@ struct Target {
     int soft_bf16;           /* convert f32 -> bf16 with integer ops (no native cvt) */
     int mma;                 /* matrix instructions: 0 none, 2 mma.sync m16n8 (sm_80+) */
     int smem_limit;          /* shared memory per program instance, bytes (0: no limit) */
+    long long max_frame_bytes; /* stack frame of the kernel's code, at most (0: no check);
+                                  below the stack the runtime runs it on (check_frame.c) */
 
     /* Creates the kernel function `symbol` taking the runtime params (their LLVM types),
      * with an entry block for allocas and a start block where `c->b` is left; fills

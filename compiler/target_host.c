@@ -101,6 +101,7 @@ static const Target host_target = {
     .threads_per_warp = 1,
     .max_warps = 1,
     .soft_bf16 = 1,
+    .max_frame_bytes = 48ll << 20, /* the CPU backend's workers have 64 MiB stacks (cpu_jit.c) */
     .kernel_begin = host_kernel_begin,
     .kernel_finish = host_kernel_finish,
     .thread_id = host_thread_id,

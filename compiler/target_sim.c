@@ -163,6 +163,7 @@ static const Target sim_target = {
     .max_regs = 255,
     .unroll_elements = 1,
     .soft_bf16 = 1,
+    .max_frame_bytes = 768 << 10, /* each simulated thread has a 1 MiB stack (sim_int.h) */
     .kernel_begin = sim_kernel_begin,
     .kernel_finish = sim_kernel_finish,
     .thread_id = sim_thread_id,

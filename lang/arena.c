@@ -1,8 +1,11 @@
-/* arena.c: bump allocator in chunks (see arena.h). */
+/* arena.c: bump allocator in chunks (see arena.h), with the failure jump of a stage and the
+ * allocation-failure injection the out-of-memory test drives. */
 #include "arena.h"
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef struct Chunk {
@@ -13,7 +16,10 @@ typedef struct Chunk {
 
 struct Arena {
     Chunk *head;
+    jmp_buf *on_failure;
 };
+
+static _Atomic long fail_countdown = -1; /* arena_fail_after; -1: off */
 
 enum { CHUNK_MIN = 64 * 1024 };
 
@@ -37,11 +43,33 @@ static Chunk *chunk_new(size_t size) {
     return c;
 }
 
+void arena_fail_after(long n) { atomic_store(&fail_countdown, n); }
+
+jmp_buf *arena_set_failure_jump(Arena *a, jmp_buf *to) {
+    if (!a) return NULL;
+    jmp_buf *prev = a->on_failure;
+    a->on_failure = to;
+    return prev;
+}
+
+/* Whether the injected failure is due (once due, every later allocation fails too). */
+static int injected_failure(void) {
+    long n = atomic_load(&fail_countdown);
+    while (n > 0 && !atomic_compare_exchange_weak(&fail_countdown, &n, n - 1)) {}
+    return n == 0;
+}
+
+static void *failed(Arena *a) {
+    if (a->on_failure) longjmp(*a->on_failure, 1);
+    return NULL;
+}
+
 void *arena_alloc(Arena *a, size_t size) {
+    if (size > SIZE_MAX - 15 || injected_failure()) return failed(a);
     size = (size + 15) & ~(size_t)15;
     if (!a->head || a->head->size - a->head->used < size) {
-        Chunk *c = chunk_new(size > CHUNK_MIN ? size : CHUNK_MIN);
-        if (!c) return NULL;
+        Chunk *c = size > SIZE_MAX - sizeof(Chunk) ? NULL : chunk_new(size > CHUNK_MIN ? size : CHUNK_MIN);
+        if (!c) return failed(a);
         c->next = a->head;
         a->head = c;
     }

@@ -5,8 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ast.h"
+#include "func_index.h"
 
 const Func *module_find_func(const Module *m, const char *name) {
+    if (m && m->by_name) {
+        int i = func_index_find(m->by_name, m->funcs, name);
+        return i < 0 ? NULL : m->funcs[i];
+    }
     for (int i = 0; m && i < m->nfuncs; i++)
         if (!strcmp(m->funcs[i]->name, name)) return m->funcs[i];
     return NULL;

@@ -128,6 +128,7 @@ typedef struct Module {
     const SrcFile *file;
     Func **funcs;
     int nfuncs;
+    struct FuncIndex *by_name; /* funcs by name (func_index.h); NULL: scan them */
 } Module;
 
 /* Parses a whole file. Returns a module (possibly partial) and reports syntax errors to

@@ -14,21 +14,37 @@ void diags_init(Diags *d, Arena *arena) {
     d->arena = arena;
 }
 
+static void link_diag(Diags *d, Diag *g) {
+    if (d->last) d->last->next = g;
+    else d->first = g;
+    d->last = g;
+}
+
+/* Out of memory for a diagnostic: say so once, from memory that needs no allocation. */
+static void note_lost(Diags *d) {
+    if (d->lost.msg) return;
+    d->lost.level = DIAG_ERROR;
+    d->lost.msg = (char *)"out of memory (some diagnostics could not be recorded)";
+    link_diag(d, &d->lost);
+}
+
 static void diag_add(Diags *d, DiagLevel level, SrcLoc loc, const char *fmt, va_list ap) {
+    jmp_buf *jump = arena_set_failure_jump(d->arena, NULL); /* a diagnostic may not jump */
     Diag *g = arena_alloc(d->arena, sizeof(Diag));
-    if (!g) return;
     va_list aq;
     va_copy(aq, ap);
     int n = vsnprintf(NULL, 0, fmt, aq);
     va_end(aq);
-    g->msg = n < 0 ? NULL : arena_alloc(d->arena, (size_t)n + 1);
-    if (!g->msg) return;
+    if (g) g->msg = n < 0 ? NULL : arena_alloc(d->arena, (size_t)n + 1);
+    arena_set_failure_jump(d->arena, jump);
+    if (!g || !g->msg) {
+        note_lost(d);
+        return;
+    }
     vsnprintf(g->msg, (size_t)n + 1, fmt, ap);
     g->level = level;
     g->loc = loc;
-    if (d->last) d->last->next = g;
-    else d->first = g;
-    d->last = g;
+    link_diag(d, g);
 }
 
 static int error_limit(const Diags *d) { return d->max_errors > 0 ? d->max_errors : 100; }
@@ -38,14 +54,13 @@ static int error_counted(Diags *d) {
     d->errors++;
     if (d->errors <= error_limit(d)) return 1;
     if (d->errors == error_limit(d) + 1) {
+        jmp_buf *jump = arena_set_failure_jump(d->arena, NULL);
         Diag *g = arena_alloc(d->arena, sizeof(Diag));
-        if (!g) return 0;
+        if (g) g->msg = arena_printf(d->arena, "too many errors, stopping after %d", error_limit(d));
+        arena_set_failure_jump(d->arena, jump);
+        if (!g || !g->msg) return 0;
         g->level = DIAG_NOTE;
-        g->msg = arena_printf(d->arena, "too many errors, stopping after %d", error_limit(d));
-        if (!g->msg) return 0;
-        if (d->last) d->last->next = g;
-        else d->first = g;
-        d->last = g;
+        link_diag(d, g);
     }
     return 0;
 }

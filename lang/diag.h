@@ -32,6 +32,7 @@ typedef struct Diags {
     Diag *first, *last;
     int errors, warnings;
     int max_errors; /* stop recording after this many errors (0: 100) */
+    Diag lost;      /* recorded in place of diagnostics the arena had no memory for */
 } Diags;
 
 void diags_init(Diags *d, Arena *arena);

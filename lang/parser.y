@@ -9,6 +9,7 @@
 
 %code requires {
 #include "ast.h"
+#include "func_index.h"
 typedef struct Lexer Lexer;
 typedef struct ArgList ArgList;
 }
@@ -719,5 +720,6 @@ Module *parse_module(Arena *arena, const SrcFile *file, Diags *diags) {
     m->file = file;
     m->funcs = (Func **)funcs.items;
     m->nfuncs = funcs.len;
+    m->by_name = func_index_build(arena, m->funcs, m->nfuncs);
     return m;
 }

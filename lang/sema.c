@@ -3,6 +3,8 @@
  * returns. Types and shapes are inferred later, at specialization. */
 #include <string.h>
 #include "ast.h"
+#include "callgraph.h"
+#include "func_index.h"
 
 typedef enum { SYM_VAR, SYM_PARAM, SYM_PTR, SYM_CONST } SymKind;
 
@@ -16,13 +18,15 @@ typedef struct {
     Module *m;
     Diags *d;
     const Func *fn;
+    int fn_pos;      /* fn's position in the module */
     Sym *scope;      /* innermost first; a block restores it on exit */
     int loops;       /* depth of enclosing loops */
     const char *ann; /* checking this annotation's expressions (NULL: a function body) */
     int const_only;  /* ... which may only use const parameters */
     int depth;       /* of expression nesting, bounded so later stages may recurse */
     int too_deep;    /* that was reported */
-    PtrVec calls;    /* helper call edges: caller Func*, callee Func*, call Expr*, ... */
+    CallEdge *calls; /* helper calls, for the recursion check */
+    int ncalls, calls_cap;
     int errors;
 } Sema;
 
@@ -185,18 +189,37 @@ static void check_helper_call(Sema *S, const Expr *e, const Func *f) {
     }
 }
 
+/* The position in the module of the function named `name`, or -1. */
+static int func_position(const Module *m, const char *name) {
+    if (m->by_name) return func_index_find(m->by_name, m->funcs, name);
+    for (int i = 0; i < m->nfuncs; i++)
+        if (!strcmp(m->funcs[i]->name, name)) return i;
+    return -1;
+}
+
+static void record_call(Sema *S, int callee, const Expr *e) {
+    if (S->ncalls == S->calls_cap) {
+        int cap = S->calls_cap ? 2 * S->calls_cap : 64;
+        CallEdge *grown = arena_alloc(S->d->arena, sizeof *grown * (size_t)cap);
+        if (!grown) return; /* out of memory: the arena's owner reports it */
+        if (S->ncalls) memcpy(grown, S->calls, sizeof *grown * (size_t)S->ncalls);
+        S->calls = grown;
+        S->calls_cap = cap;
+    }
+    S->calls[S->ncalls++] = (CallEdge){S->fn_pos, callee, e};
+}
+
 static void check_call(Sema *S, const Expr *e) {
     for (int i = 0; i < e->nargs; i++) check_expr(S, e->args[i]);
     const Builtin *b = builtin_find(e->name);
-    const Func *f = module_find_func(S->m, e->name);
+    int pos = func_position(S->m, e->name);
+    const Func *f = pos < 0 ? NULL : S->m->funcs[pos];
     SrcLoc loc = loc_first(e->loc, strlen(e->name));
     if (f && f->is_kernel)
         ERR(S, loc, "cannot call kernel '%s' (only 'fn' helpers can be called)", e->name);
     else if (f) {
         check_helper_call(S, e, f);
-        if (ptrvec_push(S->d->arena, &S->calls, (void *)S->fn) == 0 &&
-            ptrvec_push(S->d->arena, &S->calls, (void *)f) == 0)
-            ptrvec_push(S->d->arena, &S->calls, (void *)e);
+        record_call(S, pos, e);
     }
     else if (b)
         check_builtin_call(S, e, b);
@@ -501,34 +524,14 @@ static void check_func(Sema *S, const Func *f) {
     if (f->body) check_stmt(S, f->body, 1);
 }
 
-static int func_index(const Sema *S, const Func *f) {
-    int i = 0;
-    while (i < S->m->nfuncs && S->m->funcs[i] != f) i++;
-    return i;
-}
-
-/* Marks in seen[] every function that `from` calls, directly or not. */
-static void mark_callees(const Sema *S, const Func *from, char *seen) {
-    for (int i = 0; i + 2 < S->calls.len; i += 3) {
-        if (S->calls.items[i] != from) continue;
-        int k = func_index(S, S->calls.items[i + 1]);
-        if (k < S->m->nfuncs && !seen[k]) {
-            seen[k] = 1;
-            mark_callees(S, S->calls.items[i + 1], seen);
-        }
-    }
-}
-
 /* Helpers are inlined, so a call cycle would never end: report the calls closing one. */
 static void check_recursion(Sema *S) {
-    int n = S->m->nfuncs;
-    char *reach = arena_alloc(S->d->arena, (size_t)n * (size_t)n + 1);
-    if (!reach) return;
-    for (int i = 0; i < n; i++) mark_callees(S, S->m->funcs[i], reach + (size_t)i * n);
-    for (int i = 0; i + 2 < S->calls.len; i += 3) {
-        int caller = func_index(S, S->calls.items[i]), callee = func_index(S, S->calls.items[i + 1]);
-        const Expr *e = S->calls.items[i + 2];
-        if (caller < n && callee < n && (caller == callee || reach[(size_t)callee * n + caller]))
+    unsigned char *cyclic = arena_alloc(S->d->arena, (size_t)S->ncalls + 1);
+    if (!cyclic || callgraph_cyclic(S->d->arena, S->m->nfuncs, S->calls, S->ncalls, cyclic))
+        return; /* out of memory: the arena's owner reports it */
+    for (int i = 0; i < S->ncalls; i++) {
+        const Expr *e = S->calls[i].site;
+        if (cyclic[i])
             ERR(S, loc_first(e->loc, strlen(e->name)),
                 "recursive call to '%s' (helpers are inlined and cannot recurse)", e->name);
     }
@@ -538,13 +541,12 @@ int sema_check(Module *m, Diags *diags) {
     Sema S = {.m = m, .d = diags};
     for (int i = 0; i < m->nfuncs; i++) {
         const Func *f = m->funcs[i];
-        for (int j = 0; j < i; j++)
-            if (!strcmp(m->funcs[j]->name, f->name)) {
-                ERR(&S, f->loc, "redefinition of '%s'", f->name);
-                diag_note(diags, m->funcs[j]->loc, "previous definition of '%s' is here",
-                          f->name);
-                break;
-            }
+        int first = func_position(m, f->name); /* the first function of that name */
+        if (first >= 0 && first < i) {
+            ERR(&S, f->loc, "redefinition of '%s'", f->name);
+            diag_note(diags, m->funcs[first]->loc, "previous definition of '%s' is here", f->name);
+        }
+        S.fn_pos = i;
         check_func(&S, f);
     }
     check_recursion(&S);

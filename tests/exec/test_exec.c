@@ -607,6 +607,7 @@ static const Group GROUPS[] = {
     {"casts", t_casts},     {"reduce", t_reduce},       {"dot", t_dot},
     {"control", t_control}, {"helpers", t_helpers},     {"memory", t_memory},
     {"grid", t_grid},       {"broadcast", t_broadcast}, {"mma", t_mma},
+    {"intdiv", t_intdiv},
 };
 
 static int usage(void)

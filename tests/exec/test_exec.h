@@ -82,5 +82,6 @@ void t_memory(void);
 void t_grid(void);
 void t_broadcast(void);
 void t_mma(void);
+void t_intdiv(void);
 
 #endif
