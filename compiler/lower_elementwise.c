@@ -142,7 +142,10 @@ static LLVMValueRef int_shift(Lower *L, TirBinOp op, int sgn, LLVMValueRef a, LL
     LLVMValueRef over = LLVMBuildICmp(L->b, LLVMIntUGT, b, w1, "");
     if (op == BIN_SHR && sgn)
         return LLVMBuildAShr(L->b, a, LLVMBuildSelect(L->b, over, w1, b, ""), "");
-    LLVMValueRef s = LLVMBuildSelect(L->b, over, LLVMConstNull(t), b, "");
+    /* the count masked, not selected: with a selected count LLVM proves the shift's count is b
+     * wherever it matters, and NVPTX then folds the select below into a shl.b64 whose count
+     * it narrows to 32 bits (a count of 2^32 + 1 shifted by 1) */
+    LLVMValueRef s = LLVMBuildAnd(L->b, b, w1, "");
     LLVMValueRef r = op == BIN_SHL ? LLVMBuildShl(L->b, a, s, "") : LLVMBuildLShr(L->b, a, s, "");
     return LLVMBuildSelect(L->b, over, LLVMConstNull(t), r, "");
 }
