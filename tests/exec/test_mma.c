@@ -129,6 +129,20 @@ static void dead_loads(int M, int N, int K, int stages)
         CONSTS({"num_warps", 4}, {"num_stages", stages}));
 }
 
+/* mm_nested: a pipelined loop inside another; K steps 0, 1 and many, stages 2 to 4 */
+static void nested(int M, int N, int K, int stages)
+{
+    begin("mm_nested %dx%dx%d stages %d", M, N, K, stages);
+    Buf *a = input("a", T_F16, (size_t)M * K + 1, -1, 1), *b = input("b", T_F16, (size_t)K * N + 1, -1, 1);
+    Buf *c = output("c", T_F32, (size_t)M * N, 1e-4);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++)
+            for (int k = 0; k < K; k++)
+                c->v[i * N + j] += a->v[i * K + k] * b->v[k * N + j];
+    run(MMA, "mm_nested", ARGS(P(a), P(b), P(c), I(M), I(N), I(K)),
+        CONSTS({"num_warps", 4}, {"num_stages", stages}));
+}
+
 void t_mma(void)
 {
     int n = (int)(sizeof shapes / sizeof shapes[0]);
@@ -147,4 +161,8 @@ void t_mma(void)
     chain(50, 2);
     dead_loads(33, 17, 40, 3);
     dead_loads(70, 40, 72, 2);
+    nested(40, 100, 72, 3);
+    nested(33, 70, 16, 4);
+    nested(64, 64, 0, 2);
+    nested(20, 90, 150, 2);
 }
