@@ -19,6 +19,7 @@
 #include <llvm-c/blake3.h>
 #include "build_id.h"
 #include "runtime_internal.h"
+#include "tcache.h"
 
 static const char MAGIC[8] = { 'T', 'I', 'L', 'E', 'K', 'C', 1, 0 };
 enum { HEXLEN = 64, SUMLEN = 32, MAX_NAME = 4096, MAX_FILE = 1 << 30 };
@@ -60,33 +61,6 @@ static int cache_dir(char *dir)
     if (home && *home)
         return snprintf(dir, PATH_MAX, "%s/.cache/tile", home) < PATH_MAX ? 0 : -1;
     return -1;
-}
-
-/* mkdir that accepts an existing directory, and only a directory (ENOTDIR otherwise). */
-static int mkdir_one(const char *path)
-{
-    struct stat st;
-    if (mkdir(path, 0755) == 0)
-        return 0;
-    if (errno != EEXIST)
-        return -1;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return 0;
-    errno = ENOTDIR;
-    return -1;
-}
-
-static int mkdir_p(char *path)
-{
-    for (char *p = path + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            int bad = mkdir_one(path) < 0;
-            *p = '/';
-            if (bad)
-                return -1;
-        }
-    return mkdir_one(path);
 }
 
 /* ---- the key ---- */
@@ -142,7 +116,7 @@ int rt_cache_path(tile_Kernel *k, const ConstBinding *c, int n, const unsigned c
     if (cache_dir(dir) < 0 || strlen(dir) + 16 + HEXLEN >= PATH_MAX)
         return -1;
     strcat(dir, "/kernels");
-    if (mkdir_p(dir) < 0) {
+    if (tcache_mkdir_p(dir) < 0) {
         warn_once(k->mod->ctx, "tile: cannot create the kernel cache directory %s: %s (compiled "
                   "code is not saved)", dir, strerror(errno));
         return -1;

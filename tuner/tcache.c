@@ -269,7 +269,7 @@ int tcache_save(TCache *c, char *err, size_t errlen)
     int fd = -1, bad = !dir;
     if (bad)
         tc_msg(err, errlen, "out of memory");
-    else if (slash && tc_mkdir_p(dir) < 0) {
+    else if (slash && tcache_mkdir_p(dir) < 0) {
         tc_msg(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         bad = 1;
     }

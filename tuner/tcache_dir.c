@@ -47,7 +47,7 @@ static int mkdir_one(const char *path)
     return -1;
 }
 
-int tc_mkdir_p(const char *path)
+int tcache_mkdir_p(const char *path)
 {
     char *p = strdup(path);
     int bad = !p;

@@ -37,7 +37,6 @@ json_t *tj_result_new(const TResult *r);
 void tj_result_get(const json_t *entry, TResult *out);
 
 /* ---- tcache_dir.c ---- */
-int tc_mkdir_p(const char *path);
 /* "<tuningdir>/<hash of meta>.json" (malloc'd). */
 char *tc_path_for(const char *tuningdir, const TCacheMeta *meta);
 
