@@ -75,7 +75,15 @@ static KTune *kt_new(tile_Kernel *k)
     pthread_mutex_init(&kt->tune_lock, NULL);
     Diags d;
     diags_init(&d, kt->arena);
-    if (space_build(k->func, kt->arena, &d, &kt->space) == 0)
+    int rc = space_build(k->func, kt->arena, &d, &kt->space);
+    if (rc == SPACE_OUT_OF_MEMORY) {
+        pthread_mutex_destroy(&kt->lock);
+        pthread_mutex_destroy(&kt->tune_lock);
+        arena_free(kt->arena);
+        free(kt);
+        return NULL;
+    }
+    if (rc == 0)
         kt->ntuned = kt->space.nparams;
     return kt;
 }
