@@ -581,6 +581,9 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         tilec_usage_error("no command given");
+    const char *fail = getenv("TILE_TEST_ARENA_FAIL_AFTER"); /* tests/tilec_oom.sh */
+    if (fail && *fail)
+        arena_fail_after(strtol(fail, NULL, 10));
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         fputs(HELP, stdout);

@@ -727,9 +727,7 @@ static void values_check_names(const TilecValues *vs, const Func *f)
 /* `// run:` hints first, so that the command line (added later) wins in tilec_value_find. */
 static void values_load(RunOpts *o, const char *text, const Func *f, Arena *a)
 {
-    TilecValues *given = malloc(sizeof *given);
-    if (!given)
-        tilec_usage_error("out of memory");
+    TilecValues *given = tilec_need(malloc(sizeof *given));
     *given = o->vals;
     o->vals.n = 0;
     values_from_hints(o, text, f->name, a);

@@ -222,10 +222,8 @@ void tilec_value_add(TilecValues *vs, const char *text, int hint, Arena *a)
     if (vs->n == TILEC_MAX_VALUES)
         tilec_usage_error("too many NAME=VALUE arguments (at most %d)", TILEC_MAX_VALUES);
     TilecValue *v = &vs->v[vs->n++];
-    *v = (TilecValue){ .name = arena_strndup(a, text, (size_t)(eq - text)),
-                       .expr = arena_strdup(a, eq + 1), .hint = hint };
-    if (!v->name || !v->expr)
-        tilec_usage_error("out of memory");
+    *v = (TilecValue){ .name = tilec_need(arena_strndup(a, text, (size_t)(eq - text))),
+                       .expr = tilec_need(arena_strdup(a, eq + 1)), .hint = hint };
 }
 
 /* ---- a value as a parameter's argument ---- */

@@ -290,8 +290,22 @@ static void job_free(CompileJob *j)
     j->arena = NULL;
 }
 
+/* A configuration that failed for want of memory is skipped, not failed: the failure says
+ * nothing about the configuration, and a skipped result is not saved in the cache (where it
+ * would keep the configuration from ever being timed again). */
+static int transient(tile_TuneStatus st, const char *reason)
+{
+    return st == TILE_TUNE_FAILED && reason && strstr(reason, "out of memory");
+}
+
 static void set_result(Tuning *t, Cand *c, tile_TuneStatus st, const char *reason)
 {
+    if (transient(st, reason)) {
+        c->todo = 0;
+        c->r.status = TILE_TUNE_SKIPPED;
+        c->r.reason = "not timed: out of memory";
+        return;
+    }
     c->r.status = st;
     c->r.reason = !reason ? "" : arena_strdup(t->a, reason);
     if (!c->r.reason)
