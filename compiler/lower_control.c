@@ -81,7 +81,8 @@ static LLVMValueRef for_condition(Lower *L, LLVMValueRef iv, LLVMValueRef hi, LL
 }
 
 /* Whether iv + step wrapped past the type's end (range(2147483640, n, 7) near INT32_MAX): the
- * loop ends there instead of going on from the other end forever. */
+ * next iv is then `hi`, which ends the loop, instead of going on from the other end forever
+ * (a select rather than a second exit, which costs registers in the GPU's pipelined loops). */
 static LLVMValueRef for_wrapped(Lower *L, LLVMValueRef cur, LLVMValueRef next, LLVMValueRef step)
 {
     LLVMValueRef zero = LLVMConstInt(LLVMTypeOf(step), 0, 0);
@@ -118,8 +119,9 @@ static int lower_for(Lower *L, TirOp *op)
     LLVMPositionBuilderAtEnd(L->b, latch);
     LLVMValueRef cur = LLVMBuildLoad2(L->b, LLVMTypeOf(lo), ivslot, "");
     LLVMValueRef next = LLVMBuildAdd(L->b, cur, step, "");
+    next = LLVMBuildSelect(L->b, for_wrapped(L, cur, next, step), hi, next, ""); /* then it ends */
     LLVMBuildStore(L->b, next, ivslot);
-    LLVMBuildCondBr(L->b, for_wrapped(L, cur, next, step), exit, head);
+    LLVMBuildBr(L->b, head);
     LLVMPositionBuilderAtEnd(L->b, exit);
     slots_bind(L, op->results, n, slots);
     return rc;
