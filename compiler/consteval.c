@@ -3,6 +3,7 @@
  * parameters from what the caller gave, defaults and first tuning candidates. All of it is
  * checked arithmetic: overflow, division by zero and out-of-range shifts are errors. */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 #include "driver.h"
 
@@ -71,6 +72,18 @@ int64_t tc_int_wrap(ElemKind et, int64_t v) {
     int bits = et_bits(et);
     uint64_t m = (UINT64_C(1) << bits) - 1, u = (uint64_t)v & m;
     return et_is_signed(et) && (u >> (bits - 1)) ? (int64_t)(u | ~m) : (int64_t)u;
+}
+
+int64_t tc_float_to_int(ElemKind et, double f) {
+    int bits = et_bits(et);
+    if (f != f) return 0;
+    if (et_is_signed(et)) {
+        int64_t max = (int64_t)(UINT64_MAX >> (65 - bits));
+        if (f <= (double)(-max - 1)) return -max - 1;
+        return f >= ldexp(1.0, bits - 1) ? max : (int64_t)f;
+    }
+    if (f <= 0) return 0;
+    return f >= ldexp(1.0, bits) ? (int64_t)(UINT64_MAX >> (64 - bits)) : (int64_t)(uint64_t)f;
 }
 
 static const char *const op_text[] = {

@@ -93,15 +93,15 @@ static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t,
     size_t size = 0;
     if (rc == 0) rc = codegen_emit(mod, t, what, arena, &code, &size, d);
     if (rc == 0 && req->dump && req->stop_after <= STAGE_ASM) fwrite(code, 1, size, req->dump);
-    if (rc == 0 && out) {
+    if (mod) LLVMDisposeModule(mod);
+    LLVMContextDispose(ctx);
+    arena_set_failure_jump(arena, jump);
+    if (rc == 0 && out) { /* allocates: after the jump is back, so a failure is reported */
         fill_result(k, out, arena);
         out->code = code;
         out->code_size = size;
         out->is_ptx = t->kind == TARGET_NVPTX;
     }
-    if (mod) LLVMDisposeModule(mod);
-    LLVMContextDispose(ctx);
-    arena_set_failure_jump(arena, jump);
     return rc;
 }
 

@@ -98,6 +98,9 @@ void tc_int_report(Diags *d, SrcLoc loc, int code, OpKind op, int64_t a, int64_t
 int tc_int_fits(ElemKind et, int64_t v);
 /* v reduced to et's width, as an explicit cast does (two's complement). */
 int64_t tc_int_wrap(ElemKind et, int64_t v);
+/* `f as et` for an integer type et, as generated code does it: truncated toward zero,
+ * saturated to et's range, NaN -> 0 (u64 values come back as their bit pattern). */
+int64_t tc_float_to_int(ElemKind et, double f);
 /* "-128 to 127": the range tc_int_fits accepts, for messages. */
 void tc_int_range_text(ElemKind et, char *buf, size_t size);
 

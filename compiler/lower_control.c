@@ -67,13 +67,29 @@ static int lower_region(Lower *L, TirBlock *b, RegionTargets *rt, LLVMBasicBlock
     return rc;
 }
 
+/* Whether the loop runs (again): iv < hi going up, iv > hi going down; a step of 0 (possible
+ * at run time) runs nothing rather than forever. */
 static LLVMValueRef for_condition(Lower *L, LLVMValueRef iv, LLVMValueRef hi, LLVMValueRef step)
 {
     LLVMValueRef zero = LLVMConstInt(LLVMTypeOf(step), 0, 0);
     LLVMValueRef up = LLVMBuildICmp(L->b, LLVMIntSGT, step, zero, "");
+    LLVMValueRef down = LLVMBuildICmp(L->b, LLVMIntSLT, step, zero, "");
     LLVMValueRef lt = LLVMBuildICmp(L->b, LLVMIntSLT, iv, hi, "");
     LLVMValueRef gt = LLVMBuildICmp(L->b, LLVMIntSGT, iv, hi, "");
-    return LLVMBuildSelect(L->b, up, lt, gt, "");
+    LLVMValueRef no = LLVMConstInt(LLVMInt1TypeInContext(L->ctx), 0, 0);
+    return LLVMBuildSelect(L->b, up, lt, LLVMBuildSelect(L->b, down, gt, no, ""), "");
+}
+
+/* Whether iv + step wrapped past the type's end (range(2147483640, n, 7) near INT32_MAX): the
+ * next iv is then `hi`, which ends the loop, instead of going on from the other end forever
+ * (a select rather than a second exit, which costs registers in the GPU's pipelined loops). */
+static LLVMValueRef for_wrapped(Lower *L, LLVMValueRef cur, LLVMValueRef next, LLVMValueRef step)
+{
+    LLVMValueRef zero = LLVMConstInt(LLVMTypeOf(step), 0, 0);
+    LLVMValueRef up = LLVMBuildICmp(L->b, LLVMIntSGT, step, zero, "");
+    LLVMValueRef below = LLVMBuildICmp(L->b, LLVMIntSLT, next, cur, "");
+    LLVMValueRef above = LLVMBuildICmp(L->b, LLVMIntSGT, next, cur, "");
+    return LLVMBuildSelect(L->b, up, below, above, "");
 }
 
 static int lower_for(Lower *L, TirOp *op)
@@ -102,7 +118,9 @@ static int lower_for(Lower *L, TirOp *op)
     L->loop = lt.outer;
     LLVMPositionBuilderAtEnd(L->b, latch);
     LLVMValueRef cur = LLVMBuildLoad2(L->b, LLVMTypeOf(lo), ivslot, "");
-    LLVMBuildStore(L->b, LLVMBuildAdd(L->b, cur, step, ""), ivslot);
+    LLVMValueRef next = LLVMBuildAdd(L->b, cur, step, "");
+    next = LLVMBuildSelect(L->b, for_wrapped(L, cur, next, step), hi, next, ""); /* then it ends */
+    LLVMBuildStore(L->b, next, ivslot);
     LLVMBuildBr(L->b, head);
     LLVMPositionBuilderAtEnd(L->b, exit);
     slots_bind(L, op->results, n, slots);

@@ -61,6 +61,24 @@ static LLVMValueRef to_bool(Lower *L, LLVMValueRef x, ElemKind from)
     return LLVMBuildICmp(L->b, LLVMIntNE, x, zero, "");
 }
 
+/* Float to integer saturates to the integer type's range and takes NaN to 0 (docs/language.md),
+ * on every target: plain fptosi/fptoui give poison there, the .sat intrinsics are defined.
+ * A target may have one instruction for it (NVPTX's cvt.rzi for 32 and 64 bits). */
+static LLVMValueRef float_to_int(Lower *L, LLVMValueRef x, ElemKind to)
+{
+    LLVMTypeRef from_t = LLVMTypeOf(x), to_t = lw_type(L, to);
+    int is_f64 = LLVMGetTypeKind(from_t) == LLVMDoubleTypeKind;
+    LLVMValueRef native = L->t->float_to_int
+        ? L->t->float_to_int(&L->tc, x, is_f64, et_bits(to), et_is_signed(to)) : NULL;
+    if (native)
+        return native;
+    if (LLVMGetTypeKind(from_t) == LLVMVectorTypeKind)
+        to_t = LLVMVectorType(to_t, LLVMGetVectorSize(from_t));
+    LLVMTypeRef overload[2] = {to_t, from_t};
+    const char *name = et_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat";
+    return target_intrinsic(&L->tc, name, overload, 2, &x, 1);
+}
+
 LLVMValueRef lw_cast(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to)
 {
     if (from == to)
@@ -70,11 +88,8 @@ LLVMValueRef lw_cast(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to)
     int fi = et_is_float(from), ti = et_is_float(to);
     if (fi && ti)
         return float_to_float(L, x, from, to);
-    if (fi) {
-        x = float_to_float(L, x, from, from == ET_F64 ? ET_F64 : ET_F32);
-        return et_is_signed(to) ? LLVMBuildFPToSI(L->b, x, lw_type(L, to), "")
-                                : LLVMBuildFPToUI(L->b, x, lw_type(L, to), "");
-    }
+    if (fi)
+        return float_to_int(L, float_to_float(L, x, from, from == ET_F64 ? ET_F64 : ET_F32), to);
     int sgn = et_is_signed(from);
     if (ti) {
         ElemKind mid = to == ET_BF16 ? ET_F32 : to;

@@ -160,7 +160,9 @@ static int check_conversion(Spec *s, const Val *v, ElemKind et, SrcLoc loc) {
 TirValue *spec_materialize(Spec *s, Val v, ElemKind et, int rank, const int *shape, SrcLoc loc) {
     TirValue *t;
     if (!val_is_value(&v) || !check_conversion(s, &v, et, loc)) return NULL;
-    if (v.kind == V_CONST) t = spec_const_scalar(s, et, v.i, v.f, loc);
+    if (v.kind == V_CONST && et_is_int(et) && et_is_float(v.ct)) /* stored as a cast would */
+        t = spec_const_scalar(s, et, tc_float_to_int(et, v.f), v.f, loc);
+    else if (v.kind == V_CONST) t = spec_const_scalar(s, et, v.i, v.f, loc);
     else t = et == ET_PTR ? v.v : spec_cast(s, v.v, et, loc);
     return broadcast_to(s, t, rank, shape, loc);
 }
@@ -412,10 +414,15 @@ static Val spec_cast_expr(Spec *s, const Expr *e) {
         diag_error(s->diags, e->loc, "cannot cast %s to %s", val_type_str(s, &a), et_name(et));
         return val_error();
     }
+    if (a.kind == V_CONST && et == ET_U64 && et_is_float(a.ct) && a.f >= 0x1p63) {
+        diag_error(s->diags, e->loc, "constant %g as u64 is past the largest u64 constant (%lld)",
+                   a.f, (long long)INT64_MAX);
+        return val_error();
+    }
     if (a.kind == V_CONST) {
         if (et_is_float(et)) return val_const_float(et, et_is_float(a.ct) ? a.f : (double)a.i, 0);
         if (et == ET_BOOL) return val_const_int(et, et_is_float(a.ct) ? a.f != 0 : a.i != 0, 0);
-        return val_const_int(et, tc_int_wrap(et, et_is_float(a.ct) ? spec_f2i(a.f) : a.i), 0);
+        return val_const_int(et, et_is_float(a.ct) ? tc_float_to_int(et, a.f) : tc_int_wrap(et, a.i), 0);
     }
     return val_tile(spec_cast(s, a.v, et, e->loc));
 }

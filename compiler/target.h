@@ -87,6 +87,10 @@ struct Target {
     /* Elementwise math on f32 or f64 x (UN_EXP..UN_COS, UN_ABS); NULL with a diagnostic
      * when the target cannot provide it. */
     LLVMValueRef (*math)(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
+    /* Optional: scalar f32/f64 x to a `bits`-wide integer, truncated, saturated to its range,
+     * NaN -> 0, in one instruction where the target has one; NULL (or a NULL result): the
+     * generic llvm.fpto[su]i.sat. */
+    LLVMValueRef (*float_to_int)(TargetCtx *c, LLVMValueRef x, int is_f64, int bits, int is_signed);
     /* Last step on the finished module (NVPTX: links libdevice when used). 0 ok, -1 error. */
     int (*module_finish)(TargetCtx *c);
 };

@@ -244,6 +244,19 @@ static LLVMValueRef nv_math(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64
     return is_f64 ? nv_math_f64(c, op, x) : nv_math_f32(c, op, x);
 }
 
+/* cvt.rzi to a 32- or 64-bit integer saturates and takes NaN to 0 by itself (PTX ISA, cvt):
+ * LLVM's generic lowering of llvm.fpto[su]i.sat adds compares and selects around it. */
+static LLVMValueRef nv_float_to_int(TargetCtx *c, LLVMValueRef x, int is_f64, int bits, int is_signed)
+{
+    static const char *const names[2][2][2] = {
+        {{"llvm.nvvm.f2ui.rz", "llvm.nvvm.f2i.rz"}, {"llvm.nvvm.f2ull.rz", "llvm.nvvm.f2ll.rz"}},
+        {{"llvm.nvvm.d2ui.rz", "llvm.nvvm.d2i.rz"}, {"llvm.nvvm.d2ull.rz", "llvm.nvvm.d2ll.rz"}},
+    };
+    if ((bits != 32 && bits != 64) || LLVMGetTypeKind(LLVMTypeOf(x)) == LLVMVectorTypeKind)
+        return NULL;
+    return target_intrinsic(c, names[!!is_f64][bits == 64][!!is_signed], NULL, 0, &x, 1);
+}
+
 static int uses_libdevice(LLVMModuleRef m)
 {
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
@@ -316,6 +329,7 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .async_copy = sm >= 80 ? nv_async_copy : NULL, .async_commit = nv_async_commit,
         .async_wait = nv_async_wait,
         .shuffle_xor = nv_shuffle_xor, .shuffle_idx = nv_shuffle_idx, .smem_base = nv_smem_base, .math = nv_math,
+        .float_to_int = nv_float_to_int,
         .module_finish = nv_module_finish,
     };
     return t;

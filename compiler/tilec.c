@@ -114,6 +114,15 @@ void tilec_error(const char *fmt, ...)
     va_end(ap);
 }
 
+void *tilec_need(void *p)
+{
+    if (!p) {
+        tilec_error("out of memory");
+        exit(EXIT_ERROR);
+    }
+    return p;
+}
+
 void tilec_usage_error(const char *fmt, ...)
 {
     va_list ap;
@@ -327,7 +336,7 @@ static int kernels_or_fail(const Source *src, const char *name, const Func **ks)
 /* Every -D must name a const parameter of at least one of the kernels (the library says). */
 static int defines_or_fail(const Func **ks, int n, const Opts *o)
 {
-    Arena *a = arena_new();
+    Arena *a = tilec_need(arena_new());
     Diags d;
     diags_init(&d, a);
     int rc = tc_check_defines(ks, n, o->defs, o->ndefs, &d);
@@ -343,7 +352,7 @@ static int defines_or_fail(const Func **ks, int n, const Opts *o)
  * failure to resolve the consts is an error. */
 static int check_kernel(const Source *src, const Func *f, const Opts *o)
 {
-    Arena *a = arena_new();
+    Arena *a = tilec_need(arena_new());
     Diags d;
     diags_init(&d, a);
     ConstBinding vals[TILEC_MAX_DEFS + 8], defs[TILEC_MAX_DEFS];
@@ -371,7 +380,7 @@ static int check_kernel(const Source *src, const Func *f, const Opts *o)
 
 static int cmd_check(int argc, char **argv)
 {
-    Arena *arena = arena_new();
+    Arena *arena = tilec_need(arena_new());
     Opts o;
     opts_parse(&o, argc, argv, arena);
     Source src;
@@ -433,7 +442,7 @@ static const unsigned char *aligned_flags(const Func *f, const Opts *o, Arena *a
 static int emit_kernel(const Source *src, const Func *f, const Opts *o, const EmitKind *ek,
                        FILE *out)
 {
-    Arena *a = arena_new();
+    Arena *a = tilec_need(arena_new());
     Diags d;
     diags_init(&d, a);
     CompiledKernel ck;
@@ -482,7 +491,7 @@ static int emit_module(const Source *src, const Opts *o, const EmitKind *ek, FIL
 
 static int cmd_emit(int argc, char **argv)
 {
-    Arena *arena = arena_new();
+    Arena *arena = tilec_need(arena_new());
     Opts o;
     opts_parse(&o, argc, argv, arena);
     const EmitKind *ek = emit_kind(o.emit ? o.emit : "tir");
@@ -525,7 +534,7 @@ static void print_param(const Param *p, FILE *out)
 
 static int cmd_list(int argc, char **argv)
 {
-    Arena *arena = arena_new();
+    Arena *arena = tilec_need(arena_new());
     Opts o;
     opts_parse(&o, argc, argv, arena);
     Source src;
@@ -572,6 +581,9 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         tilec_usage_error("no command given");
+    const char *fail = getenv("TILE_TEST_ARENA_FAIL_AFTER"); /* tests/tilec_oom.sh */
+    if (fail && *fail)
+        arena_fail_after(strtol(fail, NULL, 10));
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         fputs(HELP, stdout);

@@ -25,6 +25,8 @@ typedef struct Source {
 void tilec_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Prints "tilec: error: ..." to stderr. */
 void tilec_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* p, or when it is NULL (an allocation failed) "tilec: error: out of memory" and exit 1. */
+void *tilec_need(void *p);
 
 /* Reads and parses `path`; prints diagnostics to stderr. Returns 0, or -1 when the file could
  * not be read (already reported). On parse errors src->module is NULL. */

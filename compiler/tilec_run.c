@@ -61,7 +61,7 @@ static void values_from_hints(RunOpts *o, const char *text, const char *kernel, 
         if (n == 1 && strncmp(s + strspn(s, " "), name, strlen(name)) == 0 &&
             strcmp(name, kernel) != 0)
             continue;
-        char *rest = arena_strndup(a, colon + 1, eol ? (size_t)(eol - colon - 1) : strlen(colon));
+        char *rest = tilec_need(arena_strndup(a, colon + 1, eol ? (size_t)(eol - colon - 1) : strlen(colon)));
         for (char *tok = strtok(rest, " \t\r"); tok; tok = strtok(NULL, " \t\r"))
             tilec_value_add(&o->vals, tok, 1, a);
     }
@@ -161,8 +161,8 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
     backend_from_name(o->backend); /* a bad name is a usage error before any work */
     char *colon = strrchr(o->file, ':');
     if (colon && colon[1] && !strchr(colon, '/')) {
-        o->kernel = arena_strdup(a, colon + 1);
-        o->file = arena_strndup(a, o->file, (size_t)(colon - o->file));
+        o->kernel = tilec_need(arena_strdup(a, colon + 1));
+        o->file = tilec_need(arena_strndup(a, o->file, (size_t)(colon - o->file)));
     }
     for (int i = 0; i < o->nsaves; i++)
         if (tilec_same_file(o->saves[i].path, o->file))
@@ -700,7 +700,7 @@ static const Func *find_kernel(RunOpts *o, const Module *m, Arena *a)
     if (!o->kernel) {
         if (nk != 1)
             tilec_usage_error("%s has %d kernels: name one as %s:KERNEL", o->file, nk, o->file);
-        o->kernel = arena_strdup(a, only->name);
+        o->kernel = tilec_need(arena_strdup(a, only->name));
     }
     const Func *f = module_find_func(m, o->kernel);
     if (!f || !f->is_kernel) {
@@ -727,9 +727,7 @@ static void values_check_names(const TilecValues *vs, const Func *f)
 /* `// run:` hints first, so that the command line (added later) wins in tilec_value_find. */
 static void values_load(RunOpts *o, const char *text, const Func *f, Arena *a)
 {
-    TilecValues *given = malloc(sizeof *given);
-    if (!given)
-        tilec_usage_error("out of memory");
+    TilecValues *given = tilec_need(malloc(sizeof *given));
     *given = o->vals;
     o->vals.n = 0;
     values_from_hints(o, text, f->name, a);

@@ -15,8 +15,8 @@ void tilec_file_arg_parse(const char *text, const char *opt, Arena *a, TilecFile
     const char *eq = strchr(text, '=');
     if (!eq || eq == text || !eq[1])
         tilec_usage_error("bad %s '%s': expected NAME=FILE", opt, text);
-    out->name = arena_strndup(a, text, (size_t)(eq - text));
-    out->path = arena_strdup(a, eq + 1);
+    out->name = tilec_need(arena_strndup(a, text, (size_t)(eq - text)));
+    out->path = tilec_need(arena_strdup(a, eq + 1));
 }
 
 size_t tilec_file_elems(const TilecFileArg *fa, const char *elem_name, int esz)

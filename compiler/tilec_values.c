@@ -221,11 +221,14 @@ void tilec_value_add(TilecValues *vs, const char *text, int hint, Arena *a)
         tilec_usage_error("expected NAME=VALUE, got '%s'", text);
     if (vs->n == TILEC_MAX_VALUES)
         tilec_usage_error("too many NAME=VALUE arguments (at most %d)", TILEC_MAX_VALUES);
+    size_t len = (size_t)(eq - text);
+    for (int i = 0; !hint && i < vs->n; i++) /* a hint may be overridden, a given value not */
+        if (!vs->v[i].hint && strlen(vs->v[i].name) == len && !strncmp(vs->v[i].name, text, len))
+            tilec_usage_error("'%.*s' is given twice ('%s=%s' and '%s')", (int)len, text,
+                              vs->v[i].name, vs->v[i].expr, text);
     TilecValue *v = &vs->v[vs->n++];
-    *v = (TilecValue){ .name = arena_strndup(a, text, (size_t)(eq - text)),
-                       .expr = arena_strdup(a, eq + 1), .hint = hint };
-    if (!v->name || !v->expr)
-        tilec_usage_error("out of memory");
+    *v = (TilecValue){ .name = tilec_need(arena_strndup(a, text, (size_t)(eq - text))),
+                       .expr = tilec_need(arena_strdup(a, eq + 1)), .hint = hint };
 }
 
 /* ---- a value as a parameter's argument ---- */

@@ -88,7 +88,10 @@ static int parse_item(Job *j, Reader *r, char *line)
     if (sscanf(line, "grid %u %u %u", &j->grid[0], &j->grid[1], &j->grid[2]) == 3)
         return j->has_grid = 1, 0;
     if (sscanf(line, "const %255s %lld", name, &v) == 2 && j->nconsts < MAX_ITEMS) {
-        j->consts[j->nconsts++] = (tile_Const){ strdup(name), v };
+        char *copy = strdup(name);
+        if (!copy)
+            return -1;
+        j->consts[j->nconsts++] = (tile_Const){ copy, v };
         return 0;
     }
     if (sscanf(line, "arg %15s", kind) != 1 || j->nargs == MAX_ITEMS)

@@ -140,7 +140,9 @@ char *diags_render_all(const Diags *d, Arena *arena) {
     if (!f) return NULL;
     diags_print(d, f);
     fclose(f);
+    jmp_buf *jump = arena_set_failure_jump(arena, NULL); /* buf must be freed: no jump */
     char *s = buf ? arena_strndup(arena, buf, size) : arena_strdup(arena, "");
+    arena_set_failure_jump(arena, jump);
     free(buf);
     return s;
 }

@@ -42,7 +42,8 @@ void diag_note(Diags *d, SrcLoc loc, const char *fmt, ...) __attribute__((format
 
 /* Renders one diagnostic with its source line and caret (no colour). */
 void diag_render(const Diag *d, FILE *out);
-/* Renders all diagnostics into one arena string ("" when none). */
+/* Renders all diagnostics into one arena string ("" when none; NULL out of memory, never a
+ * jump to the arena's failure handler). */
 char *diags_render_all(const Diags *d, Arena *arena);
 void diags_print(const Diags *d, FILE *out);
 

@@ -62,6 +62,8 @@ static tile_Status parse(tile_Module *mod)
     diags_init(&diags, mod->arena);
     mod->ast = tc_parse(mod->arena, &mod->file, &diags);
     char *text = diags_render_all(&diags, mod->arena);
+    if ((!mod->ast || diags.errors) && !text) /* the diagnostics did not fit either */
+        return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory parsing %s", mod->file.name);
     if (!mod->ast || diags.errors) {
         size_t n = text ? strlen(text) : 0;
         while (n && text[n - 1] == '\n')

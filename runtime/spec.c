@@ -138,7 +138,10 @@ static tile_Status compile_error(tile_Kernel *k, const ConstBinding *c, int n,
     char cs[512];
     consts_str(c, n, cs, sizeof cs);
     char *text = diags_render_all(d, a);
-    size_t len = text ? strlen(text) : 0;
+    if (!text) /* the diagnostics did not fit either */
+        return rt_error(k->mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "compile of '%s' %s for %s: out of memory",
+                        k->func->name, cs, target);
+    size_t len = strlen(text);
     while (len && text[len - 1] == '\n')
         text[--len] = 0;
     return rt_error(k->mod->ctx, TILE_ERROR_COMPILE, "compile of '%s' %s for %s failed%s%s",
@@ -317,8 +320,11 @@ tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *c, int n,
 /* One line (at most 300 bytes) of rendered diagnostics, for a tuning result's reason. */
 static char *first_lines(Diags *d, Arena *a)
 {
+    static char out_of_memory[] = "compile failed: out of memory";
     char *text = diags_render_all(d, a);
-    if (!text || !*text)
+    if (!text)
+        return out_of_memory;
+    if (!*text)
         return arena_strdup(a, "compile failed (no diagnostics)");
     char *nl = strchr(text, '\n');
     if (nl)

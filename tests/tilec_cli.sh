@@ -103,6 +103,8 @@ expect 0 "emit for the sim target" -- "$tilec" emit --emit=llvm --target=sim exa
 has "tile_sim_barrier" out "sim code calls the emulator's barrier"
 expect 2 "run: missing scalar" -- "$tilec" run examples/add.tile:add --backend=cpu n=
 expect 1 "run: no such kernel" -- "$tilec" run examples/add.tile:nope --backend=cpu
+expect 2 "run: a name given twice" -- "$tilec" run examples/add.tile:add --backend=cpu n=3 n=4
+expect 2 "tune: a name given twice" -- "$tilec" tune examples/add.tile:add --backend=cpu n=3 n=3
 
 # --load / --save: known f32 inputs in (raw, little-endian), exact sums out
 printf '\000\000\200\077\000\000\000\100\000\000\100\100\000\000\200\100' >"$tmp/x.bin"  # 1 2 3 4

@@ -4,6 +4,14 @@
 #include <string.h>
 #include "space.h"
 
+/* The public functions run their work with a failure jump on the arena: an allocation that
+ * fails anywhere inside comes back to them, which report it once (SPACE_OUT_OF_MEMORY). */
+static int out_of_memory(Diags *d, SrcLoc loc, jmp_buf *prev, Arena *a) {
+    arena_set_failure_jump(a, prev);
+    diag_error(d, loc, "out of memory building the @tune space");
+    return SPACE_OUT_OF_MEMORY;
+}
+
 static int add_param(const AnnArg *arg, Arena *a, Diags *d, TuneSpace *s) {
     for (int i = 0; i < s->nparams; i++)
         if (strcmp(s->params[i].name, arg->name) == 0) {
@@ -32,7 +40,7 @@ static int add_param(const AnnArg *arg, Arena *a, Diags *d, TuneSpace *s) {
     return 0;
 }
 
-int space_build(const Func *f, Arena *a, Diags *d, TuneSpace *out) {
+static int build(const Func *f, Arena *a, Diags *d, TuneSpace *out) {
     memset(out, 0, sizeof *out);
     int nargs = 0, ncons = 0;
     for (int i = 0; i < f->nanns; i++) {
@@ -72,8 +80,8 @@ static int satisfies(const TuneSpace *s, ConstBinding *env, int nenv, Diags *d, 
     return 0;
 }
 
-int space_enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, Arena *a,
-                    Diags *d, TuneConfig **out, int *pruned) {
+static int enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, Arena *a,
+                     Diags *d, TuneConfig **out, int *pruned) {
     int64_t total = space_size(s);
     if (total > SPACE_MAX_COMBINATIONS) {
         diag_error(d, s->loc, "the @tune space has %s%lld combinations of candidates (at most %d): "
@@ -124,7 +132,7 @@ int64_t space_bucket(const char *bucket, int64_t v) {
     return p;
 }
 
-char *space_key(const Func *f, const ConstBinding *vals, int nvals, Arena *a, Diags *d) {
+static char *key_of(const Func *f, const ConstBinding *vals, int nvals, Arena *a, Diags *d) {
     char *key = arena_strdup(a, "");
     for (int i = 0; i < f->nanns; i++) {
         const Annotation *an = &f->anns[i];
@@ -137,5 +145,30 @@ char *space_key(const Func *f, const ConstBinding *vals, int nvals, Arena *a, Di
                                (long long)space_bucket(an->args[j].bucket, v));
         }
     }
+    return key;
+}
+
+int space_build(const Func *f, Arena *a, Diags *d, TuneSpace *out) {
+    jmp_buf jump, *prev = arena_set_failure_jump(a, &jump);
+    if (setjmp(jump)) return out_of_memory(d, f->loc, prev, a);
+    int rc = build(f, a, d, out);
+    arena_set_failure_jump(a, prev);
+    return rc;
+}
+
+int space_enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, Arena *a,
+                    Diags *d, TuneConfig **out, int *pruned) {
+    jmp_buf jump, *prev = arena_set_failure_jump(a, &jump);
+    if (setjmp(jump)) return out_of_memory(d, s->loc, prev, a);
+    int n = enumerate(s, fixed, nfixed, a, d, out, pruned);
+    arena_set_failure_jump(a, prev);
+    return n;
+}
+
+char *space_key(const Func *f, const ConstBinding *vals, int nvals, Arena *a, Diags *d) {
+    jmp_buf jump, *prev = arena_set_failure_jump(a, &jump);
+    if (setjmp(jump)) return out_of_memory(d, f->loc, prev, a), NULL;
+    char *key = key_of(f, vals, nvals, a, d);
+    arena_set_failure_jump(a, prev);
     return key;
 }

@@ -32,8 +32,11 @@ typedef struct TuneConfig {
 } TuneConfig;
 
 /* Reads @tune and @constraint of kernel f. 0 ok, -1 with diagnostics (a candidate that
- * is not a compile-time integer, a parameter tuned twice, an empty list). */
+ * is not a compile-time integer, a parameter tuned twice, an empty list); -2 out of memory. */
 int space_build(const Func *f, Arena *a, Diags *d, TuneSpace *out);
+/* What space_build and space_enumerate return when an arena allocation failed (after an
+ * "out of memory" diagnostic); space_key returns NULL. */
+enum { SPACE_OUT_OF_MEMORY = -2 };
 
 /* Number of configurations before pruning (saturates at INT32_MAX). */
 int64_t space_size(const TuneSpace *s);

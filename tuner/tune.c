@@ -106,7 +106,9 @@ static char *config_string(const ConstBinding *cfg, int n, Arena *a)
     for (int i = 0; i < n && i < 64; i++)
         names[i] = cfg[i].name, vals[i] = cfg[i].value;
     char *s = tcache_config_string(names, vals, n < 64 ? n : 64);
+    jmp_buf *jump = arena_set_failure_jump(a, NULL); /* s must be freed: no jump past it */
     char *copy = s ? arena_strdup(a, s) : NULL;
+    arena_set_failure_jump(a, jump);
     free(s);
     return copy;
 }
@@ -259,6 +261,8 @@ static void save_one(Tuning *t, Cand *c, int ended)
 static tile_Status compile_all(Tuning *t)
 {
     CompileJob *jobs = arena_alloc(t->a, sizeof *jobs * (size_t)(t->ntodo + 1));
+    if (!jobs)
+        return rt_error(t->ctx, TILE_ERROR_OUT_OF_MEMORY, "tuning: out of memory");
     int n = 0;
     for (int i = 0; i < t->n; i++)
         if (t->c[i].todo && !t->c[i].done) {
@@ -286,10 +290,26 @@ static void job_free(CompileJob *j)
     j->arena = NULL;
 }
 
+/* A configuration that failed for want of memory is skipped, not failed: the failure says
+ * nothing about the configuration, and a skipped result is not saved in the cache (where it
+ * would keep the configuration from ever being timed again). */
+static int transient(tile_TuneStatus st, const char *reason)
+{
+    return st == TILE_TUNE_FAILED && reason && strstr(reason, "out of memory");
+}
+
 static void set_result(Tuning *t, Cand *c, tile_TuneStatus st, const char *reason)
 {
+    if (transient(st, reason)) {
+        c->todo = 0;
+        c->r.status = TILE_TUNE_SKIPPED;
+        c->r.reason = "not timed: out of memory";
+        return;
+    }
     c->r.status = st;
-    c->r.reason = reason ? arena_strdup(t->a, reason) : "";
+    c->r.reason = !reason ? "" : arena_strdup(t->a, reason);
+    if (!c->r.reason)
+        c->r.reason = "(out of memory for the reason)";
     if (st != TILE_TUNE_OK)
         t->failed++;
 }
@@ -311,6 +331,8 @@ static int same_code_as_timed(Tuning *t, Cand *c)
             c->r.status = TILE_TUNE_OK;
             c->r.ms = o->r.ms;
             c->r.reason = arena_printf(t->a, "same code as %s", o->r.config);
+            if (!c->r.reason)
+                c->r.reason = "same code as an earlier configuration";
             return 1;
         }
     return 0;
@@ -524,11 +546,15 @@ static int rank(const tile_TuneResult *a, const tile_TuneResult *b)
 
 static int rank_cmp(const void *a, const void *b) { return rank(a, b); }
 
-static void report(Tuning *t)
+static tile_Status report(Tuning *t)
 {
     tile_TuneReport *rep = t->rep;
     tile_TuneResult *res = arena_alloc(t->a, sizeof *res * (size_t)(t->n + 1));
     rep->key = arena_strdup(t->a, t->req->key);
+    if (!res || !rep->key) {
+        rep->key = "", rep->best = -1;
+        return rt_error(t->ctx, TILE_ERROR_OUT_OF_MEMORY, "tuning: out of memory for the report");
+    }
     rep->total = rep->nresults = t->n;
     rep->best = -1;
     for (int i = 0; i < t->n; i++) {
@@ -545,6 +571,7 @@ static void report(Tuning *t)
             rep->best = i;
     rep->results = res;
     rep->wall_s = (tune_now_ms() - t->t0) / 1e3;
+    return TILE_OK;
 }
 
 /* What to time: all but the cache's results and what the random sample leaves out. */
@@ -589,6 +616,23 @@ static void isolate(Tuning *t, int samples)
     t->ntodo = 0;
 }
 
+/* Enumeration and the plan: plain C on the tuning's arena, so an allocation failing anywhere
+ * in them comes back here (arena_set_failure_jump) and is one error status. */
+static tile_Status prepare(Tuning *t, int samples)
+{
+    jmp_buf jump, *prev = arena_set_failure_jump(t->a, &jump);
+    volatile tile_Status st = TILE_ERROR_OUT_OF_MEMORY;
+    if (setjmp(jump) == 0) {
+        st = enumerate(t);
+        if (st == TILE_OK)
+            plan(t, samples);
+    }
+    arena_set_failure_jump(t->a, prev);
+    if (st == TILE_ERROR_OUT_OF_MEMORY)
+        return rt_error(t->ctx, st, "tuning '%s': out of memory", t->req->k->func->name);
+    return st;
+}
+
 static void bench_setup(Tuning *t)
 {
     t->bench.reps = t->req->reps > 0 ? t->req->reps : 0; /* 0: as many as ~100 ms allow */
@@ -604,11 +648,10 @@ tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep)
     t.budget_ms = (req->budget_s > 0 ? req->budget_s : env_double("TILE_TUNE_BUDGET", 0)) * 1e3;
     rt_current_target(t.ctx, t.target);
     t.div16 = rt_div16(req->k, req->args, a);
-    tile_Status st = enumerate(&t);
+    int samples = req->samples > 0 ? req->samples : env_samples();
+    tile_Status st = prepare(&t, samples);
     if (st != TILE_OK)
         return st;
-    int samples = req->samples > 0 ? req->samples : env_samples();
-    plan(&t, samples);
     if (t.ntodo && t.trace_fd < 0 && tune_isolate_wanted(t.ctx))
         isolate(&t, samples);
     if (t.ntodo && (st = tune_bench_init(&t.bench, req->k, req->args, a)) != TILE_OK)
@@ -628,6 +671,6 @@ tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep)
     const char *old = req->kt->tc ? tcache_best(req->kt->tc, req->key) : NULL;
     if (t.ntodo || (t.best >= 0 && (!old || strcmp(old, t.c[t.best].r.config))))
         store(&t);
-    report(&t);
-    return st;
+    tile_Status rst = report(&t);
+    return st != TILE_OK ? st : rst;
 }

@@ -268,6 +268,24 @@ static void progress(Iso *s)
     s->req->progress(s->req->user, &p);
 }
 
+/* Notes a configuration the worker began (grows in the arena: old arrays stay till its end).
+ * Out of memory, it is left out: the result is then reported as from the cache. */
+static void record_evaluated(Iso *s, TuneIsolation *o, const char *config)
+{
+    if (o->nevaluated == s->cap) {
+        const char **more = arena_alloc(s->a, sizeof *more * (size_t)(2 * s->cap + 16));
+        if (!more)
+            return;
+        if (o->nevaluated)
+            memcpy(more, o->evaluated, sizeof *more * (size_t)o->nevaluated);
+        o->evaluated = more;
+        s->cap = 2 * s->cap + 16;
+    }
+    const char *copy = arena_strdup(s->a, config);
+    if (copy)
+        o->evaluated[o->nevaluated++] = copy;
+}
+
 static void trace_line(Iso *s, char *line)
 {
     double cw, cc, tm;
@@ -278,13 +296,7 @@ static void trace_line(Iso *s, char *line)
         s->pending = strdup(line + 6);
         s->pending_since = tune_now_ms();
         TuneIsolation *o = s->out;
-        if (o->nevaluated == s->cap) { /* grows in the arena: old arrays stay till its end */
-            const char **more = arena_alloc(s->a, sizeof *more * (size_t)(s->cap = 2 * s->cap + 16));
-            if (o->nevaluated)
-                memcpy(more, o->evaluated, sizeof *more * (size_t)o->nevaluated);
-            o->evaluated = more;
-        }
-        o->evaluated[o->nevaluated++] = arena_strdup(s->a, line + 6);
+        record_evaluated(s, o, line + 6);
     } else if (!strcmp(line, "end")) {
         free(s->pending);
         s->pending = NULL;

@@ -104,6 +104,11 @@ tile_Status tune_rotation_init(TuneBench *b, Arena *a)
     b->sets = arena_alloc(a, sizeof *b->sets * (size_t)(b->nsets * b->k->nparams + 1));
     b->copies = arena_alloc(a, sizeof *b->copies * (size_t)((b->nsets - 1) * nallocs + 1));
     b->copy_size = arena_alloc(a, sizeof *b->copy_size * (size_t)(nallocs + 1));
+    if (!b->sets || !b->copies || !b->copy_size) { /* as below: time without rotation */
+        b->nsets = 1, b->nallocs = 0;
+        atomic_store(&last_sets, 1);
+        return TILE_OK;
+    }
     memcpy(b->copy_size, size, sizeof *size * (size_t)nallocs);
     for (int j = 0; j < nallocs; j++) {
         char err[BK_ERR_MAX];

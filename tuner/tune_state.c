@@ -75,7 +75,15 @@ static KTune *kt_new(tile_Kernel *k)
     pthread_mutex_init(&kt->tune_lock, NULL);
     Diags d;
     diags_init(&d, kt->arena);
-    if (space_build(k->func, kt->arena, &d, &kt->space) == 0)
+    int rc = space_build(k->func, kt->arena, &d, &kt->space);
+    if (rc == SPACE_OUT_OF_MEMORY) {
+        pthread_mutex_destroy(&kt->lock);
+        pthread_mutex_destroy(&kt->tune_lock);
+        arena_free(kt->arena);
+        free(kt);
+        return NULL;
+    }
+    if (rc == 0)
         kt->ntuned = kt->space.nparams;
     return kt;
 }
@@ -235,9 +243,10 @@ static int pinned(const KTune *kt, const tile_Const *given, int ngiven)
     return 1;
 }
 
-/* The tuning key over resolved consts and integer scalar args (in `a`). */
+/* The tuning key over resolved consts and integer scalar args (in `a`); NULL with the
+ * context's error and *st set. */
 static char *launch_key(tile_Kernel *k, const ConstBinding *c, int n, const tile_Arg *args,
-                        Arena *a)
+                        Arena *a, tile_Status *st)
 {
     ConstBinding vals[MAX_VALS];
     int nv = 0;
@@ -249,11 +258,13 @@ static char *launch_key(tile_Kernel *k, const ConstBinding *c, int n, const tile
     Diags d;
     diags_init(&d, a);
     char *key = space_key(k->func, vals, nv, a, &d);
-    if (!key) {
-        char *text = diags_render_all(&d, a);
-        rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "launch of '%s': no tuning key: %s",
-                 k->func->name, text ? text : "");
-    }
+    char *text = key ? NULL : diags_render_all(&d, a);
+    if (!key && (!text || strstr(text, "out of memory")))
+        *st = rt_error(k->mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "launch of '%s': out of memory "
+                       "computing the tuning key", k->func->name);
+    else if (!key)
+        *st = rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "launch of '%s': no tuning key: %s",
+                       k->func->name, text);
     return key;
 }
 
@@ -377,14 +388,14 @@ tile_Status rt_tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Cons
     tile_Tuning mode = mode_of(k->mod->ctx);
     if (mode == TILE_TUNING_OFF)
         return TILE_OK;
-    char *key = launch_key(k, c, n, args, a);
+    tile_Status st = TILE_OK;
+    char *key = launch_key(k, c, n, args, a, &st);
     if (!key)
-        return TILE_ERROR_INVALID_ARGUMENT;
+        return st;
     if (choice_apply(kt, key, c, n))
         return TILE_OK;
     Miss m = { k, kt, key, args, given, ngiven, grid, a };
     pthread_mutex_lock(&kt->tune_lock);
-    tile_Status st = TILE_OK;
     if (!choice_apply(kt, key, c, n) && (st = resolve_miss(&m, mode, c, n)) == TILE_OK)
         choice_apply(kt, key, c, n);
     pthread_mutex_unlock(&kt->tune_lock);
@@ -410,8 +421,8 @@ static tile_Status tune_now(tile_Kernel *k, KTune *kt, const tile_Arg *args,
     for (int i = 0; i < nconsts && i < MAX_VALS; i++)
         given[i] = (ConstBinding){ consts[i].name, consts[i].value };
     int n = tc_resolve_consts(k->func, given, nconsts, c, MAX_VALS, a, &d);
-    char *key = n < 0 ? NULL : launch_key(k, c, n, args, a);
     tile_Status st = TILE_ERROR_INVALID_ARGUMENT;
+    char *key = n < 0 ? NULL : launch_key(k, c, n, args, a, &st);
     if (n < 0)
         rt_error(ctx, st, "tile_tune of '%s': cannot resolve const parameters", k->func->name);
     TuneRequest req = { .k = k, .kt = kt, .args = args, .given = consts, .ngiven = nconsts,

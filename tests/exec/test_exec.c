@@ -80,7 +80,7 @@ double ty_round(Ty t, double v)
     case T_I8: return (int8_t)(int64_t)v;
     case T_I16: return (int16_t)(int64_t)v;
     case T_I32: return (int32_t)(int64_t)v;
-    case T_I64: return (double)(int64_t)v;
+    case T_I64: return v >= 0x1p63 ? 0x1p63 : (double)(int64_t)v;
     case T_U8: return (uint8_t)(int64_t)v;
     case T_U16: return (uint16_t)(int64_t)v;
     case T_U32: return (uint32_t)(int64_t)v;
@@ -101,7 +101,7 @@ static void elem_write(Ty t, void *p, double v)
     case T_I8: *(int8_t *)p = (int8_t)(int64_t)v; break;
     case T_I16: *(int16_t *)p = (int16_t)(int64_t)v; break;
     case T_I32: *(int32_t *)p = (int32_t)(int64_t)v; break;
-    case T_I64: *(int64_t *)p = (int64_t)v; break;
+    case T_I64: *(int64_t *)p = v >= 0x1p63 ? INT64_MAX : (int64_t)v; break;
     case T_U8: *(uint8_t *)p = (uint8_t)(int64_t)v; break;
     case T_U16: *(uint16_t *)p = (uint16_t)(int64_t)v; break;
     case T_U32: *(uint32_t *)p = (uint32_t)(int64_t)v; break;
@@ -607,7 +607,7 @@ static const Group GROUPS[] = {
     {"casts", t_casts},     {"reduce", t_reduce},       {"dot", t_dot},
     {"control", t_control}, {"helpers", t_helpers},     {"memory", t_memory},
     {"grid", t_grid},       {"broadcast", t_broadcast}, {"mma", t_mma},
-    {"intdiv", t_intdiv},
+    {"intdiv", t_intdiv},     {"fcast", t_fcast},
 };
 
 static int usage(void)

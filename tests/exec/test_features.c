@@ -432,9 +432,31 @@ static void t_branches(void)
     }
 }
 
+/* Loops at the ends of i32 and with a run-time step of 0: {lo, hi, step, count, last}. */
+static void t_loop_edges(void)
+{
+    static const int64_t cases[][5] = {
+        {INT32_MAX - 7, INT32_MAX, 7, 1, INT32_MAX - 7},
+        {INT32_MAX - 7, INT32_MAX, 3, 3, INT32_MAX - 1},
+        {INT32_MIN + 8, INT32_MIN, -5, 2, INT32_MIN + 3},
+        {INT32_MIN, INT32_MAX, INT32_MAX, 3, INT32_MAX - 1},
+        {0, 10, 0, 0, -1},
+        {10, 0, 0, 0, -1},
+        {0, 10, 3, 4, 9},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t *k = cases[c];
+        begin("loop_edges range(%lld, %lld, %lld)", (long long)k[0], (long long)k[1], (long long)k[2]);
+        Buf *o = output("o", T_I32, 2, EXACT);
+        o->v[0] = (double)k[3], o->v[1] = (double)k[4];
+        run(CT, "loop_edges", ARGS(P(o), I(k[0]), I(k[1]), I(k[2])), NO_CONSTS);
+    }
+}
+
 void t_control(void)
 {
     t_loops();
+    t_loop_edges();
     t_branches();
 }
 

@@ -1,0 +1,91 @@
+/* test_fcast.c: the "fcast" group of the execution tests: float to integer casts at their
+ * edges (tests/exec/fcast.tile), from f16, bf16, f32 and f64 to every integer width and
+ * signedness, against the rule docs/language.md states: truncate toward zero, saturate to the
+ * integer type's range, NaN -> 0. Plain LLVM fptosi/fptoui would give poison on these. */
+#include <math.h>
+#include <stdio.h>
+#include "test_exec.h"
+
+#define FCAST "tests/exec/fcast.tile"
+
+static const Ty INT_TYS[] = {T_I8, T_I16, T_I32, T_I64, T_U8, T_U16, T_U32, T_U64};
+enum { NINT = sizeof INT_TYS / sizeof INT_TYS[0] };
+
+/* The cast's result as a double (INT64_MAX and UINT64_MAX round up to 2^63, 2^64, which is
+ * also what the comparison reads back from them). */
+static double saturate(Ty t, double v)
+{
+    int bits = TY[t].size * 8;
+    double lo = TY[t].is_signed ? -ldexp(1.0, bits - 1) : 0;
+    double hi = ldexp(1.0, bits - TY[t].is_signed) - 1;
+    if (isnan(v))
+        return 0;
+    return v <= lo ? lo : v >= hi + 1 ? hi : trunc(v);
+}
+
+/* NaN, infinities, small values, and each power of two that bounds an integer range with
+ * neighbours on both sides (some round to the bound itself in the narrower float types). */
+static int edge_values(double *out)
+{
+    static const double small[] = {0, -0.0, 0.5, -0.5, 0.99, -0.99, 1.5, -1.5, 1e30, -1e30, 1e300, -1e300};
+    static const double near[] = {1, 1 - 0x1p-9, 1 + 0x1p-7, 1 - 0x1p-12, 1 - 0x1p-24, 1 + 0x1p-23,
+                                   1 - 0x1p-53, 1 + 0x1p-52};
+    int n = 0;
+    out[n++] = NAN, out[n++] = INFINITY, out[n++] = -INFINITY;
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
+        out[n++] = small[i];
+    for (int e = 7; e <= 64; e = e == 8 ? 15 : e == 16 ? 31 : e == 32 ? 63 : e + 1)
+        for (int sign = -1; sign <= 1; sign += 2) {
+            double b = sign * ldexp(1.0, e);
+            for (size_t i = 0; i < sizeof near / sizeof near[0]; i++)
+                out[n++] = b * near[i];
+            out[n++] = b - 1, out[n++] = b + 1, out[n++] = b - sign * 0.5;
+        }
+    return n;
+}
+
+static void from_float(Ty ft)
+{
+    double vals[256];
+    int n = edge_values(vals);
+    begin("fcast_%s n=%d", TY[ft].name, n);
+    Buf *x = input("x", ft, (size_t)n, 0, 1);
+    Buf *o[NINT];
+    for (int i = 0; i < n; i++)
+        x->v[i] = ty_round(ft, vals[i]);
+    for (int k = 0; k < NINT; k++) {
+        o[k] = output(TY[INT_TYS[k]].name, INT_TYS[k], (size_t)n, EXACT);
+        for (int i = 0; i < n; i++)
+            o[k]->v[i] = saturate(INT_TYS[k], x->v[i]);
+    }
+    char kernel[32];
+    snprintf(kernel, sizeof kernel, "fcast_%s", TY[ft].name);
+    run(FCAST, kernel, ARGS(P(x), P(o[0]), P(o[1]), P(o[2]), P(o[3]), P(o[4]), P(o[5]), P(o[6]),
+                            P(o[7]), I(n)), NO_CONSTS);
+}
+
+/* Constant casts, folded by the compiler, give what run-time casts give. */
+static void consts(void)
+{
+    begin("fcast_consts");
+    Buf *o8 = output("o8", T_I8, 3, EXACT), *ou8 = output("ou8", T_U8, 2, EXACT);
+    Buf *o16 = output("o16", T_I16, 1, EXACT), *o32 = output("o32", T_I32, 3, EXACT);
+    Buf *ou32 = output("ou32", T_U32, 1, EXACT), *o64 = output("o64", T_I64, 2, EXACT);
+    Buf *ou64 = output("ou64", T_U64, 2, EXACT);
+    o8->v[0] = 127, o8->v[1] = -128, o8->v[2] = 127;
+    ou8->v[0] = 0, ou8->v[1] = 255;
+    o16->v[0] = -32768;
+    o32->v[0] = 2147483647, o32->v[1] = o32->v[2] = -2147483648.0;
+    ou32->v[0] = 4294967295.0;
+    o64->v[0] = 0x1p63, o64->v[1] = -0x1p63;
+    ou64->v[0] = trunc(9.2233720368547e18), ou64->v[1] = 0;
+    run(FCAST, "fcast_consts", ARGS(P(o8), P(ou8), P(o16), P(o32), P(ou32), P(o64), P(ou64)), NO_CONSTS);
+}
+
+void t_fcast(void)
+{
+    static const Ty floats[] = {T_F16, T_BF16, T_F32, T_F64};
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
+        from_float(floats[i]);
+    consts();
+}
