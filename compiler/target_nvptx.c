@@ -254,7 +254,11 @@ static LLVMValueRef nv_float_to_int(TargetCtx *c, LLVMValueRef x, int is_f64, in
     };
     if ((bits != 32 && bits != 64) || LLVMGetTypeKind(LLVMTypeOf(x)) == LLVMVectorTypeKind)
         return NULL;
-    return target_intrinsic(c, names[!!is_f64][bits == 64][!!is_signed], NULL, 0, &x, 1);
+    LLVMValueRef r = target_intrinsic(c, names[!!is_f64][bits == 64][!!is_signed], NULL, 0, &x, 1);
+    /* NaN -> 0 explicitly: on the H100, cvt.rzi gave INT_MIN for NaN when the widths differ
+     * (f32 -> s64, f64 -> s32), 0 only when they match */
+    LLVMValueRef nan = LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, "");
+    return LLVMBuildSelect(c->b, nan, LLVMConstNull(LLVMTypeOf(r)), r, "");
 }
 
 static int uses_libdevice(LLVMModuleRef m)
