@@ -257,13 +257,45 @@ static TirValue *in_range(PP *p, TirOp *at, TirValue *iv, TirValue *hi)
     return c;
 }
 
+static ElemKind unsigned_of(ElemKind k)
+{
+    switch (k) {
+    case ET_I8: return ET_U8;
+    case ET_I16: return ET_U16;
+    case ET_I32: return ET_U32;
+    case ET_I64: return ET_U64;
+    default: return k;
+    }
+}
+
+/* base + ahead < hi without computing base + ahead, which can wrap past the type's end (a
+ * wrapped index would pass the test and copy from far outside the tensor): base < hi and the
+ * distance hi - base, exact as an unsigned number then, exceeds ahead. */
+static TirValue *ahead_in_range(PP *p, TirOp *at, TirValue *base, TirValue *hi, int64_t ahead)
+{
+    TirValue *valid = in_range(p, at, base, hi);
+    ElemKind uk = unsigned_of(base->type.elem);
+    int bits = et_bits(uk);
+    if (ahead == 0)
+        return valid;
+    if (bits < 64 && ahead >= ((int64_t)1 << bits) - 1)
+        return emit_binary(p, at, BIN_AND, valid, emit_const(p, at, ET_BOOL, 0));
+    TirType ut = {.elem = uk}, bt = {.elem = ET_BOOL};
+    TirValue *gap = emit_binary(p, at, BIN_SUB, hi, base);
+    TirValue *ops[2] = {emit(p, at, TIR_CAST, &gap, 1, &ut, &scalar_layout), emit_const(p, at, uk, ahead)};
+    TirValue *far = emit(p, at, TIR_CMP, ops, 2, &bt, &scalar_layout);
+    far->def->attr.i = CMP_GT;
+    return emit_binary(p, at, BIN_AND, valid, far);
+}
+
 static void prologue(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
 {
     TirValue *lo = loop->ops[0], *hi = loop->ops[1];
     const TirBlock *body = loop->regions[0];
     for (int s = 0; s + 1 < p->stages; s++) {
         TirValue *iv = s ? emit_binary(p, loop, BIN_ADD, lo, emit_const(p, loop, lo->type.elem, s * step)) : lo;
-        TirValue *valid = in_range(p, loop, iv, hi), *idx = emit_const(p, loop, ET_I32, s);
+        TirValue *valid = ahead_in_range(p, loop, lo, hi, s * step);
+        TirValue *idx = emit_const(p, loop, ET_I32, s);
         for (int i = 0; i < n; i++)
             copy_for(p, loop, &cs[i], body, iv, valid, idx, 0);
         commit(p, loop);
@@ -326,7 +358,8 @@ static void rewrite_body(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
         TirOp *last = read_ring(&cs[i], body, rd);
         TirOp *at = last && last->next ? last->next : body->last;
         TirValue *ivn = emit_binary(p, at, BIN_ADD, iv, emit_const(p, at, iv->type.elem, (p->stages - 1) * step));
-        TirValue *valid = in_range(p, at, ivn, hi), *wr = stage_before(p, at, rd);
+        TirValue *valid = ahead_in_range(p, at, iv, hi, (p->stages - 1) * step);
+        TirValue *wr = stage_before(p, at, rd);
         copy_for(p, at, &cs[i], body, ivn, valid, wr, 1);
     }
     TirOp *last_copy = NULL;
