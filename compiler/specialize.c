@@ -248,7 +248,8 @@ static int for_bounds(Spec *s, const Stmt *st, TirValue **bounds) {
             diag_error(s->diags, st->loc, "range() bounds must be integer scalars, got %s", val_type_str(s, &v[i]));
             return 0;
         }
-        if (et_bits(val_elem(&v[i])) == 64) et = ET_I64; /* literals beyond i32 are i64 too */
+        /* literals beyond i32 are i64 too; u32 bounds count in i64, which holds all of them */
+        if (et_bits(val_elem(&v[i])) == 64 || val_elem(&v[i]) == ET_U32) et = ET_I64;
     }
     if (v[2].kind == V_CONST && v[2].i == 0) {
         diag_error(s->diags, st->loc, "range() step must not be zero");

@@ -453,10 +453,28 @@ static void t_loop_edges(void)
     }
 }
 
+/* u32 bounds past INT32_MAX: {lo, hi, step, count, last} */
+static void t_loop_edges_u32(void)
+{
+    static const int64_t cases[][5] = {
+        {3000000000LL, 3000000010LL, 3, 4, 3000000009LL},
+        {2147483640LL, 2147483660LL, 10, 2, 2147483650LL},
+        {4294967290LL, 4294967295LL, 2, 3, 4294967294LL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t *k = cases[c];
+        begin("loop_edges_u32 range(%lld, %lld, %lld)", (long long)k[0], (long long)k[1], (long long)k[2]);
+        Buf *o = output("o", T_U32, 2, EXACT);
+        o->v[0] = (double)k[3], o->v[1] = (double)k[4];
+        run(CT, "loop_edges_u32", ARGS(P(o), I(k[0]), I(k[1]), I(k[2])), NO_CONSTS);
+    }
+}
+
 void t_control(void)
 {
     t_loops();
     t_loop_edges();
+    t_loop_edges_u32();
     t_branches();
 }
 
