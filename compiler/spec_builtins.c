@@ -192,6 +192,11 @@ static int pointer_shape(Spec *s, Args *a, int *rank, int *shape) {
 static TirValue *mask_operand(Spec *s, Args *a, int slot, int rank, const int *shape) {
     Val m = a->v[slot];
     if (!need_value(s, a, slot)) return NULL;
+    if (!et_is_int(val_elem(&m)) && val_elem(&m) != ET_BOOL) {
+        diag_error(s->diags, a->e[slot]->loc, "a mask is bool (or an integer, tested against 0), not %s",
+                   val_type_str(s, &m));
+        return NULL;
+    }
     if (val_elem(&m) != ET_BOOL) m = spec_binary(s, OP_NE, m, val_const_int(ET_I32, 0, 1), a->e[slot]->loc);
     Val both[2] = {a->v[0], m};
     int r, sh[TIR_MAX_RANK];
