@@ -345,16 +345,6 @@ int lower_block(Lower *L, TirBlock *b)
 }
 
 /* ---- the kernel ---- */
-static void count_uses(const TirBlock *b, int *uses)
-{
-    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
-        for (int i = 0; i < op->nops; i++)
-            uses[op->ops[i]->id]++;
-        for (int r = 0; r < op->nregions; r++)
-            count_uses(op->regions[r], uses);
-    }
-}
-
 static int begin_kernel(Lower *L)
 {
     TirKernel *k = L->k;
@@ -367,7 +357,7 @@ static int begin_kernel(Lower *L)
     L->deferred = arena_alloc(k->arena, sizeof(void *) * (size_t)(k->next_value_id + 1));
     if (!pt || !L->params || !L->vals || !L->lls || !L->regs || !L->uses || !L->deferred)
         return lw_fail(L, NULL, "out of memory in lowering");
-    count_uses(k->body, L->uses);
+    tir_count_uses(k->body, L->uses);
     for (int i = 0; i < k->nparams; i++)
         pt[i] = lw_type(L, k->params[i].type.elem);
     const char *sym = k->symbol ? k->symbol : k->name;

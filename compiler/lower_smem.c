@@ -203,20 +203,21 @@ static uint32_t row_offset_at(const LinearLayout *ll, const TirValue *buf, const
  * layout are (the usual case): offset = thread part ^ group part. Then a group's offset is
  * (thread part ^ the group bits the thread part can reach) + the other group bits, a
  * constant that folds into the instruction: one register per distinct first term instead
- * of one per group, and no per-group arithmetic in loops. *reach gets the thread bits. */
+ * of one per group, and no per-group arithmetic in loops. Sets *group to the group part and
+ * *reach to the thread bits; 0 when the offsets are not linear. */
 static int row_offset_split(Lower *L, TirValue *buf, TirValue *res, const Ldm *m, int r0,
-                            int nmat, uint32_t *reach)
+                            int nmat, uint32_t *group, uint32_t *reach)
 {
     const LinearLayout *ll = lw_ll(L, res);
-    uint32_t group = row_offset_at(ll, buf, m, (uint32_t)r0, nmat, 0, 0), bits = 0;
+    uint32_t g = row_offset_at(ll, buf, m, (uint32_t)r0, nmat, 0, 0), bits = 0;
     for (uint32_t w = 0; w < (1u << ll->nbits[LL_WARP]); w++)
         for (uint32_t lane = 0; lane < 32; lane++) {
             uint32_t t = row_offset_at(ll, buf, m, 0, nmat, lane, w);
-            if (row_offset_at(ll, buf, m, (uint32_t)r0, nmat, lane, w) != (t ^ group))
+            if (row_offset_at(ll, buf, m, (uint32_t)r0, nmat, lane, w) != (t ^ g))
                 return 0;
             bits |= t;
         }
-    *reach = bits;
+    *group = g, *reach = bits;
     return 1;
 }
 
@@ -225,12 +226,11 @@ static LLVMValueRef row_address(Lower *L, TirValue *buf, TirValue *res, LLVMValu
                                 const Ldm *m, int r0, int nmat)
 {
     LLVMTypeRef et = lw_mem_type(L, buf->type.elem);
-    uint32_t reach;
-    if (!row_offset_split(L, buf, res, m, r0, nmat, &reach)) {
+    uint32_t group, reach;
+    if (!row_offset_split(L, buf, res, m, r0, nmat, &group, &reach)) {
         LLVMValueRef off = row_offset(L, buf, res, m, r0, nmat);
         return LLVMBuildGEP2(L->b, et, base, &off, 1, "");
     }
-    uint32_t group = row_offset_at(lw_ll(L, res), buf, m, (uint32_t)r0, nmat, 0, 0);
     LLVMValueRef t = row_offset(L, buf, res, m, 0, nmat);
     LLVMValueRef near = LLVMBuildXor(L->b, t, lw_i32c(L, (int)(group & reach)), "");
     LLVMValueRef far = lw_i32c(L, (int)(group & ~reach));

@@ -17,16 +17,6 @@ static int pure(TirOpcode c)
     }
 }
 
-static void count_uses(const TirBlock *b, int *uses)
-{
-    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
-        for (int i = 0; i < op->nops; i++)
-            uses[op->ops[i]->id]++;
-        for (int r = 0; r < op->nregions; r++)
-            count_uses(op->regions[r], uses);
-    }
-}
-
 /* Removes unused pure ops, last to first so chains go in one sweep; returns how many. */
 static int sweep(TirBlock *b, int *uses)
 {
@@ -58,7 +48,7 @@ int pass_remove_dead(TirKernel *k, const struct Target *t, Diags *d)
         diag_error(d, (SrcLoc){0}, "out of memory removing dead code");
         return -1;
     }
-    count_uses(k->body, uses);
+    tir_count_uses(k->body, uses);
     sweep(k->body, uses);
     return 0;
 }

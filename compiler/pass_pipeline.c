@@ -273,19 +273,19 @@ static ElemKind unsigned_of(ElemKind k)
  * distance hi - base, exact as an unsigned number then, exceeds ahead. */
 static TirValue *ahead_in_range(PP *p, TirOp *at, TirValue *base, TirValue *hi, int64_t ahead)
 {
-    TirValue *valid = in_range(p, at, base, hi);
     ElemKind uk = unsigned_of(base->type.elem);
     int bits = et_bits(uk);
     if (ahead == 0)
-        return valid;
+        return in_range(p, at, base, hi);
     if (bits < 64 && ahead >= ((int64_t)1 << bits) - 1)
-        return emit_binary(p, at, BIN_AND, valid, emit_const(p, at, ET_BOOL, 0));
+        return emit_const(p, at, ET_BOOL, 0); /* no distance of the type exceeds it */
     TirType ut = {.elem = uk}, bt = {.elem = ET_BOOL};
+    TirValue *below = in_range(p, at, base, hi);
     TirValue *gap = emit_binary(p, at, BIN_SUB, hi, base);
     TirValue *ops[2] = {emit(p, at, TIR_CAST, &gap, 1, &ut, &scalar_layout), emit_const(p, at, uk, ahead)};
     TirValue *far = emit(p, at, TIR_CMP, ops, 2, &bt, &scalar_layout);
     far->def->attr.i = CMP_GT;
-    return emit_binary(p, at, BIN_AND, valid, far);
+    return emit_binary(p, at, BIN_AND, below, far);
 }
 
 static void prologue(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)

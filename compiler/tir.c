@@ -229,6 +229,13 @@ TirValue *tir_for_add_carried(TirKernel *k, TirOp *loop, TirValue *init) {
     return arg;
 }
 
+void tir_count_uses(const TirBlock *b, int *uses) {
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        for (int i = 0; i < op->nops; i++) uses[op->ops[i]->id]++;
+        for (int r = 0; r < op->nregions; r++) tir_count_uses(op->regions[r], uses);
+    }
+}
+
 void tir_op_remove(TirOp *op) {
     TirBlock *b = op->block;
     if (op->prev) op->prev->next = op->next;

@@ -257,6 +257,8 @@ TirValue *tir_for_add_carried(TirKernel *k, TirOp *loop, TirValue *init);
 int tir_defined_in(const TirValue *v, const TirBlock *b);
 /* Replaces every use of `from` inside `b` (recursively through regions) by `to`. */
 void tir_replace_uses(TirBlock *b, TirValue *from, TirValue *to);
+/* Adds to uses[id] the number of operands naming value id in b and its regions. */
+void tir_count_uses(const TirBlock *b, int *uses);
 
 /* ---- walking and printing ---- */
 const char *tir_opcode_name(TirOpcode c);

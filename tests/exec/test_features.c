@@ -432,10 +432,22 @@ static void t_branches(void)
     }
 }
 
-/* Loops at the ends of i32 and with a run-time step of 0: {lo, hi, step, count, last}. */
+/* `kernel` over range(lo, hi, step) for each {lo, hi, step, count, last}: o = {count, last} */
+static void loop_cases(const char *kernel, Ty t, const int64_t (*cases)[5], size_t n)
+{
+    for (size_t c = 0; c < n; c++) {
+        const int64_t *k = cases[c];
+        begin("%s range(%lld, %lld, %lld)", kernel, (long long)k[0], (long long)k[1], (long long)k[2]);
+        Buf *o = output("o", t, 2, EXACT);
+        o->v[0] = (double)k[3], o->v[1] = (double)k[4];
+        run(CT, kernel, ARGS(P(o), I(k[0]), I(k[1]), I(k[2])), NO_CONSTS);
+    }
+}
+
+/* Loops at the ends of i32, with a run-time step of 0, and over u32 bounds past INT32_MAX. */
 static void t_loop_edges(void)
 {
-    static const int64_t cases[][5] = {
+    static const int64_t i32[][5] = {
         {INT32_MAX - 7, INT32_MAX, 7, 1, INT32_MAX - 7},
         {INT32_MAX - 7, INT32_MAX, 3, 3, INT32_MAX - 1},
         {INT32_MIN + 8, INT32_MIN, -5, 2, INT32_MIN + 3},
@@ -444,37 +456,19 @@ static void t_loop_edges(void)
         {10, 0, 0, 0, -1},
         {0, 10, 3, 4, 9},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        const int64_t *k = cases[c];
-        begin("loop_edges range(%lld, %lld, %lld)", (long long)k[0], (long long)k[1], (long long)k[2]);
-        Buf *o = output("o", T_I32, 2, EXACT);
-        o->v[0] = (double)k[3], o->v[1] = (double)k[4];
-        run(CT, "loop_edges", ARGS(P(o), I(k[0]), I(k[1]), I(k[2])), NO_CONSTS);
-    }
-}
-
-/* u32 bounds past INT32_MAX: {lo, hi, step, count, last} */
-static void t_loop_edges_u32(void)
-{
-    static const int64_t cases[][5] = {
+    static const int64_t u32[][5] = {
         {3000000000LL, 3000000010LL, 3, 4, 3000000009LL},
         {2147483640LL, 2147483660LL, 10, 2, 2147483650LL},
         {4294967290LL, 4294967295LL, 2, 3, 4294967294LL},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        const int64_t *k = cases[c];
-        begin("loop_edges_u32 range(%lld, %lld, %lld)", (long long)k[0], (long long)k[1], (long long)k[2]);
-        Buf *o = output("o", T_U32, 2, EXACT);
-        o->v[0] = (double)k[3], o->v[1] = (double)k[4];
-        run(CT, "loop_edges_u32", ARGS(P(o), I(k[0]), I(k[1]), I(k[2])), NO_CONSTS);
-    }
+    loop_cases("loop_edges", T_I32, i32, sizeof i32 / sizeof i32[0]);
+    loop_cases("loop_edges_u32", T_U32, u32, sizeof u32 / sizeof u32[0]);
 }
 
 void t_control(void)
 {
     t_loops();
     t_loop_edges();
-    t_loop_edges_u32();
     t_branches();
 }
 
