@@ -312,7 +312,7 @@ static void spec_while(Spec *s, const Stmt *st) {
     TirValue *cond = scalar_condition(s, st->cond, spec_expr(s, st->cond));
     if (cond) {
         TirValue *cops[66] = {cond};
-        memcpy(cops + 1, before->args, sizeof(TirValue *) * (size_t)n);
+        if (n) memcpy(cops + 1, before->args, sizeof(TirValue *) * (size_t)n);
         tir_op_append(s->k, before, TIR_CONDITION, st->cond->loc, cops, n + 1, NULL, 0);
     }
     scope_pop(s);
