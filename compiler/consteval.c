@@ -105,12 +105,24 @@ void tc_int_report(Diags *d, SrcLoc loc, int code, OpKind op, int64_t a, int64_t
         diag_error(d, loc, "expected an integer expression");
 }
 
+/* next_pow2(x): the smallest power of two >= x (1 for x <= 1). */
+static int eval_next_pow2(const Expr *e, const ConstBinding *vals, int n, int64_t *out, Diags *d) {
+    int64_t x, p = 1;
+    if (e->nargs != 1) return eval_error(d, e, "%s() takes one argument", e->name);
+    if (tc_eval_int(e->args[0], vals, n, &x, d)) return -1;
+    while (p < x && p <= INT64_MAX / 2) p *= 2;
+    if (p < x) return eval_error(d, e, "next_pow2() of a value past 2^62%s", "");
+    *out = p;
+    return 0;
+}
+
 static int eval_call(const Expr *e, const ConstBinding *vals, int n, int64_t *out, Diags *d) {
+    if (strcmp(e->name, "next_pow2") == 0) return eval_next_pow2(e, vals, n, out, d);
     int is_cdiv = strcmp(e->name, "cdiv") == 0;
     int is_min = strcmp(e->name, "min") == 0 || strcmp(e->name, "minimum") == 0;
     int is_max = strcmp(e->name, "max") == 0 || strcmp(e->name, "maximum") == 0;
     if (!is_cdiv && !is_min && !is_max)
-        return eval_error(d, e, "'%s' cannot be used in a launch or constraint expression (use cdiv, min, max)", e->name);
+        return eval_error(d, e, "'%s' cannot be used in a launch or constraint expression (use cdiv, min, max, next_pow2)", e->name);
     if (e->nargs != 2) return eval_error(d, e, "%s() takes two arguments here", e->name);
     int64_t a, b;
     if (tc_eval_int(e->args[0], vals, n, &a, d) || tc_eval_int(e->args[1], vals, n, &b, d)) return -1;

@@ -1,6 +1,7 @@
 /* spec_builtins.c: the built-in functions of the language (docs/language.md) during
  * specialization: argument checking by name and position, shapes of results, and the
  * tile-IR ops each one becomes. */
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 #include "spec.h"
@@ -355,6 +356,20 @@ static Val b_cdiv(Spec *s, Args *a) {
     return spec_binary(s, OP_DIV, num, a->v[1], l);
 }
 
+/* next_pow2(x): the smallest power of two >= x (1 for x <= 1), of a compile-time integer: it
+ * sizes tiles, e.g. a head size of 80 padded to 128. */
+static Val b_next_pow2(Spec *s, Args *a) {
+    int64_t x;
+    if (!const_arg(s, a, 0, &x)) return val_error();
+    int64_t p = 1;
+    while (p < x && p <= INT64_MAX / 2) p *= 2;
+    if (p < x) {
+        diag_error(s->diags, a->call->loc, "next_pow2(%" PRId64 ") does not fit i64", x);
+        return val_error();
+    }
+    return val_const_int(a->v[0].ct, p, a->v[0].weak);
+}
+
 static Val b_broadcast_to(Spec *s, Args *a) {
     int rank, shape[TIR_MAX_RANK];
     if (!need_value(s, a, 0) || !shape_arg(s, a, 1, &rank, shape)) return val_error();
@@ -503,6 +518,7 @@ static const struct {
     {"fma", b_fma, 3, {"a", "b", "c"}},
     {"where", b_where, 3, {"cond", "a", "b"}},
     {"cdiv", b_cdiv, 2, {"a", "b"}},
+    {"next_pow2", b_next_pow2, 1, {"x"}},
     {"broadcast_to", b_broadcast_to, 2, {"x", "shape"}},
     {"sum", b_reduce, 2, {"x", "axis"}},  {"max", b_reduce, 2, {"x", "axis"}},
     {"min", b_reduce, 2, {"x", "axis"}},  {"argmax", b_reduce, 2, {"x", "axis"}},

@@ -49,6 +49,7 @@ static const Builtin builtins[] = {
     {"sum", 2, 2, 1, {"axis"}}, {"max", 2, 2, 1, {"axis"}}, {"min", 2, 2, 1, {"axis"}},
     {"argmax", 2, 2, 1, {"axis"}}, {"argmin", 2, 2, 1, {"axis"}},
     {"dot", 2, 4, 2, {"acc", "allow_tf32"}}, {"trans", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
+    {"next_pow2", 1, 1, 1, {0}},
     {"broadcast_to", 2, 2, 2, {0}},
 };
 
