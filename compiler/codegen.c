@@ -97,8 +97,11 @@ static long module_instructions(LLVMModuleRef m, long limit)
 
 /* O3's loop and vectorizer passes grow faster than linearly with the size of a function (a
  * host kernel of 2,000 tile statements took 87 s): past CG_LARGE_MODULE instructions, host and
- * sim code get O1 and the quick code generator, whose cost stays near-linear. GPU code always
- * gets O3 (speed first; its kernels are far smaller). */
+ * sim code get O1 and the quick code generator, whose cost stays near-linear. GPU code gets O1
+ * always: the lowering already emits straight-line, vectorized code per thread, and O3's extra
+ * passes (unrolling, the vectorizers, GVN) left every hot loop of the examples' matmul and
+ * attention kernels the same (same PTX loop bodies, registers and spills) while taking a
+ * quarter of the compile time (docs/performance.md). */
 enum { CG_LARGE_MODULE = 50000 };
 
 static int is_large(LLVMModuleRef m, const Target *t)
@@ -108,7 +111,7 @@ static int is_large(LLVMModuleRef m, const Target *t)
 
 static const char *pipeline_for(LLVMModuleRef m, const Target *t)
 {
-    return is_large(m, t) ? "default<O1>" : "default<O3>";
+    return t->kind == TARGET_NVPTX || is_large(m, t) ? "default<O1>" : "default<O3>";
 }
 
 int codegen_optimize(LLVMModuleRef m, const Target *t, Diags *d)
@@ -143,6 +146,18 @@ static int copy_out(const char *p, size_t n, Arena *a, char **out, size_t *size,
     return 0;
 }
 
+/* The code generator's level: the quick one for large host and sim modules (LLVM's instruction
+ * scheduler is superlinear in a block's length: 40,000 scalar statements took 4.7 s, 0.8 s
+ * with it); the default one for NVPTX, whose Aggressive level only adds GVN after straight-line
+ * strength reduction, which changed no loop of the examples and cost 7 ms a compile (ptxas
+ * optimizes the PTX again); the aggressive one for the rest of the host code. */
+static LLVMCodeGenOptLevel codegen_level(LLVMModuleRef m, const Target *t)
+{
+    if (is_large(m, t))
+        return LLVMCodeGenLevelNone;
+    return t->kind == TARGET_NVPTX ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelAggressive;
+}
+
 int codegen_emit(LLVMModuleRef m, const Target *t, CgOutput what, Arena *a, char **out,
                  size_t *size, Diags *d)
 {
@@ -152,10 +167,7 @@ int codegen_emit(LLVMModuleRef m, const Target *t, CgOutput what, Arena *a, char
         LLVMDisposeMessage(s);
         return rc;
     }
-    /* LLVM's instruction scheduler is superlinear in a block's length: large host and sim
-     * modules get the quick code generator (40,000 scalar statements: 4.7 s -> 0.8 s) */
-    LLVMTargetMachineRef tm = machine_at(t, is_large(m, t) ? LLVMCodeGenLevelNone
-                                                           : LLVMCodeGenLevelAggressive, d);
+    LLVMTargetMachineRef tm = machine_at(t, codegen_level(m, t), d);
     if (!tm)
         return -1;
     LLVMMemoryBufferRef buf = NULL;
