@@ -608,6 +608,7 @@ static const Group GROUPS[] = {
     {"control", t_control}, {"helpers", t_helpers},     {"memory", t_memory},
     {"grid", t_grid},       {"broadcast", t_broadcast}, {"mma", t_mma},
     {"intdiv", t_intdiv},     {"fcast", t_fcast},
+    {"imports", t_imports},
 };
 
 static int usage(void)
