@@ -266,6 +266,17 @@ expect 0 "import: \$TILE_PATH" -- env TILE_PATH="/nonexistent:$tmp/inc" "$tilec"
 expect 0 "import: run -I" -- "$tilec" run -I "$tmp/inc" "$tmp/main/uses.tile:k" n=100 x=100 --backend=cpu --reps=1
 expect 0 "import: tune -I, isolated" -- env TILE_TUNE_ISOLATE=1 TILE_CACHE_DIR="$tmp/cache" "$tilec" tune \
     -I "$tmp/inc" "$tmp/main/uses.tile:k" n=100 x=100 --backend=cpu --reps=1
+expect 0 "import: cache list" -- "$tilec" cache list --dir="$tmp/cache"
+grep -c "^k " "$tmp/out" >"$tmp/count_before"
+printf 'fn twice(x) { return x * 3.0; }\n' >"$tmp/inc/sub/twice.tile" # the tuning key follows it
+expect 0 "import: tune after the imported file changed" -- env TILE_CACHE_DIR="$tmp/cache" "$tilec" tune \
+    -I "$tmp/inc" "$tmp/main/uses.tile:k" n=100 x=100 --backend=cpu --reps=1
+expect 0 "import: cache list again" -- "$tilec" cache list --dir="$tmp/cache"
+n=$((n + 1))
+if [ "$(grep -c "^k " "$tmp/out")" -ne $(($(cat "$tmp/count_before") + 1)) ]; then
+    echo "FAIL: import: a changed imported file did not give a new tuning file"
+    fail=$((fail + 1))
+fi
 expect 2 "import: -I without a directory" -- "$tilec" check "$tmp/main/uses.tile" -I
 expect 2 "import: -I with a colon" -- "$tilec" check -I "a:b" "$tmp/main/uses.tile"
 printf 'import "fifo.tile";\n' >"$tmp/import_fifo.tile"
