@@ -91,6 +91,10 @@ static char *looked_in(Walk *w, const PtrVec *c) {
 /* Finds the file an import names: its name (in the arena) and id, or NULL after an error. */
 static const char *find_file(Walk *w, const SrcFile *from, const Import *im, SrcFileId *id) {
     PtrVec c = {0};
+    if (!im->path[0]) {
+        diag_error(w->diags, im->loc, "an import needs a file name");
+        return NULL;
+    }
     if (candidates(w, from, im->path, &c)) return NULL;
     for (int i = 0; i < c.len; i++) {
         struct stat sb;
