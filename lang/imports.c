@@ -72,19 +72,21 @@ static int candidates(Walk *w, const SrcFile *from, const char *path, PtrVec *ou
     if (path[0] == '/') return push(w, out, (void *)path);
     if (own_dir_searched(w, from)) {
         char *dir = dir_of(w->arena, from->name);
-        if (!dir || push(w, out, join(w->arena, dir, path))) return w->oom = 1, -1;
+        char *c = dir ? join(w->arena, dir, path) : NULL;
+        if (!c || push(w, out, c)) w->oom = 1;
     }
-    for (int i = 0; i < w->dirs.len; i++) {
+    for (int i = 0; i < w->dirs.len && !w->oom; i++) {
         char *c = join(w->arena, w->dirs.items[i], path);
-        if (!c || push(w, out, c)) return w->oom = 1, -1;
+        if (!c || push(w, out, c)) w->oom = 1;
     }
-    return 0;
+    return w->oom ? -1 : 0;
 }
 
 /* "a/b.tile, c/b.tile": where a file was looked for, for the not-found message. */
 static char *looked_in(Walk *w, const PtrVec *c) {
     char *s = arena_strdup(w->arena, "");
-    for (int i = 0; s && i < c->len; i++) s = arena_printf(w->arena, "%s%s%s", s, i ? ", " : "", (char *)c->items[i]);
+    for (int i = 0; s && i < c->len; i++)
+        s = arena_printf(w->arena, "%s%s%s", s, i ? ", " : "", (const char *)c->items[i]);
     return s;
 }
 
