@@ -1,7 +1,7 @@
-/* driver.c: the compile pipeline in one place. compile_stages reads top to bottom as the list
- * of stages: resolve consts, specialize (AST -> tile IR), verify, assign layouts, analyze
- * axes, lower to LLVM IR, optimize, emit PTX or a host object. Each stage can be the last one and be
- * dumped (tilec --emit=...). tc_compile reports an arena allocation failure in any stage. */
+/* driver.c: the compile pipeline in one place. tc_parse_with parses, resolves imports and runs
+ * sema; compile_stages reads top to bottom as the list of stages: resolve consts, specialize
+ * (AST -> tile IR), verify, assign layouts, analyze axes, lower to LLVM IR, optimize, emit PTX
+ * or a host object. Each stage can be the last one and be dumped (tilec --emit=...). tc_compile reports an arena allocation failure in any stage. */
 #include <string.h>
 #include <llvm-c/Core.h>
 #include "analysis_axis.h"
@@ -25,13 +25,18 @@ static void sema_guarded(Module *m, Diags *diags) {
     arena_set_failure_jump(diags->arena, prev);
 }
 
-Module *tc_parse(Arena *arena, const SrcFile *file, Diags *diags) {
+Module *tc_parse_with(Arena *arena, const SrcFile *file, const ImportOptions *imports, Diags *diags) {
     Module *m = parse_module(arena, file, diags);
     if (!m && !diags->errors) diag_error(diags, (SrcLoc){file, 0, 0, 0}, "out of memory parsing %s", file->name);
     if (!m || diags->errors) return NULL;
+    if (imports_resolve(m, arena, imports, diags) || diags->errors) return NULL;
     sema_guarded(m, diags);
     if (!diags->errors) tc_check_tune(m, diags);
     return diags->errors ? NULL : m;
+}
+
+Module *tc_parse(Arena *arena, const SrcFile *file, Diags *diags) {
+    return tc_parse_with(arena, file, NULL, diags);
 }
 
 static const Func *find_kernel(const CompileRequest *req, Diags *d) {

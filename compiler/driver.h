@@ -8,6 +8,7 @@
 #include "arena.h"
 #include "ast.h"
 #include "diag.h"
+#include "imports.h"
 #include "tir.h"
 
 #define TILE_COMPILER_VERSION "0.1.0"
@@ -58,8 +59,11 @@ typedef struct CompiledKernel {
     int nparams;
 } CompiledKernel;
 
-/* Parses and sema-checks a source file. Returns the module, or NULL if there were errors
- * (all reported to diags). The file must outlive the arena's use. */
+/* Parses a source file, resolves its imports (lang/imports.h; imports NULL: the defaults)
+ * and sema-checks the result. Returns the module, or NULL if there were errors (all reported
+ * to diags). The file must outlive the arena's use; imported files live in the arena. */
+Module *tc_parse_with(Arena *arena, const SrcFile *file, const ImportOptions *imports, Diags *diags);
+/* tc_parse_with with the default import options. */
 Module *tc_parse(Arena *arena, const SrcFile *file, Diags *diags);
 
 /* Runs the pipeline for one kernel and one set of const values up to req->stop_after.

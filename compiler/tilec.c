@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <llvm-c/Core.h>
+#include "source_read.h"
 #include "tilec.h"
 
 static const char *const HELP =
@@ -47,6 +48,9 @@ static const char *const HELP =
     "                             aligned and integer params multiples of 16 (=ptr: pointers\n"
     "                             only), so vector loads and stores show in the output\n"
     "  -o FILE                    write to FILE instead of standard output\n"
+    "  -I DIR, -IDIR              look for imported files in DIR (repeatable; searched in\n"
+    "                             order after the importing file's directory, before\n"
+    "                             $TILE_PATH and the standard library); also for run, tune\n"
     "\n"
     "Options of run:\n"
     "  NAME=VALUE                 a scalar parameter's value: an integer or float expression\n"
@@ -151,58 +155,47 @@ const char *tilec_opt_value(int argc, char **argv, int *i, const char *name)
 
 /* ---- sources ---- */
 
-/* Sources are regular files of at most 64 MiB (the runtime's limit for module files too),
- * opened without blocking: a FIFO or a device is an error, never a hang or an endless read. */
-enum { MAX_SOURCE_BYTES = 64 << 20 };
+/* -I directories, in order: for tc_parse_with here, and as the runtime's import path. */
+static const char *import_dirs[TILEC_MAX_IMPORT_DIRS];
+static ImportOptions import_opts = { .dirs = import_dirs };
+static char import_path[TILEC_MAX_IMPORT_DIRS * 1024];
 
-static char *read_file(const char *path, size_t *len)
+int tilec_opt_import_dir(int argc, char **argv, int *i)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    struct stat st;
-    char *buf = NULL;
-    size_t n = 0;
-    int err = fd < 0 || fstat(fd, &st) < 0 ? errno : !S_ISREG(st.st_mode) ? 0
-              : st.st_size > MAX_SOURCE_BYTES ? EFBIG : 0;
-    if (fd >= 0 && !err && !S_ISREG(st.st_mode))
-        err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL; /* EINVAL: a FIFO, device or socket */
-    if (!err && !(buf = malloc((size_t)st.st_size + 2)))
-        err = ENOMEM;
-    while (!err && n <= (size_t)st.st_size) { /* one byte more than fstat said: growth shows */
-        ssize_t got = read(fd, buf + n, (size_t)st.st_size + 1 - n);
-        if (got == 0)
-            break;
-        if (got < 0 && errno != EINTR)
-            err = errno;
-        n += got > 0 ? (size_t)got : 0;
-    }
-    if (!err && n > (size_t)st.st_size)
-        err = EAGAIN; /* it grew while being read */
-    if (fd >= 0)
-        close(fd);
-    if (err) {
-        free(buf);
-        errno = err;
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
+    const char *a = argv[*i];
+    if (strncmp(a, "-I", 2) != 0)
+        return 0;
+    const char *dir = a[2] ? a + 2 : (*i + 1 < argc ? argv[++*i] : NULL);
+    if (!dir || !*dir)
+        tilec_usage_error("option '-I' needs a directory");
+    if (strchr(dir, ':'))
+        tilec_usage_error("-I %s: a directory name may not hold ':' (the import path's separator)", dir);
+    if (strlen(dir) >= 1000)
+        tilec_usage_error("-I %.40s...: the directory name is too long", dir);
+    if (import_opts.ndirs == TILEC_MAX_IMPORT_DIRS)
+        tilec_usage_error("too many -I options (at most %d)", TILEC_MAX_IMPORT_DIRS);
+    size_t n = strlen(import_path);
+    snprintf(import_path + n, sizeof import_path - n, "%s%s", n ? ":" : "", dir);
+    import_dirs[import_opts.ndirs++] = dir;
+    return 1;
 }
 
-static const char *read_error(int err)
+const ImportOptions *tilec_import_options(void)
 {
-    return err == EINVAL  ? "not a regular file"
-           : err == EFBIG ? "larger than the 64 MiB a source may have"
-           : err == EAGAIN ? "it grew while being read"
-                           : strerror(err);
+    return &import_opts;
+}
+
+const char *tilec_import_path(void)
+{
+    return import_path;
 }
 
 int tilec_source_load(Source *src, const char *path)
 {
     memset(src, 0, sizeof *src);
-    src->text = read_file(path, &src->file.len);
-    if (!src->text) {
-        tilec_error("cannot read '%s': %s", path, read_error(errno));
+    char err[1200];
+    if (src_read_file(path, &src->text, &src->file.len, NULL, err, sizeof err)) {
+        tilec_error("%s", err);
         return -1;
     }
     src->file.name = path;
@@ -214,7 +207,7 @@ int tilec_source_load(Source *src, const char *path)
         return -1;
     }
     diags_init(&src->diags, src->arena);
-    src->module = tc_parse(src->arena, &src->file, &src->diags);
+    src->module = tc_parse_with(src->arena, &src->file, tilec_import_options(), &src->diags);
     diags_print(&src->diags, stderr);
     if (src->diags.errors)
         src->module = NULL;
@@ -262,6 +255,8 @@ static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
     memset(o, 0, sizeof *o);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
+        if (tilec_opt_import_dir(argc, argv, &i))
+            continue;
         if (strncmp(a, "-D", 2) == 0) {
             const char *def = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
             if (!def)

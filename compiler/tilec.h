@@ -39,6 +39,15 @@ int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out);
 /* Matches "--name=VALUE" or "--name VALUE" at argv[*i]; advances *i past a separate value. */
 const char *tilec_opt_value(int argc, char **argv, int *i, const char *name);
 
+/* ---- imports: -I DIR (compiler/tilec.c) ---- */
+enum { TILEC_MAX_IMPORT_DIRS = 64 };
+/* Matches "-I DIR" or "-IDIR" at argv[*i] (advancing past a separate DIR) and records DIR:
+ * 1, or 0 when argv[*i] is something else. A bad one is a usage error. */
+int tilec_opt_import_dir(int argc, char **argv, int *i);
+/* The -I directories so far: as import options, and colon-separated for the runtime. */
+const ImportOptions *tilec_import_options(void);
+const char *tilec_import_path(void);
+
 int tilec_cmd_run(int argc, char **argv);
 
 /* ---- the runtime's log (compiler/tilec_log.c) ---- */

@@ -124,6 +124,8 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
     o->reps = 10, o->seed = 1, o->elems = -1, o->backend = "auto";
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i], *v;
+        if (tilec_opt_import_dir(argc, argv, &i))
+            continue;
         if (strncmp(s, "-D", 2) == 0) {
             const char *def = s[2] ? s + 2 : (i + 1 < argc ? argv[++i] : NULL);
             if (!def || o->ndefs == TILEC_MAX_DEFS ||
@@ -461,6 +463,8 @@ static int runner_open(Runner *r, tile_Backend b, const char *file, const char *
         return -1;
     }
     tilec_log_install(r->ctx);
+    if ((s = tile_set_import_path(r->ctx, tilec_import_path())) != TILE_OK)
+        return fail(r, s, "setting the import path failed");
     if ((s = tile_module_load_file(r->ctx, file, &r->mod)) != TILE_OK)
         return fail(r, s, "loading the module failed");
     if ((s = tile_kernel_get(r->mod, kernel, &r->k)) != TILE_OK)

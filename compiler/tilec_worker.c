@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "runtime_internal.h"
 #include "tilec.h"
 #include "tune.h"
 
@@ -48,7 +49,8 @@ static char *next_blob(Reader *r, size_t n)
 typedef struct Job {
     int backend, force, reps, samples, has_grid;
     double budget_ms;
-    char *kernel, *name, *source;
+    char *kernel, *name, *source, *import_path;
+    int from_file;
     unsigned grid[3];
     tile_Const consts[MAX_ITEMS];
     int nconsts;
@@ -70,17 +72,18 @@ static int parse_item(Job *j, Reader *r, char *line)
     double f;
     int b, len = 0;
     if (sscanf(line, "%31s %zu%n", word, &n, &len) == 2 && !line[len] &&
-        (!strcmp(word, "name") || !strcmp(word, "source") || !strcmp(word, "buffer"))) {
+        (!strcmp(word, "name") || !strcmp(word, "source") || !strcmp(word, "buffer") ||
+         !strcmp(word, "import-path"))) {
         char *blob = next_blob(r, n);
         if (!blob || (!strcmp(word, "buffer") && j->nbufs == MAX_ITEMS))
             return -1;
         if (!strcmp(word, "buffer"))
             j->buf[j->nbufs] = blob, j->bufsize[j->nbufs++] = n;
         else
-            *(word[0] == 'n' ? &j->name : &j->source) = blob;
+            *(word[0] == 'n' ? &j->name : word[0] == 's' ? &j->source : &j->import_path) = blob;
         return 0;
     }
-    if (sscanf(line, "backend %d", &j->backend) == 1 ||
+    if (sscanf(line, "backend %d", &j->backend) == 1 || sscanf(line, "from-file %d", &j->from_file) == 1 ||
         sscanf(line, "options %d %d %d %la", &j->force, &j->reps, &j->samples, &j->budget_ms) == 4)
         return 0;
     if (!strncmp(line, "kernel ", 7))
@@ -181,7 +184,10 @@ static int tune(Job *j, int resume)
     tile_set_log(ctx, log_stderr, NULL);
     tile_TuneOptions o = { .force = j->force && !resume, .reps = j->reps,
                            .samples = j->samples, .budget_s = j->budget_ms / 1e3 };
-    tile_Status st = tile_module_load_string(ctx, j->name, j->source, &mod);
+    /* imports resolve as in the parent: same directory, $TILE_PATH and import path */
+    tile_Status st = tile_set_import_path(ctx, j->import_path);
+    if (st == TILE_OK)
+        st = rt_module_load(ctx, j->name, j->source, strlen(j->source), j->from_file != 0, &mod);
     if (st == TILE_OK)
         st = tile_kernel_get(mod, j->kernel, &k);
     if (st == TILE_OK)

@@ -212,9 +212,12 @@ static void dump_param(const Param *p, FILE *out) {
 }
 
 void ast_dump(const Module *m, FILE *out) {
+    for (int i = 0; m && i < m->nimports; i++) fprintf(out, "import \"%s\"\n", m->imports[i].path);
     for (int i = 0; m && i < m->nfuncs; i++) {
         const Func *f = m->funcs[i];
-        fprintf(out, "%s %s\n", f->is_kernel ? "kernel" : "fn", f->name);
+        fprintf(out, "%s %s", f->is_kernel ? "kernel" : "fn", f->name);
+        if (f->loc.file && f->loc.file != m->file) fprintf(out, " (from %s)", f->loc.file->name);
+        fputc('\n', out);
         for (int j = 0; j < f->nanns; j++) dump_ann(&f->anns[j], out);
         for (int j = 0; j < f->nparams; j++) dump_param(&f->params[j], out);
         if (f->body) dump_stmt(f->body, 1, out);

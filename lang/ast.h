@@ -124,11 +124,21 @@ typedef struct Func {
     int nanns;
 } Func;
 
+/* `import "PATH";` as written; lang/imports.c resolves it. */
+typedef struct Import {
+    const char *path;
+    SrcLoc loc; /* the string literal */
+} Import;
+
 typedef struct Module {
     const SrcFile *file;
-    Func **funcs;
+    Func **funcs; /* the file's own, then (once imports are resolved) the imported helpers */
     int nfuncs;
     struct FuncIndex *by_name; /* funcs by name (func_index.h); NULL: scan them */
+    Import *imports;           /* this file's import declarations */
+    int nimports;
+    const SrcFile **files; /* every file the module is built from, this one first */
+    int nfiles;
 } Module;
 
 /* Parses a whole file. Returns a module (possibly partial) and reports syntax errors to

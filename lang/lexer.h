@@ -14,6 +14,7 @@ struct Lexer {
     int line;
     SrcLoc loc, prev;     /* last token returned, and the one before it */
     int bad;              /* an error was reported while scanning the last token */
+    int quiet, quiet_next; /* no syntax error at this token (after an unterminated string) */
     int oom;              /* an allocation failed */
 };
 

@@ -1,6 +1,7 @@
 /* lexer.re: the re2c scanner of the tile language. Reentrant: all state is in a Lexer.
- * Produces the tokens of parser.y with a SrcLoc each; bad characters, bad numbers and
- * unterminated comments are reported to Diags and skipped, so scanning always ends.
+ * Produces the tokens of parser.y with a SrcLoc each; bad characters, bad numbers,
+ * unterminated comments and bad strings are reported to Diags and skipped, so scanning
+ * always ends.
  * Also implements lex_dump_tokens (tilec --emit=tokens). */
 #include <errno.h>
 #include <stdint.h>
@@ -55,6 +56,32 @@ static void bad_char(Lexer *lx) {
         diag_error(lx->diags, here(lx), "invalid character '%c'", c);
     else
         diag_error(lx->diags, here(lx), "invalid byte 0x%02X in source", c);
+}
+
+/* A string literal after its opening quote (only `import "PATH";` has one): no escapes, no
+ * newline or NUL, closed on the same line. A bad one is reported and still returned. */
+static int lex_string(Lexer *lx, TL_STYPE *lval) {
+    const char *p = lx->cur, *why = NULL;
+    while (p < lx->lim && *p != '"' && *p != '\n' && *p != '\0' && *p != '\\') p++;
+    const char *end = p;
+    if (p >= lx->lim || *p == '\n') why = "unterminated string literal (a string ends on its line)";
+    else if (*p == '\0') why = "a string literal cannot hold a NUL byte";
+    else if (*p == '\\') why = "a string literal cannot hold a backslash (there are no escapes)";
+    if (why) { /* skip to the closing quote on this line, if any */
+        while (p < lx->lim && *p != '"' && *p != '\n') p++;
+    }
+    lx->cur = p < lx->lim && *p == '"' ? p + 1 : p;
+    lval->s = arena_strndup(lx->arena, lx->tok + 1, (size_t)(end - lx->tok - 1));
+    if (!lval->s) {
+        lx->oom = 1;
+        lval->s = "";
+    }
+    if (why) {
+        lx->bad = 1;
+        lx->quiet_next = p >= lx->lim || *p == '\n'; /* its missing ';' is no news */
+        diag_error(lx->diags, here(lx), "%s", why);
+    }
+    return STRING;
 }
 
 /* Literals are at most INT64_MAX; 2^63 alone gets a hint, since -2^63 is the i64 minimum. */
@@ -165,6 +192,7 @@ static int scan(Lexer *lx, TL_STYPE *lval) {
         "nan"       { TOK(NAN); }
         "None"      { TOK(NONE); }
         "as"        { TOK(AS); }
+        "import"    { TOK(IMPORT); }
         id          { SYNC; return ident(lx, lval); }
 
         flt         { SYNC; return lex_float(lx, lval); }
@@ -214,6 +242,7 @@ static int scan(Lexer *lx, TL_STYPE *lval) {
         ";"     { TOK(SEMI); }
         ":"     { TOK(COLON); }
         "@"     { TOK(AT); }
+        "\""    { SYNC; return lex_string(lx, lval); }
         *       { SYNC; bad_char(lx); continue; }
         */
     }
@@ -221,6 +250,8 @@ static int scan(Lexer *lx, TL_STYPE *lval) {
 
 int tl_lex(TL_STYPE *lval, SrcLoc *lloc, Lexer *lx) {
     lx->bad = 0;
+    lx->quiet = lx->quiet_next;
+    lx->quiet_next = 0;
     int t = scan(lx, lval);
     lx->prev = lx->loc;
     if (t == END && lx->prev.file) {
@@ -242,6 +273,7 @@ const char *lexer_token_kind(int tok) {
         {ELSE, "ELSE"}, {FOR, "FOR"}, {IN, "IN"}, {WHILE, "WHILE"}, {RETURN, "RETURN"},
         {BREAK, "BREAK"}, {CONTINUE, "CONTINUE"}, {TRUE, "TRUE"}, {FALSE, "FALSE"},
         {INF, "INF"}, {NAN, "NAN"}, {NONE, "NONE"}, {AS, "AS"},
+        {IMPORT, "IMPORT"}, {STRING, "STRING"},
         {PLUS, "PLUS"}, {MINUS, "MINUS"}, {STAR, "STAR"}, {SLASH, "SLASH"},
         {PERCENT, "PERCENT"}, {AMP, "AMP"}, {PIPE, "PIPE"}, {CARET, "CARET"},
         {TILDE, "TILDE"}, {BANG, "BANG"}, {LT, "LT"}, {GT, "GT"}, {LE, "LE"}, {GE, "GE"},

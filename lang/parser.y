@@ -40,7 +40,8 @@ struct ArgList {
 #define MK(dst, e) do { if (!((dst) = (e))) YYNOMEM; } while (0)
 #define PUSH(a, v, x) do { if (ptrvec_push((a), (v), (x))) YYNOMEM; } while (0)
 
-static void tl_error(SrcLoc *loc, Lexer *lx, PtrVec *funcs, const char *msg);
+static void tl_error(SrcLoc *loc, Lexer *lx, PtrVec *funcs, PtrVec *imports, const char *msg);
+static Import *import_new(Lexer *lx, const char *path, SrcLoc loc);
 static Expr *ex_new(Lexer *lx, ExprKind k, SrcLoc loc);
 static Expr *ex_binary(Lexer *lx, OpKind op, Expr *a, Expr *b, SrcLoc loc);
 static Expr *ex_unary(Lexer *lx, OpKind op, Expr *a, SrcLoc loc);
@@ -71,7 +72,7 @@ static int args_push(Lexer *lx, ArgList *l, const char *name, Expr *e);
 %define parse.lac full
 %locations
 %expect 0
-%parse-param {Lexer *lx} {PtrVec *funcs}
+%parse-param {Lexer *lx} {PtrVec *funcs} {PtrVec *imports}
 %lex-param {Lexer *lx}
 
 %initial-action { @$ = (SrcLoc){lx->file, 1, 1, 1}; }
@@ -89,15 +90,18 @@ static int args_push(Lexer *lx, ArgList *l, const char *name, Expr *e);
     Annotation *an;
     AnnArg *aa;
     Func *fn;
+    Import *im;
 }
 
 %token END 0 "end of file"
 %token <s> IDENT "identifier"
 %token <i> INT "integer literal"
 %token <f> FLOAT "float literal"
+%token <s> STRING "string literal"
 %token KERNEL "kernel" FN "fn" CONST "const" LET "let" IF "if" ELSE "else" FOR "for"
        IN "in" WHILE "while" RETURN "return" BREAK "break" CONTINUE "continue"
        TRUE "true" FALSE "false" INF "inf" NAN "nan" NONE "None" AS "as"
+       IMPORT "import"
 %token PLUS "+" MINUS "-" STAR "*" SLASH "/" PERCENT "%" AMP "&" PIPE "|" CARET "^"
        TILDE "~" BANG "!" LT "<" GT ">" LE "<=" GE ">=" EQ "==" NE "!=" ANDAND "&&"
        OROR "||" SHL "<<" SHR ">>"
@@ -128,14 +132,20 @@ static int args_push(Lexer *lx, ArgList *l, const char *name, Expr *e);
 %type <an> ann
 %type <aa> ann_arg
 %type <fn> decl
+%type <im> import
 %type <i> assign_op
 
 %%
 
-/* module := decl* */
+/* module := (decl | import)* */
 module: %empty
       | module decl       { if ($2) PUSH(lx->arena, funcs, $2); }
+      | module import     { if ($2) PUSH(lx->arena, imports, $2); }
       | module error "}"
+      ;
+
+/* import := "import" STRING ";" (resolved after parsing: lang/imports.c) */
+import: "import" STRING ";"   { MK($$, import_new(lx, $2, @2)); }
       ;
 
 /* decl := ann* ("kernel" | "fn") NAME "(" params ")" block */
@@ -561,10 +571,19 @@ static Func *func_new(Lexer *lx, int is_kernel, const char *name, SrcLoc loc, Pt
     return f;
 }
 
+static Import *import_new(Lexer *lx, const char *path, SrcLoc loc) {
+    Import *im = arena_alloc(lx->arena, sizeof *im);
+    if (!im) return NULL;
+    im->path = path;
+    im->loc = loc;
+    return im;
+}
+
 /* ---- syntax error messages ---- */
 
-static void tl_error(SrcLoc *loc, Lexer *lx, PtrVec *funcs, const char *msg) {
+static void tl_error(SrcLoc *loc, Lexer *lx, PtrVec *funcs, PtrVec *imports, const char *msg) {
     (void)funcs;
+    (void)imports;
     if (!strcmp(msg, "memory exhausted") && !lx->oom) /* Bison's stack, not the arena */
         msg = "expressions or blocks are nested too deeply for the parser (its stack holds "
               "10000 entries)";
@@ -578,6 +597,7 @@ static const char *sym_text(yysymbol_kind_t k) {
     case YYSYMBOL_IDENT: return "identifier";
     case YYSYMBOL_INT: return "integer literal";
     case YYSYMBOL_FLOAT: return "float literal";
+    case YYSYMBOL_STRING: return "string literal";
     case YYSYMBOL_YYUNDEF: return "invalid token";
     default: break;
     }
@@ -587,7 +607,7 @@ static const char *sym_text(yysymbol_kind_t k) {
 
 static int sym_is_class(yysymbol_kind_t k) {
     return k == YYSYMBOL_YYEOF || k == YYSYMBOL_IDENT || k == YYSYMBOL_INT ||
-           k == YYSYMBOL_FLOAT || k == YYSYMBOL_YYUNDEF;
+           k == YYSYMBOL_FLOAT || k == YYSYMBOL_STRING || k == YYSYMBOL_YYUNDEF;
 }
 
 /* Appends one token's description ('for' quoted, classes bare) to buf. */
@@ -678,9 +698,11 @@ static SrcLoc after_prev(Lexer *lx) {
     return l;
 }
 
-static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx, PtrVec *funcs) {
+static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx, PtrVec *funcs,
+                                 PtrVec *imports) {
     (void)funcs;
-    if (lx->bad) return 0; /* the scanner already reported this token */
+    (void)imports;
+    if (lx->bad || lx->quiet) return 0; /* the scanner already reported this token */
     yysymbol_kind_t exp[YYNTOKENS];
     int n = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
     if (n < 0) return n;
@@ -695,7 +717,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx, PtrVec *fun
     }
     char found[160] = "", want[512];
     sym_append(found, sizeof found, tok);
-    if (tok == YYSYMBOL_IDENT || tok == YYSYMBOL_INT || tok == YYSYMBOL_FLOAT) {
+    if (tok == YYSYMBOL_IDENT || tok == YYSYMBOL_INT || tok == YYSYMBOL_FLOAT || tok == YYSYMBOL_STRING) {
         size_t len = strlen(found);
         snprintf(found + len, sizeof found - len, " '%.*s'", lx->loc.len > 40 ? 40 : lx->loc.len,
                  lx->tok);
@@ -711,15 +733,23 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx, PtrVec *fun
 
 Module *parse_module(Arena *arena, const SrcFile *file, Diags *diags) {
     Lexer lx;
-    PtrVec funcs = {0};
+    PtrVec funcs = {0}, imports = {0};
     lexer_init(&lx, file, arena, diags);
     Module *m = arena_alloc(arena, sizeof(Module));
-    if (!m) return NULL;
-    tl_parse(&lx, &funcs);
+    const SrcFile **files = arena_alloc(arena, sizeof *files);
+    if (!m || !files) return NULL;
+    tl_parse(&lx, &funcs, &imports);
     if (lx.oom) return NULL;
     m->file = file;
     m->funcs = (Func **)funcs.items;
     m->nfuncs = funcs.len;
+    m->imports = arena_alloc(arena, sizeof(Import) * (size_t)(imports.len + 1));
+    if (!m->imports) return NULL;
+    for (int i = 0; i < imports.len; i++) m->imports[i] = *(Import *)imports.items[i];
+    m->nimports = imports.len;
+    files[0] = file;
+    m->files = files;
+    m->nfiles = 1;
     m->by_name = func_index_build(arena, m->funcs, m->nfuncs);
     return m;
 }

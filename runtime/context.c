@@ -114,6 +114,7 @@ void tile_context_close(tile_Context *ctx)
     free_allocations(ctx);
     ctx->ops->close(ctx->dev);
     pthread_mutex_destroy(&ctx->lock);
+    free(ctx->import_path);
     free(ctx->err);
     rt_handle_retire(ctx);
 }

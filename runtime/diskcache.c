@@ -78,6 +78,16 @@ static int by_name(const void *a, const void *b)
     return strcmp(((const ConstBinding *)a)->name, ((const ConstBinding *)b)->name);
 }
 
+/* The texts of every file the module is built from, the main file first: editing an imported
+ * file changes the key. Paths are left out: the code depends on the texts alone, and a module
+ * loaded from another directory (or by the tuning worker) should find the same entries. */
+static void put_sources(llvm_blake3_hasher *h, const tile_Module *mod)
+{
+    put(h, mod->file.text, mod->file.len);
+    for (int i = 1; i < mod->ast->nfiles; i++)
+        put(h, mod->ast->files[i]->text, mod->ast->files[i]->len);
+}
+
 static int key_hex(tile_Kernel *k, const ConstBinding *c, int n, const unsigned char *div16,
                    const char *target, char *hex)
 {
@@ -90,7 +100,7 @@ static int key_hex(tile_Kernel *k, const ConstBinding *c, int n, const unsigned 
     llvm_blake3_hasher h;
     llvm_blake3_hasher_init(&h);
     put_str(&h, "tile kernel cache v1");
-    put(&h, k->mod->file.text, k->mod->file.len);
+    put_sources(&h, k->mod);
     put_str(&h, k->func->name);
     for (int i = 0; i < n; i++) {
         put_str(&h, sorted[i].name);

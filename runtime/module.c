@@ -1,5 +1,6 @@
-/* module.c: modules (one parsed .tile source) and their kernels. Loading parses and checks
- * the source (tc_parse); compile errors come back as TILE_ERROR_COMPILE with the rendered
+/* module.c: modules (one parsed .tile source and its imports) and their kernels. Loading
+ * parses and checks the source (tc_parse_with, imports searched along the context's import
+ * path); compile errors come back as TILE_ERROR_COMPILE with the rendered
  * diagnostics (file:line:col, source line, caret) as the context's error message. Modules
  * and kernels are registered as live handles (handles.c) until tile_module_free. */
 #include <stdio.h>
@@ -56,11 +57,37 @@ static tile_Status kernels_init(tile_Module *mod)
     return TILE_OK;
 }
 
+/* The context's import path as ImportOptions in the module's arena: 0, or -1 out of memory. */
+static int import_options(tile_Module *mod, ImportOptions *o)
+{
+    *o = (ImportOptions){ .main_from_string = !mod->from_file };
+    pthread_mutex_lock(&mod->ctx->lock);
+    char *path = mod->ctx->import_path ? arena_strdup(mod->arena, mod->ctx->import_path) : "";
+    pthread_mutex_unlock(&mod->ctx->lock);
+    const char **dirs = path ? arena_alloc(mod->arena, sizeof *dirs * (strlen(path) + 1)) : NULL;
+    if (!dirs)
+        return -1;
+    for (char *p = path, *end; *p; p = end + 1) {
+        end = strchr(p, ':');
+        if (end)
+            *end = 0;
+        if (*p)
+            dirs[o->ndirs++] = p;
+        if (!end)
+            break;
+    }
+    o->dirs = dirs;
+    return 0;
+}
+
 static tile_Status parse(tile_Module *mod)
 {
     Diags diags;
+    ImportOptions opts;
+    if (import_options(mod, &opts))
+        return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory parsing %s", mod->file.name);
     diags_init(&diags, mod->arena);
-    mod->ast = tc_parse(mod->arena, &mod->file, &diags);
+    mod->ast = tc_parse_with(mod->arena, &mod->file, &opts, &diags);
     char *text = diags_render_all(&diags, mod->arena);
     if ((!mod->ast || diags.errors) && !text) /* the diagnostics did not fit either */
         return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory parsing %s", mod->file.name);
@@ -126,12 +153,13 @@ static void module_destroy(tile_Module *mod)
     rt_handle_retire(mod);
 }
 
-static tile_Status load(tile_Context *ctx, const char *name, const char *source, size_t len,
-                        tile_Module **out)
+tile_Status rt_module_load(tile_Context *ctx, const char *name, const char *source, size_t len,
+                           int from_file, tile_Module **out)
 {
     tile_Module *mod = module_new(ctx, name, source, len);
     if (!mod)
         return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
+    mod->from_file = from_file;
     tile_Status st = parse(mod);
     if (st == TILE_OK && handles_add(mod) < 0)
         st = rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
@@ -157,7 +185,7 @@ tile_Status tile_module_load_string(tile_Context *ctx, const char *name, const c
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_module_load_string: %s is NULL",
                         source ? "out" : "source");
     *out = NULL;
-    return load(ctx, name ? name : "<string>", source, strlen(source), out);
+    return rt_module_load(ctx, name ? name : "<string>", source, strlen(source), 0, out);
 }
 
 tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Module **out)
@@ -174,9 +202,24 @@ tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Modu
     st = rt_read_source(ctx, path, &text, &len);
     if (st != TILE_OK)
         return st;
-    st = load(ctx, path, text, len, out);
+    st = rt_module_load(ctx, path, text, len, 1, out);
     free(text);
     return st;
+}
+
+tile_Status tile_set_import_path(tile_Context *ctx, const char *dirs)
+{
+    tile_Status st = rt_handle_check(ctx, RT_CONTEXT, "tile_set_import_path");
+    if (st != TILE_OK)
+        return st;
+    char *copy = dirs && *dirs ? strdup(dirs) : NULL;
+    if (dirs && *dirs && !copy)
+        return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory setting the import path");
+    pthread_mutex_lock(&ctx->lock);
+    free(ctx->import_path);
+    ctx->import_path = copy;
+    pthread_mutex_unlock(&ctx->lock);
+    return TILE_OK;
 }
 
 /* Freeing NULL, or a module freed already, does nothing (tile_error(NULL) says which). */

@@ -91,7 +91,8 @@ struct tile_Module {
     tile_Module *next; /* in ctx->modules */
     Arena *arena;      /* source text and AST */
     SrcFile file;
-    Module *ast;
+    int from_file;     /* file.text was read from file.name (imports look in its directory) */
+    Module *ast;       /* ast->files: every source file it was built from (imports) */
     tile_Kernel *kernels;
     int nkernels;
     pthread_mutex_t lock;         /* guards specs */
@@ -110,6 +111,7 @@ struct tile_Context {
     tile_Module *modules;
     RtRanges allocs; /* tile_malloc'ed and borrowed memory (CPU and GPU), under lock */
     _Atomic int tuning; /* tile_Tuning; 0: not set (TILE_TUNE, else auto on GPUs, off on CPU) */
+    char *import_path;  /* tile_set_import_path's directories, colon-separated, or NULL */
 };
 
 /* ---- errors and logging ---- */
@@ -122,10 +124,13 @@ void rt_log(tile_Context *ctx, const char *fmt, ...) __attribute__((format(print
 int rt_alloc_of(tile_Context *ctx, uint64_t addr, RtRange *out);
 
 /* ---- module source files (source_file.c) ---- */
-enum { RT_MAX_SOURCE_BYTES = 64 << 20 };
-/* Reads a regular file of at most RT_MAX_SOURCE_BYTES into *text (malloc'ed; not
+/* Reads a regular file of at most SRC_MAX_BYTES (lang/source_read.h) into *text (malloc'ed,
  * NUL-terminated); an error status and the context's message otherwise. */
 tile_Status rt_read_source(tile_Context *ctx, const char *path, char **text, size_t *len);
+/* Loads a module from its text: tile_module_load_file (from_file = 1) and _string (0); the
+ * tuning worker reloads a module through it as its parent loaded it. */
+tile_Status rt_module_load(tile_Context *ctx, const char *name, const char *source, size_t len,
+                           int from_file, tile_Module **out);
 
 /* ---- pieces of tile_launch ---- */
 /* Checks count and kinds of args against the kernel's params (before any compile). */

@@ -63,7 +63,9 @@ typedef uint64_t tile_DevPtr;
  * sim backend accept equal-value stores of several threads to the same shared bytes between
  * two barriers (reported as races by default). Compiled code is cached on disk under
  * $TILE_CACHE_DIR/kernels (default $XDG_CACHE_HOME/tile or ~/.cache/tile); TILE_CACHE_DIR=
- * (empty) or TILE_NO_DISK_CACHE=1 turns that off. */
+ * (empty) or TILE_NO_DISK_CACHE=1 turns that off. TILE_PATH, a colon-separated list of
+ * directories, is where a module's `import "PATH";` looks after the importing file's own
+ * directory and tile_set_import_path's directories, before the standard library. */
 tile_Status tile_context_open(tile_Backend backend, tile_Context **out);
 void tile_context_close(tile_Context *ctx); /* frees its modules and memory */
 /* The message of the last failure on this context ("" if none). Valid until the next call.
@@ -80,12 +82,16 @@ typedef void (*tile_LogFn)(void *user, const char *message);
 void tile_set_log(tile_Context *ctx, tile_LogFn fn, void *user);
 
 /* ---- modules and kernels ---- */
-/* `name` is used in diagnostics ("file:line:col: error: ..."). */
+/* `name` is used in diagnostics ("file:line:col: error: ..."); a relative import looks in its
+ * directory first when it has one (docs/language.md, "Imports"). */
 tile_Status tile_module_load_string(tile_Context *ctx, const char *name, const char *source,
                                     tile_Module **out);
 /* Reads regular files of at most 64 MiB only (a directory, FIFO or device is TILE_ERROR_IO). */
 tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Module **out);
 void tile_module_free(tile_Module *mod);
+/* Directories (colon-separated; NULL or "": none) where the imports of modules loaded from
+ * now on look after the importing file's own directory and before $TILE_PATH. */
+tile_Status tile_set_import_path(tile_Context *ctx, const char *dirs);
 tile_Status tile_kernel_get(tile_Module *mod, const char *name, tile_Kernel **out);
 
 /* ---- memory ----

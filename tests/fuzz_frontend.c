@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ast.h"
+#include "imports.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -26,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     diags.max_errors = 20;
     FILE *null = fopen("/dev/null", "w");
     Module *m = parse_module(arena, &file, &diags);
-    if (m) {
+    ImportOptions no_imports = {.disabled = 1}; /* a fuzzer must not read arbitrary files */
+    if (m && !imports_resolve(m, arena, &no_imports, &diags)) {
         sema_check(m, &diags);
         if (null) ast_dump(m, null);
     }

@@ -252,5 +252,44 @@ expect 1 "tune: a space of 8192 configurations" -- env TILE_CACHE_DIR="$tmp/cach
     "$tmp/bigspace.tile" --backend=cpu
 has "bigspace.tile:2:.*has 8192 configurations after its constraints (at most 4096" err "space size message"
 
+# imports: -I for check, emit, run and tune (the isolated worker too), $TILE_PATH, the limits
+mkdir -p "$tmp/inc/sub" "$tmp/main" "$tmp/deep" "$tmp/wide"
+printf 'fn twice(x) { return x * 2.0; }\n' >"$tmp/inc/sub/twice.tile"
+printf 'import "sub/twice.tile";\n@grid(cdiv(n, BLOCK))\n@tune(BLOCK = [32, 64])\nkernel k(x: *f32, n: i32, const BLOCK: i32 = 32) {\n    let i = program_id(0) * BLOCK + arange(0, BLOCK);\n    store(x + i, twice(load(x + i, mask=i < n)), mask=i < n);\n}\n' >"$tmp/main/uses.tile"
+expect 1 "import: not found" -- "$tilec" check "$tmp/main/uses.tile"
+has "uses.tile:1:8: error: cannot find 'sub/twice.tile' (looked for $tmp/main/sub/twice.tile, " err "import: where it looked"
+expect 0 "import: check -I" -- "$tilec" check -I "$tmp/inc" "$tmp/main/uses.tile"
+expect 0 "import: check -IDIR" -- "$tilec" check "-I$tmp/inc" "$tmp/main/uses.tile"
+expect 0 "import: emit -I" -- "$tilec" emit --emit=ast -I "$tmp/inc" "$tmp/main/uses.tile"
+has "fn twice (from $tmp/inc/sub/twice.tile)" out "import: the AST names the imported file"
+expect 0 "import: \$TILE_PATH" -- env TILE_PATH="/nonexistent:$tmp/inc" "$tilec" check "$tmp/main/uses.tile"
+expect 0 "import: run -I" -- "$tilec" run -I "$tmp/inc" "$tmp/main/uses.tile:k" n=100 x=100 --backend=cpu --reps=1
+expect 0 "import: tune -I, isolated" -- env TILE_TUNE_ISOLATE=1 TILE_CACHE_DIR="$tmp/cache" "$tilec" tune \
+    -I "$tmp/inc" "$tmp/main/uses.tile:k" n=100 x=100 --backend=cpu --reps=1
+expect 0 "import: cache list" -- "$tilec" cache list --dir="$tmp/cache"
+grep -c "^k " "$tmp/out" >"$tmp/count_before"
+printf 'fn twice(x) { return x * 3.0; }\n' >"$tmp/inc/sub/twice.tile" # the tuning key follows it
+expect 0 "import: tune after the imported file changed" -- env TILE_CACHE_DIR="$tmp/cache" "$tilec" tune \
+    -I "$tmp/inc" "$tmp/main/uses.tile:k" n=100 x=100 --backend=cpu --reps=1
+expect 0 "import: cache list again" -- "$tilec" cache list --dir="$tmp/cache"
+n=$((n + 1))
+if [ "$(grep -c "^k " "$tmp/out")" -ne $(($(cat "$tmp/count_before") + 1)) ]; then
+    echo "FAIL: import: a changed imported file did not give a new tuning file"
+    fail=$((fail + 1))
+fi
+expect 2 "import: -I without a directory" -- "$tilec" check "$tmp/main/uses.tile" -I
+expect 2 "import: -I with a colon" -- "$tilec" check -I "a:b" "$tmp/main/uses.tile"
+printf 'import "fifo.tile";\n' >"$tmp/import_fifo.tile"
+expect 1 "import: a FIFO" -- timeout 20 "$tilec" check "$tmp/import_fifo.tile"
+has "not a regular file (a FIFO)" err "import: a FIFO's message"
+awk -v d="$tmp/deep" 'BEGIN { for (i = 0; i < 33; i++) printf "import \"d%d.tile\";\n", i + 1 > (d "/d" i ".tile");
+                               printf "fn last() { return 1; }\n" > (d "/d33.tile") }'
+expect 1 "import: 33 levels" -- "$tilec" check "$tmp/deep/d0.tile"
+has "d32.tile:1:8: error: imports are nested more than 32 levels deep" err "import: the depth limit"
+awk -v d="$tmp/wide" 'BEGIN { for (i = 1; i <= 256; i++) { printf "import \"f%d.tile\";\n", i > (d "/main.tile");
+                                                              printf "fn f%d() { return %d; }\n", i, i > (d "/f" i ".tile") } }'
+expect 1 "import: 257 files" -- "$tilec" check "$tmp/wide/main.tile"
+has "main.tile:256:8: error: a module may be built from at most 256 files" err "import: the file limit"
+
 echo "$((n - fail))/$n passed"
 [ $fail -eq 0 ]

@@ -129,6 +129,18 @@ static int put_buffer(tile_Context *ctx, FILE *f, tile_DevPtr base, size_t size,
     return 0;
 }
 
+/* What the worker needs to resolve the module's imports as it was loaded here: whether its
+ * text came from its file, and the context's import path (it runs in our directory, with our
+ * $TILE_PATH). */
+static void put_import_path(FILE *f, const tile_Module *mod)
+{
+    fprintf(f, "from-file %d\n", mod->from_file);
+    pthread_mutex_lock(&mod->ctx->lock);
+    if (mod->ctx->import_path)
+        put_blob(f, "import-path", mod->ctx->import_path, strlen(mod->ctx->import_path));
+    pthread_mutex_unlock(&mod->ctx->lock);
+}
+
 /* Writes the job; -1 with the reason in why (WHY_MAX bytes). */
 static int write_job(const TuneRequest *req, int samples, double budget_ms, const char *path,
                      char *why)
@@ -152,6 +164,7 @@ static int write_job(const TuneRequest *req, int samples, double budget_ms, cons
             (int)ctx->ops->kind, k->func->name, req->force, req->reps, samples, budget_ms);
     put_blob(f, "name", k->mod->file.name, strlen(k->mod->file.name));
     put_blob(f, "source", k->mod->file.text, k->mod->file.len);
+    put_import_path(f, k->mod);
     if (req->grid)
         fprintf(f, "grid %u %u %u\n", req->grid[0], req->grid[1], req->grid[2]);
     for (int i = 0; i < req->ngiven; i++)

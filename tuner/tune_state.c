@@ -153,6 +153,19 @@ static uint64_t source_hash(const char *text, size_t len)
     return h;
 }
 
+/* source_hash of the main file, combined with that of each imported file (imports.h), so that
+ * editing an imported helper starts the kernel's tuning afresh. A module without imports keeps
+ * the hash of its source alone. */
+static uint64_t module_hash(const tile_Module *mod)
+{
+    uint64_t h[2] = { source_hash(mod->file.text, mod->file.len), 0 };
+    for (int i = 1; i < mod->ast->nfiles; i++) {
+        h[1] = source_hash(mod->ast->files[i]->text, mod->ast->files[i]->len);
+        h[0] = rt_hash64(h, sizeof h);
+    }
+    return h[0];
+}
+
 /* The tuning cache file of this kernel on this device (opened once). */
 static TCache *kt_cache(tile_Kernel *k, KTune *kt)
 {
@@ -161,8 +174,7 @@ static TCache *kt_cache(tile_Kernel *k, KTune *kt)
     tile_Context *ctx = k->mod->ctx;
     const BackendOps *ops = ctx->ops;
     char hash[32], warning[512] = "";
-    snprintf(hash, sizeof hash, "%016llx",
-             (unsigned long long)source_hash(k->mod->file.text, k->mod->file.len));
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)module_hash(k->mod));
     TCacheMeta meta = { k->func->name, hash, TILE_COMPILER_VERSION, ops->device_name(ctx->dev),
                         ops->arch(ctx->dev),
                         ops->driver_version ? ops->driver_version(ctx->dev) : "" };

@@ -348,39 +348,6 @@ static double download_and_check(void)
     return rel;
 }
 
-/* TEMPORARY until the language has imports: a stdlib kernel file's `import "common.tile";`
- * line is replaced by the text of common.tile from the same folder, loaded as a string. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = malloc(1 << 20);
-    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
-    fclose(f);
-    if (buf)
-        buf[n] = 0;
-    return buf;
-}
-
-static tile_Status load_module(const char *path, tile_Module **m)
-{
-    static const char line[] = "import \"common.tile\";";
-    char *text = slurp(path), *at = text ? strstr(text, line) : NULL;
-    if (!at) {
-        free(text);
-        return tile_module_load_file(R.ctx, path, m);
-    }
-    char common[4096];
-    snprintf(common, sizeof common, "%.*s/common.tile", (int)(strrchr(path, '/') - path), path);
-    char *lib = slurp(common), *all = malloc(strlen(text) + (lib ? strlen(lib) : 0) + 2);
-    memset(at, ' ', sizeof line - 1);
-    sprintf(all, "%s\n%s", lib ? lib : "", text);
-    tile_Status s = tile_module_load_string(R.ctx, path, all, m);
-    free(text), free(lib), free(all);
-    return s;
-}
-
 static tile_Module *module(const char *file)
 {
     for (int i = 0; i < R.nmods; i++)
@@ -389,7 +356,7 @@ static tile_Module *module(const char *file)
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", R.root, file);
     tile_Module *m = NULL;
-    tile_Status s = load_module(path, &m);
+    tile_Status s = tile_module_load_file(R.ctx, path, &m);
     if (s != TILE_OK) {
         case_fail("loading %s failed: %s", path, tile_error(R.ctx));
         return NULL;
@@ -641,7 +608,7 @@ static const Group GROUPS[] = {
     {"control", t_control}, {"helpers", t_helpers},     {"memory", t_memory},
     {"grid", t_grid},       {"broadcast", t_broadcast}, {"mma", t_mma},
     {"intdiv", t_intdiv},     {"fcast", t_fcast},
-    {"flash_fwd", t_flash_fwd},
+    {"imports", t_imports},   {"flash_fwd", t_flash_fwd},
 };
 
 static int usage(void)

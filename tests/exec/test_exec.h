@@ -85,5 +85,6 @@ void t_grid(void);
 void t_broadcast(void);
 void t_mma(void);
 void t_intdiv(void);
+void t_imports(void);
 
 #endif

@@ -1,0 +1,31 @@
+/* source_read.h: reading a .tile source file from disk, shared by the runtime
+ * (tile_module_load_file), tilec and imports (lang/imports.c). Only regular files are read,
+ * opened without blocking (a FIFO or a device never hangs or streams forever), and no more
+ * than SRC_MAX_BYTES of them; anything else is an error with a message. */
+#ifndef TILE_SOURCE_READ_H
+#define TILE_SOURCE_READ_H
+#include <stddef.h>
+#include <sys/types.h>
+
+enum { SRC_MAX_BYTES = 64 << 20 };
+
+typedef enum {
+    SRC_READ_OK = 0,
+    SRC_READ_NOT_FOUND = -1, /* no such file (or a path component is not a directory) */
+    SRC_READ_IO = -2,        /* not a regular file, too large, or unreadable */
+    SRC_READ_NO_MEMORY = -3,
+} SrcReadStatus;
+
+/* Which file was read: two paths naming the same file give the same id. */
+typedef struct SrcFileId {
+    dev_t dev;
+    ino_t ino;
+} SrcFileId;
+
+/* Reads path into *text (malloc'ed, NUL-terminated; *len excludes the NUL). On failure
+ * returns the status and writes "cannot open 'PATH': why" or similar into err (errsize
+ * bytes). id may be NULL. */
+SrcReadStatus src_read_file(const char *path, char **text, size_t *len, SrcFileId *id,
+                            char *err, size_t errsize);
+
+#endif
