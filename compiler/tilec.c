@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <llvm-c/Core.h>
+#include "imports.h"
 #include "source_read.h"
 #include "tilec.h"
 
@@ -194,18 +195,20 @@ int tilec_source_load(Source *src, const char *path)
 {
     memset(src, 0, sizeof *src);
     char err[1200];
+    src->arena = arena_new();
+    path = src->arena ? imports_locate(src->arena, path, tilec_import_options()) : NULL;
+    if (!path) {
+        tilec_error("out of memory");
+        arena_free(src->arena);
+        return -1;
+    }
     if (src_read_file(path, &src->text, &src->file.len, NULL, err, sizeof err)) {
         tilec_error("%s", err);
+        arena_free(src->arena);
         return -1;
     }
     src->file.name = path;
     src->file.text = src->text;
-    src->arena = arena_new();
-    if (!src->arena) {
-        tilec_error("out of memory");
-        free(src->text);
-        return -1;
-    }
     diags_init(&src->diags, src->arena);
     src->module = tc_parse_with(src->arena, &src->file, tilec_import_options(), &src->diags);
     diags_print(&src->diags, stderr);

@@ -82,6 +82,21 @@ static int candidates(Walk *w, const SrcFile *from, const char *path, PtrVec *ou
     return w->oom ? -1 : 0;
 }
 
+const char *imports_locate(Arena *arena, const char *path, const ImportOptions *opt) {
+    struct stat sb;
+    if (!path[0] || path[0] == '/' || strncmp(path, "./", 2) == 0 || strncmp(path, "../", 3) == 0 ||
+        stat(path, &sb) == 0)
+        return path;
+    Walk w = {.arena = arena, .opt = opt};
+    search_path_init(&w);
+    for (int i = 0; i < w.dirs.len && !w.oom; i++) {
+        char *c = join(arena, w.dirs.items[i], path);
+        if (!c) return NULL;
+        if (stat(c, &sb) == 0) return c;
+    }
+    return w.oom ? NULL : path;
+}
+
 /* "a/b.tile, c/b.tile": where a file was looked for, for the not-found message. */
 static char *looked_in(Walk *w, const PtrVec *c) {
     char *s = arena_strdup(w->arena, "");

@@ -24,4 +24,11 @@ typedef struct ImportOptions {
  * (defaults). Errors go to diags at the import's location; returns 0, or -1 after errors. */
 int imports_resolve(Module *m, Arena *arena, const ImportOptions *opt, Diags *diags);
 
+/* The file a module's own path names: `path` when a file of that name exists, or it is
+ * absolute or starts with "./" or "../"; else the first file of that name along the search path
+ * (opt's directories, $TILE_PATH, the standard library), so "attention/flash_fwd.tile" finds
+ * the standard library's from any directory; else `path` (reading it reports it missing). The
+ * name returned lives in `arena` (or is `path`); NULL only when out of memory. */
+const char *imports_locate(Arena *arena, const char *path, const ImportOptions *opt);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "imports.h"
 #include "runtime_internal.h"
 
 static tile_Status kernel_init(tile_Module *mod, const Func *f, tile_Kernel *k)
@@ -57,14 +58,14 @@ static tile_Status kernels_init(tile_Module *mod)
     return TILE_OK;
 }
 
-/* The context's import path as ImportOptions in the module's arena: 0, or -1 out of memory. */
-static int import_options(tile_Module *mod, ImportOptions *o)
+/* The context's import path as ImportOptions in `arena`: 0, or -1 out of memory. */
+static int import_options(tile_Context *ctx, Arena *arena, int from_file, ImportOptions *o)
 {
-    *o = (ImportOptions){ .main_from_string = !mod->from_file };
-    pthread_mutex_lock(&mod->ctx->lock);
-    char *path = mod->ctx->import_path ? arena_strdup(mod->arena, mod->ctx->import_path) : "";
-    pthread_mutex_unlock(&mod->ctx->lock);
-    const char **dirs = path ? arena_alloc(mod->arena, sizeof *dirs * (strlen(path) + 1)) : NULL;
+    *o = (ImportOptions){ .main_from_string = !from_file };
+    pthread_mutex_lock(&ctx->lock);
+    char *path = ctx->import_path ? arena_strdup(arena, ctx->import_path) : "";
+    pthread_mutex_unlock(&ctx->lock);
+    const char **dirs = path ? arena_alloc(arena, sizeof *dirs * (strlen(path) + 1)) : NULL;
     if (!dirs)
         return -1;
     for (char *p = path, *end; *p; p = end + 1) {
@@ -84,7 +85,7 @@ static tile_Status parse(tile_Module *mod)
 {
     Diags diags;
     ImportOptions opts;
-    if (import_options(mod, &opts))
+    if (import_options(mod->ctx, mod->arena, mod->from_file, &opts))
         return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory parsing %s", mod->file.name);
     diags_init(&diags, mod->arena);
     mod->ast = tc_parse_with(mod->arena, &mod->file, &opts, &diags);
@@ -197,13 +198,21 @@ tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Modu
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_module_load_file: %s is NULL",
                         path ? "out" : "path");
     *out = NULL;
+    Arena *a = arena_new();
+    ImportOptions opts;
+    const char *found = a && !import_options(ctx, a, 1, &opts) ? imports_locate(a, path, &opts) : NULL;
+    if (!found) {
+        arena_free(a);
+        return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory loading '%s'", path);
+    }
     char *text;
     size_t len;
-    st = rt_read_source(ctx, path, &text, &len);
-    if (st != TILE_OK)
-        return st;
-    st = rt_module_load(ctx, path, text, len, 1, out);
-    free(text);
+    st = rt_read_source(ctx, found, &text, &len);
+    if (st == TILE_OK) {
+        st = rt_module_load(ctx, found, text, len, 1, out);
+        free(text);
+    }
+    arena_free(a);
     return st;
 }
 

@@ -290,6 +290,10 @@ awk -v d="$tmp/wide" 'BEGIN { for (i = 1; i <= 256; i++) { printf "import \"f%d.
                                                               printf "fn f%d() { return %d; }\n", i, i > (d "/f" i ".tile") } }'
 expect 1 "import: 257 files" -- "$tilec" check "$tmp/wide/main.tile"
 has "main.tile:256:8: error: a module may be built from at most 256 files" err "import: the file limit"
+# a module path that names no file from here is found along the search path (the stdlib too)
+expect 0 "module path: the stdlib's from another directory" -- env -C "$tmp" "$tilec" check attention/flash_fwd.tile
+expect 0 "module path: -I" -- env -C / "$tilec" check -I "$tmp/main" -I "$tmp/inc" uses.tile
+expect 1 "module path: ./ is not searched" -- env -C "$tmp" "$tilec" check ./attention/flash_fwd.tile
 
 echo "$((n - fail))/$n passed"
 [ $fail -eq 0 ]

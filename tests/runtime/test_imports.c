@@ -156,7 +156,38 @@ static int test_string_modules(void)
     return 0;
 }
 
+/* A relative module path that names no file from the working directory is found along the
+ * search path: "attention/flash_fwd.tile" is the standard library's from anywhere, its own
+ * imports resolving beside it; "./" paths and missing files are not searched. */
+static int test_module_search(void)
+{
+    tile_Context *ctx;
+    tile_Module *m;
+    tile_Kernel *k;
+    char cwd[PATH_MAX];
+    if (setup())
+        return 1;
+    CHECK(getcwd(cwd, sizeof cwd) && chdir(root) == 0);
+    OK(NULL, tile_context_open(TILE_BACKEND_CPU, &ctx));
+    OK(ctx, tile_module_load_file(ctx, "attention/flash_fwd.tile", &m));
+    OK(ctx, tile_kernel_get(m, "flash_fwd_bf16", &k));
+    EXPECT(ctx, TILE_ERROR_NOT_FOUND, tile_module_load_file(ctx, "./attention/flash_fwd.tile", &m));
+    EXPECT(ctx, TILE_ERROR_NOT_FOUND, tile_module_load_file(ctx, "attention/nothing.tile", &m));
+    if (write_lib(2.0) || write_file("main.tile", MAIN_SRC))
+        return 1;
+    OK(ctx, tile_set_import_path(ctx, root)); /* a search directory of the caller's */
+    CHECK(chdir("/") == 0);
+    OK(ctx, tile_module_load_file(ctx, "main.tile", &m));
+    if (run_checked(ctx, m, 2.0))
+        return 1;
+    CHECK(chdir(cwd) == 0);
+    tile_context_close(ctx);
+    cleanup();
+    return 0;
+}
+
 static const NamedTest tests[] = {
+    { "module_search", test_module_search },
     { "file_and_cache_key", test_file_and_cache_key },
     { "string_modules", test_string_modules },
 };
