@@ -553,7 +553,6 @@ class GpuBench:
             dst = torch.empty_like(src)
             self.copy = 2.0 * src.numel() * 2 / (self.ms(lambda: dst.copy_(src)) * 1e9)
             print(f"device copy bandwidth {self.copy:.2f} TB/s", flush=True)
-            del src, dst
         except Exception as e:  # noqa: BLE001  the rows go on, their copy ratio n/a
             print(f"device copy bandwidth: failed: {type(e).__name__}: {e}", flush=True)
         return self.copy
@@ -662,9 +661,7 @@ class GpuBench:
                                    f"{REPEAT_LIMIT >> 30} GiB")
             kr, vr = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
             fn = lambda: sdpa(q, kr, vr, is_causal=causal, scale=scale)
-            out = fn(), self.ms(fn), f"K/V repeated {g}x (no enable_gqa: {why})"
-            del kr, vr
-            return out
+            return fn(), self.ms(fn), f"K/V repeated {g}x (no enable_gqa: {why})"
 
     def sdpa_peer(self, case, name, x, ours):
         """{"ms", "err", "note"} of one SDPA backend; n/a with the reason where it cannot run."""

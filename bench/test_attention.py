@@ -273,7 +273,6 @@ def test_cases():
 # ---- 3. the table, the CSV and the run loop, on rows made up here ----
 
 def made_up_rows():
-    rows = []
     f = at.Row(at.Case("flash", "f16", 4, 16, 16, 4096, 128, True), tile_ms=0.5, config="M128 N64")
     f.peers = {"SDPA flash": {"ms": 0.4, "err": 2e-4, "note": ""},
                "SDPA cuDNN": {"ms": None, "err": None, "note": "n/a: No available kernel"}}
