@@ -12,9 +12,10 @@ Rows, each on its own inputs (torch, fixed seed, normal, on the GPU):
   best named. K/V TB/s: 2·B·KVH·L·D·2 bytes / time, beside the device's copy bandwidth (a 1 GiB
   device-to-device torch copy timed the same way, read + write bytes / time).
 - paged: the decode shapes with K and V in pages of 16 ([num_blocks, 16, kv_heads, 128]) behind a
-  shuffled block table, `paged_split` then `paged_combine`, against our own `decode` on the dense
-  layout (same inputs) and SDPA; and one mixed batch (a few prefills of 1-2k tokens, many
-  decodes) through `paged` in one launch, checked against float32 SDPA per sequence.
+  shuffled block table, `paged` with SPLIT (split-KV) then `paged_combine`, against our own
+  `decode` on the dense layout (same inputs) and SDPA; and one mixed batch (a few prefills of
+  1-2k tokens, many decodes) through `paged` in one launch (no SPLIT), checked against float32
+  SDPA per sequence.
 
 Our side: `tilec run --backend=cuda --load ... --save ... --cold --verbose`, tuning on the first
 launch (TILE_TUNE=auto), as bench/tensor_cores.py does (its helpers are imported from there).
@@ -82,7 +83,7 @@ class Case:
                     + (" causal" if self.causal else ""))
         if self.op == "mixed":
             pre = sum(1 for q, _ in self.seqs if q > 1)
-            return (f"mixed {self.dtype} d{self.head_dim} {h} {pre} prefills + "
+            return (f"paged mixed {self.dtype} d{self.head_dim} {h} {pre} prefills + "
                     f"{len(self.seqs) - pre} decodes")
         page = f" page{PAGE}" if self.op == "paged" else ""
         return f"{self.op} {self.dtype} d{self.head_dim} b{self.batch} {h} kv{self.seq}{page}"
@@ -153,7 +154,7 @@ def all_cases(full=False):
 
 QUICK = {"flash f16 d128 s4096 b4 h16 causal", "flash f16 d128 s4096 b4 h32/8 causal",
          "decode f16 d128 b16 h32/8 kv8192", "paged f16 d128 b16 h32/8 kv8192 page16",
-         "mixed f16 d128 h32/8 4 prefills + 60 decodes"}
+         "paged mixed f16 d128 h32/8 4 prefills + 60 decodes"}
 
 
 def select_cases(quick, only, full=False):
@@ -284,25 +285,26 @@ def decode_args(src, case, files):
 
 
 def paged_args(src, case, files, max_blocks):
-    """paged_split then paged_combine (decode rows), or paged alone (the mixed batch): q and o
-    [tokens, heads, D], K and V caches [blocks, PAGE, kv_heads, D], block_table [sequences,
-    max_blocks], seq_lens [sequences], query_start_loc [sequences + 1]; the split's workspace
-    holds MAX_SPLITS partial rows of D floats per (token, query head)."""
+    """paged with SPLIT then paged_combine (decode rows), or paged alone (the mixed batch): q and
+    o [tokens, heads, D], K and V caches [blocks, PAGE, kv_heads, D], block_table [sequences,
+    max_blocks], seq_lens [sequences], query_start_loc [sequences + 1]; with SPLIT the workspace
+    holds MAX_SPLITS partial rows of D floats per (token, query head), else 1-element stand-ins."""
     h, kvh, d, t = case.heads, case.kv_heads, case.head_dim, case.tokens
     scalars = {"num_tokens": t, "num_seqs": len(case.lengths), "kv_heads": kvh,
                "stride_qt": h * d, "stride_qh": d, "stride_ot": h * d, "stride_oh": d,
                "stride_kvb": PAGE * kvh * d, "stride_kvs": kvh * d, "stride_kvh": d,
                "stride_bt": max_blocks, "scale": 1 / math.sqrt(d), "window": 0, "softcap": 0.0}
-    consts = {"HEAD_DIM": d, "GROUP": h // kvh, "PAGE": PAGE}
+    split = case.op == "paged"
+    consts = {"HEAD_DIM": d, "GROUP": h // kvh, "PAGE": PAGE, "SPLIT": split,
+              "MAX_SPLITS": MAX_SPLITS}
     loads = {n: files[n] for n in ("q", "k_cache", "v_cache", "block_table", "seq_lens",
                                    "query_start_loc")}
-    if case.op == "mixed":
-        return [run_args(src, "paged" + suffix(case), scalars, consts, loads, {"o": t * h * d},
-                         {"o": files["out"]})]
+    if not split:
+        return [run_args(src, "paged" + suffix(case), scalars, consts, loads,
+                         {"o": t * h * d, "ws_o": 1, "ws_lse": 1}, {"o": files["out"]})]
     ws = {"ws_o": files["partial_o"], "ws_lse": files["partial_lse"]}
-    split = {n: v for n, v in scalars.items() if n not in ("stride_ot", "stride_oh")}
-    first = run_args(src, "paged_split" + suffix(case), split, dict(consts, MAX_SPLITS=MAX_SPLITS),
-                     loads, {"ws_o": t * h * MAX_SPLITS * d, "ws_lse": t * h * MAX_SPLITS}, ws)
+    first = run_args(src, "paged" + suffix(case), scalars, consts, loads,
+                     {"o": 1, "ws_o": t * h * MAX_SPLITS * d, "ws_lse": t * h * MAX_SPLITS}, ws)
     second = run_args(src, "paged_combine" + suffix(case),
                       {"num_tokens": t, "q_heads": h, "stride_ot": h * d, "stride_oh": d},
                       {"HEAD_DIM": d, "MAX_SPLITS": MAX_SPLITS}, ws, {"o": t * h * d},
@@ -422,12 +424,12 @@ SECTIONS = [
     ("decode", "decode + decode_combine: one query token per sequence, dense KV cache",
      ["case", "tile ms", "tile K/V TB/s", "best SDPA K/V TB/s", "best SDPA", "tile / best SDPA",
       "tile / copy"] + TAIL, decode_values),
-    ("paged", f"paged_split + paged_combine: the decode shapes, KV in pages of {PAGE}, shuffled "
-              "block table",
+    ("paged", f"paged (SPLIT) + paged_combine: the decode shapes, KV in pages of {PAGE}, "
+              "shuffled block table",
      ["case", "tile ms", "tile K/V TB/s", "tile decode (dense) K/V TB/s", "paged / decode",
       "best SDPA K/V TB/s", "best SDPA", "paged / best SDPA", "paged / copy"] + TAIL,
      decode_values),
-    ("mixed", "paged: one launch for a batch mixing prefills and decodes",
+    ("mixed", "paged (no SPLIT): one launch for a batch mixing prefills and decodes",
      ["case", "query tokens", "tile ms", "tile TFLOP/s", "tile K/V TB/s"] + TAIL, mixed_values),
 ]
 

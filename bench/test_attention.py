@@ -1,6 +1,6 @@
 """test_attention.py: tests of bench/attention.py without a GPU or torch (CTest: bench_attention).
 Every `tilec run` command the bench builds runs for real on the CPU backend at a tiny size
-against a pure-Python reference (flash_fwd, decode + decode_combine, paged_split +
+against a pure-Python reference (flash_fwd, decode + decode_combine, paged with SPLIT +
 paged_combine, and paged on a mixed batch): parameter names, strides, layouts, the files passed
 from one launch to the next. A kernel file not in the tree yet is skipped with a message. Then
 the case lists, the FLOP and byte counts, the inlining of imports, and the table, CSV and
@@ -283,7 +283,7 @@ def made_up_rows():
                "SDPA efficient": {"ms": 1.0, "err": 1e-3, "note": "K/V repeated 4x (no enable_gqa)"},
                "SDPA math": {"ms": 2.0, "err": 0.5, "note": ""}}
     p = at.Row(at.Case("paged", "f16", 16, 32, 8, 8192, 128), tile_ms=0.3, copy_tbs=3.0,
-               parts=[("paged_split", 0.27), ("paged_combine", 0.03)])
+               parts=[("paged", 0.27), ("paged_combine", 0.03)])
     p.peers = {"tile decode": {"ms": 0.25, "err": None, "note": ""},
                "SDPA cuDNN": {"ms": 0.3, "err": 1e-3, "note": ""}}
     m = at.Row(at.Case("mixed", "f16", 0, 32, 8, 0, 128, True, at.mixed_lengths()), tile_ms=1.0)
@@ -307,7 +307,7 @@ def test_report():
             md = fh.read()
         kv = 2 * 16 * 8 * 8192 * 128 * 2
         check(all(s in md for s in ("### flash_fwd", "### decode + decode_combine",
-                                    "### paged_split + paged_combine", "### paged: one launch",
+                                    "### paged (SPLIT) + paged_combine", "### paged (no SPLIT): one launch",
                                     "GPU: fake GPU", "3.00 TB/s")),
               "markdown: the four sections, the GPU and the copy bandwidth")
         dline = next(line for line in md.splitlines() if line.startswith("| decode f16 d128 b16"))
