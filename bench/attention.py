@@ -448,8 +448,9 @@ def markdown_report(meta, rows):
              "Peers: median of `triton.testing.do_bench` (L2 flushed before each run) on the "
              "same inputs. TFLOP/s: 4·B·H·S²·D, halved when causal (flash); 4·H·D per query and "
              "key it sees (mixed). K/V TB/s: the bytes of K and V, 2·B·KVH·L·D·2, over the time. "
-             "GQA peers: SDPA with enable_gqa=True where the backend takes it, else K and V "
-             "repeated per query head beforehand (noted: that peer reads 4x the bytes). max rel "
+             "GQA peers: SDPA with enable_gqa=True where the backend takes it (noted "
+             "'enable_gqa'), else K and V repeated per query head beforehand (noted 'K/V "
+             "repeated': that peer reads GROUP times the bytes). max rel "
              f"err: relative L2 error of tile's output against each peer's, the largest; (!) "
              f"above {FLAG_ERR:g}. tile config: the first launch's tuned consts, registers and "
              "local memory per thread.", ""]
@@ -654,7 +655,7 @@ class GpuBench:
                 return fn(), self.ms(fn), ""
             try:
                 fn = lambda: sdpa(q, k, v, is_causal=causal, scale=scale, enable_gqa=True)
-                return fn(), self.ms(fn), ""
+                return fn(), self.ms(fn), "enable_gqa"
             except Exception as e:  # noqa: BLE001  (an old torch, or a backend without GQA)
                 why = (str(e).strip().splitlines() or [type(e).__name__])[0][:100]
             g = case.heads // case.kv_heads
