@@ -496,19 +496,24 @@ def write_outputs(out, meta, rows, log):
         f.write("\n".join(log))
 
 
-def run_rows(args, bench, cases, meta, t0):
+def run_rows(args, bench, cases, meta, t0, row_type=None, progress=None, write=None):
+    """Runs the cases in order, a progress line and the files under --out after each row.
+    row_type, progress and write default to this file's Row, progress_line and write_outputs
+    (bench/attention.py passes its own)."""
+    row_type, progress, write = row_type or Row, progress or progress_line, write or write_outputs
     rows = []
     for i, case in enumerate(cases, 1):
         if args.max_seconds and time.time() - t0 > args.max_seconds:
-            rows.append(Row(case, error=f"skipped: past --max-seconds {args.max_seconds:g}", row_s=0.0))
+            rows.append(row_type(case, error=f"skipped: past --max-seconds {args.max_seconds:g}",
+                                 row_s=0.0))
         else:
             try:
                 rows.append(bench.run_row(case))
             except Exception as e:  # run_row catches what it can; never lose the table
-                rows.append(Row(case, error=f"{type(e).__name__}: {e}", row_s=0.0))
-        print(progress_line(i, len(cases), rows[-1]), flush=True)
+                rows.append(row_type(case, error=f"{type(e).__name__}: {e}", row_s=0.0))
+        print(progress(i, len(cases), rows[-1]), flush=True)
         if args.out:
-            write_outputs(args.out, meta, rows, bench.log)
+            write(args.out, meta, rows, bench.log)
     return rows
 
 

@@ -2,8 +2,9 @@
 # build_carry.sh: builds tilec, test_exec and embed with LLVM linked statically into
 # build-static/, strips them, and packs them (with any shared library they need that a bare
 # machine may lack) as .carry/bin.tar.xz for the GPU machine, which has no LLVM.
-# scripts/gpu_check.sh (tests) and scripts/gpu_bench.sh (bench/tensor_cores.py, which needs only
-# tilec: it is its own tuning worker) unpack and run them there.
+# scripts/gpu_check.sh (tests) and scripts/gpu_bench.sh (bench/tensor_cores.py and
+# bench/attention.py, which need only tilec: it is its own tuning worker) unpack and run them
+# there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=build-static scripts/build.sh -DTILE_STATIC_LLVM=ON -DCMAKE_BUILD_TYPE=Release
