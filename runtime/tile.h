@@ -86,7 +86,10 @@ void tile_set_log(tile_Context *ctx, tile_LogFn fn, void *user);
  * directory first when it has one (docs/language.md, "Imports"). */
 tile_Status tile_module_load_string(tile_Context *ctx, const char *name, const char *source,
                                     tile_Module **out);
-/* Reads regular files of at most 64 MiB only (a directory, FIFO or device is TILE_ERROR_IO). */
+/* Reads regular files of at most 64 MiB only (a directory, FIFO or device is TILE_ERROR_IO).
+ * A relative path that names no file here (and does not start with ./ or ../) is looked for
+ * along the import search path: tile_set_import_path's directories, $TILE_PATH, the standard
+ * library, so "attention/flash_fwd.tile" is the stdlib's kernel. */
 tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Module **out);
 void tile_module_free(tile_Module *mod);
 /* Directories (colon-separated; NULL or "": none) where the imports of modules loaded from
