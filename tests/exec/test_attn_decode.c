@@ -43,10 +43,9 @@ static const DecodeCase cases[] = {
     {2, 1, 8, 2, 64, {200, 31}, 256, 2, 16, 16, 8, 0, 0, 1, 50, 50},     /* window of 50 */
 };
 
-/* Element strides (batch, head, position or token) of q/o, K and V; strided cases keep V
- * [batch, kv_heads, max_len, D], so K and V differ. */
+/* Element strides (batch, head, position or token) of q/o and of K and V. */
 typedef struct Layout {
-    long long qb, qh, qt, kb, kh, kn, vb, vh, vn;
+    long long qb, qh, qt, kb, kh, kn;
 } Layout;
 
 static Layout layout(const DecodeCase *c)
@@ -54,8 +53,8 @@ static Layout layout(const DecodeCase *c)
     long long D = c->head_dim, H = (long long)c->kv_heads * c->group, Q = c->qlen;
     long long KH = c->kv_heads, N = c->max_len;
     if (c->strided)
-        return (Layout){Q * H * D, D, H * D, N * KH * D, D, KH * D, KH * N * D, N * D, D};
-    return (Layout){H * Q * D, Q * D, D, KH * N * D, N * D, D, KH * N * D, N * D, D};
+        return (Layout){Q * H * D, D, H * D, N * KH * D, D, KH * D};
+    return (Layout){H * Q * D, Q * D, D, KH * N * D, N * D, D};
 }
 
 /* One query row's output: the softmax of its scaled (and capped) logits over the keys it
@@ -65,8 +64,7 @@ static void ref_row(const DecodeCase *c, const Layout *L, const Buf *q, const Bu
 {
     int D = c->head_dim, len = c->lens[b], pos = len - c->qlen + t;
     size_t qoff = (size_t)(b * L->qb + h * L->qh + t * L->qt);
-    int kvh = h / c->group;
-    size_t kb = (size_t)(b * L->kb + kvh * L->kh), vb = (size_t)(b * L->vb + kvh * L->vh);
+    size_t kv = (size_t)(b * L->kb + (h / c->group) * L->kh);
     double *p = calloc((size_t)len + 1, sizeof(double)), m = -INFINITY, sum = 0;
     for (int j = 0; j < len; j++) {
         p[j] = -INFINITY;
@@ -74,7 +72,7 @@ static void ref_row(const DecodeCase *c, const Layout *L, const Buf *q, const Bu
             continue;
         double s = 0;
         for (int d = 0; d < D; d++)
-            s += q->v[qoff + d] * k->v[kb + (size_t)(j * L->kn) + d];
+            s += q->v[qoff + d] * k->v[kv + (size_t)(j * L->kn) + d];
         s *= scale;
         p[j] = c->softcap > 0 ? (float)c->softcap * tanh(s / (float)c->softcap) : s;
         m = fmax(m, p[j]);
@@ -85,20 +83,20 @@ static void ref_row(const DecodeCase *c, const Layout *L, const Buf *q, const Bu
         double acc = 0;
         for (int j = 0; j < len; j++)
             if (p[j] != 0)
-                acc += p[j] * v->v[vb + (size_t)(j * L->vn) + d];
+                acc += p[j] * v->v[kv + (size_t)(j * L->kn) + d];
         o->v[qoff + d] = sum > 0 ? acc / sum : 0;
     }
     free(p);
 }
 
 /* Keys and values at positions past each sequence's length become NaN. */
-static void poison_tail(const DecodeCase *c, Buf *kv, long long sb, long long sh, long long sn)
+static void poison_tail(const DecodeCase *c, const Layout *L, Buf *kv)
 {
     for (int b = 0; b < c->batch; b++)
         for (int h = 0; h < c->kv_heads; h++)
             for (int j = c->lens[b]; j < c->max_len; j++)
                 for (int d = 0; d < c->head_dim; d++)
-                    kv->v[b * sb + h * sh + j * sn + d] = NAN;
+                    kv->v[b * L->kb + h * L->kh + j * L->kn + d] = NAN;
 }
 
 static void one_case(const DecodeCase *c)
@@ -126,15 +124,15 @@ static void one_case(const DecodeCase *c)
     Buf *o = output("o", t, nq, c->bf16 ? 2e-2 : 3e-3);
     for (int b = 0; b < c->batch; b++)
         lens->v[b] = c->lens[b];
-    poison_tail(c, k, L.kb, L.kh, L.kn);
-    poison_tail(c, v, L.vb, L.vh, L.vn);
+    poison_tail(c, &L, k);
+    poison_tail(c, &L, v);
     for (int b = 0; b < c->batch; b++)
         for (int h = 0; h < H; h++)
             for (int i = 0; i < c->qlen; i++)
                 ref_row(c, &L, q, k, v, o, b, h, i, (float)scale);
     tile_Arg dargs[] = {P(q), P(k), P(v), P(lens), P(po), P(plse), I(c->batch), I(c->kv_heads),
                         I(c->max_len), F(scale), I(c->window), F(c->softcap), I(L.qb), I(L.qh),
-                        I(L.qt), I(L.kb), I(L.kh), I(L.kn), I(L.vb), I(L.vh), I(L.vn)};
+                        I(L.qt), I(L.kb), I(L.kh), I(L.kn)};
     tile_Const dconsts[] = {{"HEAD_DIM", D}, {"GROUP", c->group}, {"QLEN", c->qlen},
                             {"BLOCK_N", c->block_n}, {"NUM_SPLITS", c->splits},
                             {"MAX_SPLITS", c->max_splits}, {"SLIDING", c->window > 0},
@@ -143,7 +141,7 @@ static void one_case(const DecodeCase *c)
     tile_Arg cargs[] = {P(po), P(plse), P(o), I(c->batch), I(H), I(L.qb), I(L.qh), I(L.qt)};
     tile_Const cconsts[] = {{"HEAD_DIM", D}, {"QLEN", c->qlen}, {"MAX_SPLITS", c->max_splits},
                             {"num_warps", 4}};
-    Launch pair[] = {{c->bf16 ? "decode_bf16" : "decode", dargs, 21, dconsts, 10},
+    Launch pair[] = {{c->bf16 ? "decode_bf16" : "decode", dargs, 18, dconsts, 10},
                      {c->bf16 ? "decode_combine_bf16" : "decode_combine", cargs, 8, cconsts, 4}};
     run_seq(DECODE, pair, 2);
 }
