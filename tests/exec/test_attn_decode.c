@@ -34,9 +34,10 @@ static const DecodeCase cases[] = {
     {2, 3, 1, 1, 64, {300, 129}, 320, 1, 16, 16, 4, 1, 1, -2, 0, 0},     /* negative scale */
     {3, 2, 4, 1, 128, {37, 100, 1}, 128, 16, 16, 32, 4, 0, 1, 1, 0, 0},  /* GQA 4, 16 splits */
     {1, 1, 4, 1, 128, {2000}, 2048, 16, 16, 32, 4, 0, 0, 4, 0, 0},       /* long */
-    /* QLEN 3, D 80, cap; at 49 keys a block holds a key that only the later queries see */
-    {3, 2, 4, 3, 80, {77, 2, 49}, 90, 3, 5, 16, 2, 0, 0, 1, 0, 5},
-    {2, 2, 4, 3, 80, {700, 333}, 800, 3, 5, 16, 2, 0, 1, 2, 0, 30},      /* long */
+    /* QLEN 3, D 80, cap, 8 splits of which 5 fit; at 49 keys a block holds a key that only
+     * the later queries see */
+    {3, 2, 4, 3, 80, {77, 2, 49}, 90, 8, 5, 16, 2, 0, 0, 1, 0, 5},
+    {2, 2, 4, 3, 80, {700, 333}, 800, 8, 5, 16, 2, 0, 1, 2, 0, 30},      /* long */
     /* GQA 8, window and cap; at 164 keys the window starts on a block's edge */
     {3, 1, 8, 2, 64, {150, 3, 164}, 170, 2, 16, 16, 8, 0, 1, 2, 20, 10},
     {3, 1, 8, 2, 64, {45, 1, 64}, 64, 2, 16, 16, 8, 0, 0, -1, 1, 10},    /* window of 1 */
