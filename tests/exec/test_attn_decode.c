@@ -15,7 +15,7 @@ enum { MAX_BATCH = 4 };
 
 typedef struct DecodeCase {
     int batch, kv_heads, group, qlen, head_dim;
-    int lens[MAX_BATCH]; /* keys per sequence */
+    int lens[MAX_BATCH]; /* keys per sequence (the kernel clamps them to [0, max_len]) */
     int max_len;         /* positions the K/V cache holds per sequence */
     int splits, max_splits, block_n, warps;
     int bf16;
@@ -31,6 +31,7 @@ static const DecodeCase cases[] = {
      * second on the CPU backend), several cases each */
     {4, 2, 1, 1, 64, {0, 1, 50, 17}, 56, 1, 16, 16, 4, 1, 0, 1, 0, 0},   /* empty, one key */
     {1, 1, 1, 1, 64, {50}, 64, 1, 16, 16, 4, 1, 0, 0, 0, 0},             /* scale 0: the mean */
+    {2, 1, 1, 1, 64, {-5, 70}, 64, 1, 16, 16, 4, 1, 0, 1, 0, 0},         /* lengths clamped */
     {2, 3, 1, 1, 64, {300, 129}, 320, 1, 16, 16, 4, 1, 1, -2, 0, 0},     /* negative scale */
     {3, 2, 4, 1, 128, {37, 100, 1}, 128, 16, 16, 32, 4, 0, 1, 1, 0, 0},  /* GQA 4, 16 splits */
     {1, 1, 4, 1, 128, {2000}, 2048, 16, 16, 32, 4, 0, 0, 4, 0, 0},       /* long */
@@ -58,12 +59,17 @@ static Layout layout(const DecodeCase *c)
     return (Layout){H * Q * D, Q * D, D, KH * N * D, N * D, D};
 }
 
+static int keys_of(const DecodeCase *c, int b)
+{
+    return c->lens[b] < 0 ? 0 : c->lens[b] > c->max_len ? c->max_len : c->lens[b];
+}
+
 /* One query row's output: the softmax of its scaled (and capped) logits over the keys it
  * sees, times V; 0 when it sees none. */
 static void ref_row(const DecodeCase *c, const Layout *L, const Buf *q, const Buf *k,
                     const Buf *v, Buf *o, int b, int h, int t, double scale)
 {
-    int D = c->head_dim, len = c->lens[b], pos = len - c->qlen + t;
+    int D = c->head_dim, len = keys_of(c, b), pos = len - c->qlen + t;
     size_t qoff = (size_t)(b * L->qb + h * L->qh + t * L->qt);
     size_t kv = (size_t)(b * L->kb + (h / c->group) * L->kh);
     double *p = calloc((size_t)len + 1, sizeof(double)), m = -INFINITY, sum = 0;
@@ -95,7 +101,7 @@ static void poison_tail(const DecodeCase *c, const Layout *L, Buf *kv)
 {
     for (int b = 0; b < c->batch; b++)
         for (int h = 0; h < c->kv_heads; h++)
-            for (int j = c->lens[b]; j < c->max_len; j++)
+            for (int j = keys_of(c, b); j < c->max_len; j++)
                 for (int d = 0; d < c->head_dim; d++)
                     kv->v[b * L->kb + h * L->kh + j * L->kn + d] = NAN;
 }
