@@ -17,7 +17,7 @@ typedef struct DecodeCase {
     int batch, kv_heads, group, qlen, head_dim;
     int lens[MAX_BATCH]; /* keys per sequence (the kernel clamps them to [0, max_len]) */
     int max_len;         /* positions the K/V cache holds per sequence */
-    int splits, max_splits, block_n, warps;
+    int splits, max_splits, block_n, warps, stages; /* stages: num_stages */
     int bf16;
     int strided;        /* q, o as [batch, QLEN, heads, D]; K, V as [batch, max_len, kv_heads, D] */
     double scale_mul;   /* scale = scale_mul / sqrt(D) */
@@ -26,23 +26,23 @@ typedef struct DecodeCase {
 } DecodeCase;
 
 static const DecodeCase cases[] = {
-    /* batch, kv_heads, group, qlen, d, lens, max_len, splits, max_splits, block_n, warps, bf16,
-     * strided, scale_mul, window, softcap; four specializations (each compile costs about a
-     * second on the CPU backend), several cases each */
-    {4, 2, 1, 1, 64, {0, 1, 50, 17}, 56, 1, 16, 16, 4, 1, 0, 1, 0, 0},   /* empty, one key */
-    {1, 1, 1, 1, 64, {50}, 64, 1, 16, 16, 4, 1, 0, 0, 0, 0},             /* scale 0: the mean */
-    {2, 1, 1, 1, 64, {-5, 70}, 64, 1, 16, 16, 4, 1, 0, 1, 0, 0},         /* lengths clamped */
-    {2, 3, 1, 1, 64, {300, 129}, 320, 1, 16, 16, 4, 1, 1, -2, 0, 0},     /* negative scale */
-    {3, 2, 4, 1, 128, {37, 100, 1}, 128, 16, 16, 32, 4, 0, 1, 1, 0, 0},  /* GQA 4, 16 splits */
-    {1, 1, 4, 1, 128, {2000}, 2048, 16, 16, 32, 4, 0, 0, 4, 0, 0},       /* long */
+    /* batch, kv_heads, group, qlen, d, lens, max_len, splits, max_splits, block_n, warps,
+     * stages, bf16, strided, scale_mul, window, softcap; four specializations (each compile
+     * costs about a second on the CPU backend), several cases each */
+    {4, 2, 1, 1, 64, {0, 1, 50, 17}, 56, 1, 16, 16, 4, 2, 1, 0, 1, 0, 0},   /* empty, one key */
+    {1, 1, 1, 1, 64, {50}, 64, 1, 16, 16, 4, 2, 1, 0, 0, 0, 0},             /* scale 0: the mean */
+    {2, 1, 1, 1, 64, {-5, 70}, 64, 1, 16, 16, 4, 2, 1, 0, 1, 0, 0},         /* lengths clamped */
+    {2, 3, 1, 1, 64, {300, 129}, 320, 1, 16, 16, 4, 2, 1, 1, -2, 0, 0},     /* negative scale */
+    {3, 2, 4, 1, 128, {37, 100, 1}, 128, 16, 16, 32, 4, 3, 0, 1, 1, 0, 0},  /* GQA 4, 16 splits */
+    {1, 1, 4, 1, 128, {2000}, 2048, 16, 16, 32, 4, 3, 0, 0, 4, 0, 0},       /* long */
     /* QLEN 3, D 80, cap, 8 splits of which 5 fit; at 49 keys a block holds a key that only
      * the later queries see */
-    {3, 2, 4, 3, 80, {77, 2, 49}, 90, 8, 5, 16, 2, 0, 0, 1, 0, 5},
-    {2, 2, 4, 3, 80, {700, 333}, 800, 8, 5, 16, 2, 0, 1, 2, 0, 30},      /* long */
+    {3, 2, 4, 3, 80, {77, 2, 49}, 90, 8, 5, 16, 2, 3, 0, 0, 1, 0, 5},
+    {2, 2, 4, 3, 80, {700, 333}, 800, 8, 5, 16, 2, 3, 0, 1, 2, 0, 30},      /* long */
     /* GQA 8, window and cap; at 164 keys the window starts on a block's edge */
-    {3, 1, 8, 2, 64, {150, 3, 164}, 170, 2, 16, 16, 8, 0, 1, 2, 20, 10},
-    {3, 1, 8, 2, 64, {45, 1, 64}, 64, 2, 16, 16, 8, 0, 0, -1, 1, 10},    /* window of 1 */
-    {2, 1, 8, 2, 64, {200, 31}, 256, 2, 16, 16, 8, 0, 0, 1, 50, 50},     /* window of 50 */
+    {3, 1, 8, 2, 64, {150, 3, 164}, 170, 2, 16, 16, 8, 2, 0, 1, 2, 20, 10},
+    {3, 1, 8, 2, 64, {45, 1, 64}, 64, 2, 16, 16, 8, 2, 0, 0, -1, 1, 10},    /* window of 1 */
+    {2, 1, 8, 2, 64, {200, 31}, 256, 2, 16, 16, 8, 2, 0, 0, 1, 50, 50},     /* window of 50 */
 };
 
 /* Element strides (batch, head, position or token) of q/o and of K and V. */
@@ -144,7 +144,7 @@ static void one_case(const DecodeCase *c)
                             {"BLOCK_N", c->block_n}, {"NUM_SPLITS", c->splits},
                             {"MAX_SPLITS", c->max_splits}, {"SLIDING", c->window > 0},
                             {"SOFTCAP", c->softcap > 0}, {"num_warps", c->warps},
-                            {"num_stages", 2}};
+                            {"num_stages", c->stages}};
     tile_Arg cargs[] = {P(po), P(plse), P(o), I(c->batch), I(H), I(L.qb), I(L.qh), I(L.qt)};
     tile_Const cconsts[] = {{"HEAD_DIM", D}, {"QLEN", c->qlen}, {"MAX_SPLITS", c->max_splits},
                             {"num_warps", 4}};
