@@ -271,8 +271,7 @@ def decode_args(src, case, files):
     common = {"HEAD_DIM": d, "QLEN": 1, "MAX_SPLITS": MAX_SPLITS}
     scalars = {"batch": b, "kv_heads": kvh, "max_seq_len": n, "scale": 1 / math.sqrt(d),
                "window": 0, "softcap": 0.0, "sq_b": h * d, "sq_h": d, "sq_t": d}
-    for t in ("k", "v"):
-        scalars.update({f"s{t}_b": kvh * n * d, f"s{t}_h": n * d, f"s{t}_n": d})
+    scalars.update({"skv_b": kvh * n * d, "skv_h": n * d, "skv_n": d})  # K and V: one layout
     first = run_args(src, "decode" + suffix(case), scalars, dict(common, GROUP=h // kvh),
                      {n_: files[n_] for n_ in ("q", "k", "v", "seq_lens")},
                      {"partial_o": rows * MAX_SPLITS * bd, "partial_lse": rows * MAX_SPLITS},
