@@ -47,6 +47,7 @@ static int build(const Func *f, Arena *a, Diags *d, TuneSpace *out) {
         if (f->anns[i].kind == ANN_TUNE) nargs += f->anns[i].nargs;
         if (f->anns[i].kind == ANN_CONSTRAINT) ncons += f->anns[i].nargs;
     }
+    out->func = f;
     out->params = arena_alloc(a, sizeof(TuneParam) * (size_t)(nargs + 1));
     out->constraints = arena_alloc(a, sizeof(Expr *) * (size_t)(ncons + 1));
     for (int i = 0; i < f->nanns; i++) {
@@ -69,12 +70,56 @@ int64_t space_size(const TuneSpace *s) {
     return n;
 }
 
-/* The values visible to constraints: fixed ones, then the configuration's. */
-static int satisfies(const TuneSpace *s, ConstBinding *env, int nenv, Diags *d, int *ok) {
+static int is_const_of(const Func *f, const char *name) {
+    if (!strcmp(name, "num_warps") || !strcmp(name, "num_stages")) return 1;
+    for (int i = 0; i < f->nparams; i++)
+        if (f->params[i].is_const && !strcmp(f->params[i].name, name)) return 1;
+    return 0;
+}
+
+/* Room for what a configuration's constraints see (with_defaults). */
+typedef struct ConstraintEnv {
+    ConstBinding *given, *vals;
+    int cap;
+} ConstraintEnv;
+
+static void env_init(ConstraintEnv *e, int nraw, Arena *a) {
+    e->cap = nraw + AST_MAX_KERNEL_CONSTS + 2;
+    e->given = arena_alloc(a, sizeof(ConstBinding) * (size_t)e->cap);
+    e->vals = arena_alloc(a, sizeof(ConstBinding) * (size_t)e->cap);
+}
+
+/* raw (the fixed values, then the configuration's) with every const of the kernel resolved as
+ * its launch would resolve it: defaults computed from the caller's and the configuration's
+ * values (`const BLOCK_M: i32 = max(16, GROUP * QLEN)`), so constraints may read them; then
+ * the fixed values that are no consts (scalar arguments). Into e->vals; the count. When the
+ * consts do not resolve (a const without any value), raw as it is. */
+static int with_defaults(const TuneSpace *s, const ConstBinding *raw, int nraw, ConstraintEnv *e,
+                         Arena *a) {
+    int ngiven = 0, n;
+    for (int i = 0; i < nraw; i++)
+        if (is_const_of(s->func, raw[i].name)) e->given[ngiven++] = raw[i];
+    Diags quiet;
+    diags_init(&quiet, a);
+    quiet.max_errors = 1;
+    n = tc_resolve_consts(s->func, e->given, ngiven, e->vals, AST_MAX_KERNEL_CONSTS + 2, a, &quiet);
+    if (n < 0) {
+        memcpy(e->vals, raw, sizeof *raw * (size_t)nraw);
+        return nraw;
+    }
+    for (int i = 0; i < nraw; i++)
+        if (!is_const_of(s->func, raw[i].name)) e->vals[n++] = raw[i];
+    return n;
+}
+
+/* Whether the configuration in raw passes every constraint (*ok); -1 after an error. */
+static int satisfies(const TuneSpace *s, const ConstBinding *raw, int nraw, ConstraintEnv *e,
+                     Arena *a, Diags *d, int *ok) {
+    int nenv = s->func && s->nconstraints ? with_defaults(s, raw, nraw, e, a) : 0;
     *ok = 1;
     for (int c = 0; c < s->nconstraints && *ok; c++) {
         int64_t v;
-        if (tc_eval_int(s->constraints[c], env, nenv, &v, d)) return -1;
+        if (tc_eval_int(s->constraints[c], e->vals, nenv, &v, d)) return -1;
         *ok = v != 0;
     }
     return 0;
@@ -92,6 +137,8 @@ static int enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, 
     *out = arena_alloc(a, sizeof(TuneConfig) * (size_t)(total + 1));
     ConstBinding *env = arena_alloc(a, sizeof(ConstBinding) * (size_t)(nfixed + s->nparams + 1));
     if (nfixed) memcpy(env, fixed, sizeof(ConstBinding) * (size_t)nfixed);
+    ConstraintEnv cenv;
+    env_init(&cenv, nfixed + s->nparams, a);
     int idx[64] = {0}, n = 0, dropped = 0;
     if (s->nparams > 64) {
         diag_error(d, s->loc, "the @tune space tunes %d parameters (at most 64)", s->nparams);
@@ -101,7 +148,7 @@ static int enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, 
         for (int p = 0; p < s->nparams; p++)
             env[nfixed + p] = (ConstBinding){s->params[p].name, s->params[p].values[idx[p]]};
         int ok;
-        if (satisfies(s, env, nfixed + s->nparams, d, &ok)) return -1;
+        if (satisfies(s, env, nfixed + s->nparams, &cenv, a, d, &ok)) return -1;
         if (ok) {
             TuneConfig *cfg = &(*out)[n++];
             cfg->nvalues = s->nparams;

@@ -19,6 +19,7 @@ typedef struct TuneSpace {
     const Expr **constraints;
     int nconstraints;
     SrcLoc loc; /* the first @tune, for diagnostics */
+    const Func *func; /* whose consts the constraints may read, defaults included */
 } TuneSpace;
 
 /* The limits of a space (docs/tuning.md): the product of its candidate lists, and the
