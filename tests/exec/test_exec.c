@@ -237,6 +237,13 @@ Buf *output(const char *name, Ty t, size_t n, double tol)
     return b;
 }
 
+Buf *scratch(const char *name, Ty t, size_t n)
+{
+    Buf *b = buf_new(name, t, n, 1);
+    b->scratch = 1;
+    return b;
+}
+
 void sum_bound(Buf *o, size_t i, double abs_sum, size_t nterms)
 {
     double eps = o->t == T_F64 ? 0x1p-52 : o->t == T_F16 ? 0x1p-10 : o->t == T_BF16 ? 0x1p-7
@@ -340,7 +347,7 @@ static double download_and_check(void)
             case_fail("copy to host failed: %s", tile_error(R.ctx));
         else {
             check_guard_and_inputs(b, orig);
-            if (b->out)
+            if (b->out && !b->scratch)
                 compare(b, &rel);
         }
         free(orig);
@@ -428,27 +435,42 @@ static void finish(double rel)
 void run(const char *file, const char *kernel, const tile_Arg *args, int nargs,
                 const tile_Const *consts, int nconsts)
 {
-    double rel = 0;
-    tile_Module *m = R.err[0] ? NULL : module(file);
-    tile_Kernel *k = NULL;
-    if (m && tile_kernel_get(m, kernel, &k) != TILE_OK)
-        case_fail("no kernel %s in %s: %s", kernel, file, tile_error(R.ctx));
-    upload();
-    if (k && !R.err[0]) {
-        tile_Status s = tile_launch(k, args, nargs, consts, nconsts);
-        if (s == TILE_OK)
-            s = tile_synchronize(R.ctx);
-        if (s == TILE_ERROR_UNSUPPORTED)
-            R.skip = 1, case_fail("unsupported: %s", tile_error(R.ctx));
-        else if (s != TILE_OK)
-            case_fail("launch failed (status %d): %s", (int)s, tile_error(R.ctx));
-        else
-            rel = download_and_check();
-    }
-    finish(rel);
+    Launch l = {kernel, args, nargs, consts, nconsts};
+    run_seq(file, &l, 1);
 }
 
+/* Launches one kernel; 0 when it failed (the case's failure says why, or marks a skip). */
+static int launch_one(tile_Module *m, const char *file, const Launch *l)
+{
+    tile_Kernel *k = NULL;
+    if (tile_kernel_get(m, l->kernel, &k) != TILE_OK) {
+        case_fail("no kernel %s in %s: %s", l->kernel, file, tile_error(R.ctx));
+        return 0;
+    }
+    tile_Status s = tile_launch(k, l->args, l->nargs, l->consts, l->nconsts);
+    if (s == TILE_OK)
+        s = tile_synchronize(R.ctx);
+    if (s == TILE_ERROR_UNSUPPORTED)
+        R.skip = 1, case_fail("unsupported: %s", tile_error(R.ctx));
+    else if (s != TILE_OK)
+        case_fail("launch of %s failed (status %d): %s", l->kernel, (int)s, tile_error(R.ctx));
+    return s == TILE_OK;
+}
 
+/* run() for kernels launched one after the other on the same buffers (e.g. a kernel and the
+ * one that reduces its workspace): compares after the last. */
+void run_seq(const char *file, const Launch *launches, int n)
+{
+    double rel = 0;
+    tile_Module *m = R.err[0] ? NULL : module(file);
+    upload();
+    int ok = m && !R.err[0];
+    for (int i = 0; i < n && ok; i++)
+        ok = launch_one(m, file, &launches[i]);
+    if (ok)
+        rel = download_and_check();
+    finish(rel);
+}
 
 /* ---- examples ---- */
 
@@ -641,6 +663,7 @@ static const Group GROUPS[] = {
     {"control", t_control}, {"helpers", t_helpers},     {"memory", t_memory},
     {"grid", t_grid},       {"broadcast", t_broadcast}, {"mma", t_mma},
     {"intdiv", t_intdiv},     {"fcast", t_fcast},
+    {"paged", t_attn_paged},
 };
 
 static int usage(void)

@@ -27,6 +27,7 @@ typedef struct Buf {
     double tol;         /* outputs: relative-error tolerance; 0 = exact */
     double *v;          /* inputs: the values; outputs: the reference */
     double *bound;      /* outputs: per-element absolute error bounds (sum_bound), or NULL */
+    int scratch;        /* a workspace: poisoned like an output, never compared */
     unsigned char *raw; /* n + GUARD elements */
     tile_DevPtr d;
 } Buf;
@@ -57,6 +58,19 @@ void sum_bound(Buf *o, size_t i, double abs_sum, size_t nterms);
 /* Uploads the inputs, poisons the outputs, launches, compares, reports. */
 void run(const char *file, const char *kernel, const tile_Arg *args, int nargs,
          const tile_Const *consts, int nconsts);
+/* A workspace buffer between kernels of one case: poisoned (NaN bytes for floats), checked for
+ * writes past its end, never compared. */
+Buf *scratch(const char *name, Ty t, size_t n);
+/* One kernel launch of run_seq. */
+typedef struct Launch {
+    const char *kernel;
+    const tile_Arg *args;
+    int nargs;
+    const tile_Const *consts;
+    int nconsts;
+} Launch;
+/* run() for kernels launched one after the other on the same buffers; compares after the last. */
+void run_seq(const char *file, const Launch *launches, int n);
 
 #define P(b) tile_ptr((b)->d)
 #define I(x) tile_int(x)
@@ -84,5 +98,6 @@ void t_grid(void);
 void t_broadcast(void);
 void t_mma(void);
 void t_intdiv(void);
+void t_attn_paged(void);
 
 #endif
