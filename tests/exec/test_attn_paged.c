@@ -18,7 +18,7 @@ typedef struct Batch {
 
 static const Batch MIXED = {7, {37, 1, 0, 1, 50, 1, 3}, {57, 100, 13, 1, 50, 200, 70}};
 static const Batch DECODES = {5, {1, 1, 0, 2, 1}, {300, 77, 5, 130, 1}};
-static const Batch SMALL = {3, {9, 1, 0}, {40, 33, 7}};
+static const Batch SMALL = {4, {9, 1, 0, 2}, {40, 33, 7, 300}};
 
 typedef struct PagedCase {
     const Batch *b;
@@ -199,14 +199,14 @@ void t_attn_paged(void)
      * 4, 8; PAGE 16, 32, 64 with BLOCK_N below and above it; head sizes 64, 128, 80; f16
      * and bf16; negative scales, soft-capping, windows; the split path with 3, 4, 16 splits. */
     static const PagedCase cases[] = {
-        /* batch, group, kv_heads, head_dim, page, BLOCK_N, bf16, window, softcap, scale, splits, big */
+        /* batch, group, kv_heads, head_dim, page, BLOCK_N, bf16, window, softcap, scale,
+         * splits, big */
         {&MIXED, 1, 2, 64, 16, 32, 0, 0, 0, 1, 0, 0},
         {&MIXED, 4, 2, 128, 32, 16, 1, 0, 0, -1, 0, 1},
         {&MIXED, 8, 1, 80, 64, 32, 0, 37, 2.0, 4, 0, 1},
-        {&SMALL, 3, 2, 64, 16, 16, 0, 5, 0, 1, 0, 0},
         {&DECODES, 8, 1, 64, 16, 32, 0, 0, 0, 1, 4, 0},
         {&MIXED, 4, 2, 64, 32, 16, 1, 23, 3.0, -2, 3, 0},
-        {&DECODES, 1, 2, 64, 16, 64, 0, 0, 0, 1, 16, 1},
+        {&SMALL, 3, 2, 64, 16, 64, 0, 5, 0, 1, 16, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (!(S.quick && cases[i].big))
