@@ -26,7 +26,7 @@ typedef struct PagedCase {
     int window;      /* > 0: SLIDING with this window */
     double softcap;  /* > 0: SOFTCAP */
     double scale;    /* times 1 / sqrt(head_dim) */
-    int splits;      /* > 0: paged_split with NUM_SPLITS = splits, then paged_combine */
+    int splits;      /* > 0: SPLIT with NUM_SPLITS = splits, then paged_combine */
     int big;         /* skipped with --quick */
 } PagedCase;
 
@@ -142,9 +142,9 @@ static void describe(const PagedCase *c)
     if (c->softcap > 0)
         n += snprintf(extra + n, sizeof extra - (size_t)n, " softcap=%g", c->softcap);
     if (c->splits)
-        snprintf(extra + n, sizeof extra - (size_t)n, " NUM_SPLITS=%d (+combine)", c->splits);
-    begin("%s%s group=%d kv_heads=%d d=%d page=%d BLOCK_N=%d seqs=%d scale=%g%s",
-          c->splits ? "paged_split" : "paged", c->bf16 ? "_bf16" : "", c->group, c->kv_heads,
+        snprintf(extra + n, sizeof extra - (size_t)n, " SPLIT NUM_SPLITS=%d (+combine)", c->splits);
+    begin("%s group=%d kv_heads=%d d=%d page=%d BLOCK_N=%d seqs=%d scale=%g%s",
+          c->bf16 ? "paged_bf16" : "paged", c->group, c->kv_heads,
           c->head_dim, c->page, c->block_n, c->b->n, c->scale, extra);
 }
 
@@ -172,25 +172,21 @@ static void paged_case(const PagedCase *c)
     tile_Const cs[] = {{"HEAD_DIM", D},           {"GROUP", c->group},
                        {"PAGE", c->page},         {"BLOCK_N", c->block_n},
                        {"SLIDING", c->window > 0}, {"SOFTCAP", c->softcap > 0},
-                       {"NUM_SPLITS", c->splits}};
-    const char *file = "stdlib/attention/paged.tile";
-    if (!c->splits) {
-        tile_Arg a[] = {P(q), P(k), P(v), P(o), P(bt), P(lens), P(qsl), I(l.tokens), I(c->b->n),
-                        I(c->kv_heads), I(l.sqt), I(l.sqh), I(l.sot), I(l.soh), I(l.sb), I(l.ss),
-                        I(l.sh), I(l.sbt), F(scale), I(c->window), F(c->softcap)};
-        run(file, c->bf16 ? "paged_bf16" : "paged", a, 21, cs, 6);
-        return;
-    }
-    size_t rows = (size_t)l.tokens * l.q_heads * MAX_SPLITS;
-    Buf *ws_o = scratch("ws_o", T_F32, rows * D), *ws_lse = scratch("ws_lse", T_F32, rows);
-    tile_Arg a[] = {P(q), P(k), P(v), P(ws_o), P(ws_lse), P(bt), P(lens), P(qsl), I(l.tokens),
-                    I(c->b->n), I(c->kv_heads), I(l.sqt), I(l.sqh), I(l.sb), I(l.ss), I(l.sh),
-                    I(l.sbt), F(scale), I(c->window), F(c->softcap)};
+                       {"SPLIT", c->splits > 0},  {"NUM_SPLITS", c->splits}};
+    const char *file = "stdlib/attention/paged.tile", *kernel = c->bf16 ? "paged_bf16" : "paged";
+    /* without SPLIT the workspaces are not touched: o stands in for them */
+    size_t rows = c->splits ? (size_t)l.tokens * l.q_heads * MAX_SPLITS : 0;
+    Buf *ws_o = c->splits ? scratch("ws_o", T_F32, rows * D) : o;
+    Buf *ws_lse = c->splits ? scratch("ws_lse", T_F32, rows) : o;
+    tile_Arg a[] = {P(q), P(k), P(v), P(o), P(ws_o), P(ws_lse), P(bt), P(lens), P(qsl),
+                    I(l.tokens), I(c->b->n), I(c->kv_heads), I(l.sqt), I(l.sqh), I(l.sot),
+                    I(l.soh), I(l.sb), I(l.ss), I(l.sh), I(l.sbt), F(scale), I(c->window),
+                    F(c->softcap)};
     tile_Arg ac[] = {P(ws_o), P(ws_lse), P(o), I(l.tokens), I(l.q_heads), I(l.sot), I(l.soh)};
     tile_Const cc[] = {{"HEAD_DIM", D}};
-    Launch ls[] = {{c->bf16 ? "paged_split_bf16" : "paged_split", a, 20, cs, 7},
+    Launch ls[] = {{kernel, a, 23, cs, c->splits ? 8 : 6},
                    {c->bf16 ? "paged_combine_bf16" : "paged_combine", ac, 7, cc, 1}};
-    run_seq(file, ls, 2);
+    run_seq(file, ls, c->splits ? 2 : 1);
 }
 
 void t_attn_paged(void)
@@ -203,10 +199,10 @@ void t_attn_paged(void)
          * splits, big */
         {&MIXED, 1, 2, 64, 16, 32, 0, 0, 0, 1, 0, 0},
         {&MIXED, 4, 2, 128, 32, 16, 1, 0, 0, -1, 0, 1},
-        {&MIXED, 8, 1, 80, 64, 32, 0, 37, 2.0, 4, 0, 1},
-        {&DECODES, 8, 1, 64, 16, 32, 0, 0, 0, 1, 4, 0},
+        {&MIXED, 8, 1, 80, 64, 16, 0, 37, 2.0, 4, 0, 1},
+        {&DECODES, 8, 1, 64, 16, 16, 0, 0, 0, 1, 4, 0},
         {&MIXED, 4, 2, 64, 32, 16, 1, 23, 3.0, -2, 3, 0},
-        {&SMALL, 3, 2, 64, 16, 64, 0, 5, 0, 1, 16, 0},
+        {&SMALL, 3, 2, 64, 16, 32, 0, 5, 0, 1, 16, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (!(S.quick && cases[i].big))
