@@ -53,7 +53,7 @@ static uint16_t *random_f16(size_t n)
 typedef struct Batch {
     int tokens, blocks, max_blocks;
     int32_t qsl[SEQS + 1], lens[SEQS], *table; /* block table [SEQS, max_blocks] */
-    uint16_t *q, *k, *v;                         /* q [tokens, Q_HEADS, D]; caches [blocks, PAGE, KV_HEADS, D] */
+    uint16_t *q, *k, *v; /* q [tokens, Q_HEADS, D]; caches [blocks, PAGE, KV_HEADS, D] */
 } Batch;
 
 /* Queries, caches, and a block table whose physical blocks are a random permutation. */
@@ -70,7 +70,8 @@ static int batch_make(Batch *b)
     int *perm = malloc(sizeof(int) * (size_t)b->blocks);
     b->table = calloc((size_t)SEQS * (size_t)b->max_blocks, sizeof(int32_t));
     size_t cache = (size_t)b->blocks * PAGE * KV_HEADS * D;
-    b->q = random_f16((size_t)b->tokens * Q_HEADS * D), b->k = random_f16(cache), b->v = random_f16(cache);
+    b->q = random_f16((size_t)b->tokens * Q_HEADS * D);
+    b->k = random_f16(cache), b->v = random_f16(cache);
     if (!perm || !b->table || !b->q || !b->k || !b->v)
         return free(perm), 0;
     for (int i = 0; i < b->blocks; i++)
@@ -89,7 +90,8 @@ static int batch_make(Batch *b)
 static double cached(const Batch *b, const uint16_t *cache, int s, int j, int h, int d)
 {
     size_t phys = (size_t)b->table[s * b->max_blocks + j / PAGE];
-    return f16_value(cache[((phys * PAGE + (size_t)(j % PAGE)) * KV_HEADS + (size_t)h) * D + (size_t)d]);
+    size_t row = (phys * PAGE + (size_t)(j % PAGE)) * KV_HEADS + (size_t)h;
+    return f16_value(cache[row * D + (size_t)d]);
 }
 
 /* Query i of sequence s sits at key position KV_LEN - Q_LEN + i and sees keys up to it. */
@@ -181,13 +183,15 @@ static int run(tile_Context *ctx, const char *dir)
     if (!o || !ref)
         return fprintf(stderr, "paged_attention: out of memory\n"), 1;
     if ((s = load_paged(ctx, dir, &mod)) == TILE_ERROR_NOT_FOUND)
-        return fprintf(stderr, "paged_attention: cannot read %s/paged.tile and common.tile\n", dir), 1;
+        return fprintf(stderr, "paged_attention: cannot read %s/paged.tile and common.tile\n",
+                       dir), 1;
     if (s != TILE_OK)
         return failed(ctx, s, "loading paged.tile");
     if ((s = tile_kernel_get(mod, "paged", &k)) != TILE_OK)
         return failed(ctx, s, "finding the kernel");
     struct { const void *host; size_t bytes; tile_DevPtr *d; } bufs[] = {
-        {b.q, q_n * 2, &dq}, {b.k, cache_n * 2, &dk}, {b.v, cache_n * 2, &dv}, {NULL, q_n * 2, &dout},
+        {b.q, q_n * 2, &dq}, {b.k, cache_n * 2, &dk}, {b.v, cache_n * 2, &dv},
+        {NULL, q_n * 2, &dout},
         {b.table, sizeof(int32_t) * SEQS * (size_t)b.max_blocks, &dtable},
         {b.lens, sizeof b.lens, &dlens}, {b.qsl, sizeof b.qsl, &dqsl}};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -202,11 +206,13 @@ static int run(tile_Context *ctx, const char *dir)
     tile_Arg args[] = {tile_ptr(dq), tile_ptr(dk), tile_ptr(dv), tile_ptr(dout), tile_ptr(dout),
                        tile_ptr(dout), tile_ptr(dtable),
                        tile_ptr(dlens), tile_ptr(dqsl), tile_i32(b.tokens), tile_i32(SEQS),
-                       tile_i32(KV_HEADS), tile_i32(Q_HEADS * D), tile_i32(D), tile_i32(Q_HEADS * D),
-                       tile_i32(D), tile_i64(PAGE * KV_HEADS * D), tile_i32(KV_HEADS * D), tile_i32(D),
+                       tile_i32(KV_HEADS), tile_i32(Q_HEADS * D), tile_i32(D),
+                       tile_i32(Q_HEADS * D), tile_i32(D), tile_i64(PAGE * KV_HEADS * D),
+                       tile_i32(KV_HEADS * D), tile_i32(D),
                        tile_i32(b.max_blocks), tile_f32(scale), tile_i32(0), tile_f32(0)};
     tile_Const consts[] = {{"HEAD_DIM", D}, {"GROUP", GROUP}, {"PAGE", PAGE}};
-    if ((s = tile_launch(k, args, 23, consts, 3)) != TILE_OK || (s = tile_synchronize(ctx)) != TILE_OK)
+    if ((s = tile_launch(k, args, 23, consts, 3)) != TILE_OK ||
+        (s = tile_synchronize(ctx)) != TILE_OK)
         return failed(ctx, s, "the launch");
     if ((s = tile_copy_to_host(ctx, o, dout, q_n * 2)) != TILE_OK)
         return failed(ctx, s, "copying back");
@@ -239,7 +245,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--backend=auto") == 0)
             backend = TILE_BACKEND_AUTO;
         else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: paged_attention [--backend=auto|cpu|cuda] [STDLIB_ATTENTION_DIR]\n");
+            fprintf(stderr, "usage: paged_attention [--backend=auto|cpu|cuda] "
+                            "[STDLIB_ATTENTION_DIR]\n");
             return 2;
         } else
             dir = argv[i];
