@@ -207,4 +207,15 @@ void t_attn_paged(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (!(S.quick && cases[i].big))
             paged_case(&cases[i]);
+    /* a batch of new shape every run, on the first case's kernel: empty, decode and prefill
+     * requests with cached prefixes of random lengths */
+    Batch random = {MAX_SEQS, {0}, {0}};
+    for (int s = 0; s < MAX_SEQS; s++) {
+        int kind = (int)rnd_int(0, 2);
+        random.q_len[s] = kind == 0 ? 0 : kind == 1 ? 1 : (int)rnd_int(2, 40);
+        random.kv_len[s] = random.q_len[s] + (int)rnd_int(kind == 2 ? 0 : 1, 90);
+    }
+    PagedCase c = cases[0];
+    c.b = &random;
+    paged_case(&c);
 }
