@@ -28,6 +28,7 @@ typedef struct PagedCase {
     double scale;    /* times 1 / sqrt(head_dim) */
     int splits;      /* > 0: SPLIT with NUM_SPLITS = splits, then paged_combine */
     int big;         /* skipped with --quick */
+    int block_q, warps; /* > 0: BLOCK_Q and num_warps instead of the defaults */
 } PagedCase;
 
 /* The layout of one case: strides in elements, the block table and the query starts. */
@@ -142,51 +143,71 @@ static void describe(const PagedCase *c)
     if (c->softcap > 0)
         n += snprintf(extra + n, sizeof extra - (size_t)n, " softcap=%g", c->softcap);
     if (c->splits)
-        snprintf(extra + n, sizeof extra - (size_t)n, " SPLIT NUM_SPLITS=%d (+combine)", c->splits);
+        n += snprintf(extra + n, sizeof extra - (size_t)n, " SPLIT NUM_SPLITS=%d (+combine)",
+                      c->splits);
+    if (c->block_q)
+        n += snprintf(extra + n, sizeof extra - (size_t)n, " BLOCK_Q=%d num_warps=%d",
+                      c->block_q, c->warps);
     begin("%s group=%d kv_heads=%d d=%d page=%d BLOCK_N=%d seqs=%d scale=%g%s",
           c->bf16 ? "paged_bf16" : "paged", c->group, c->kv_heads,
           c->head_dim, c->page, c->block_n, c->b->n, c->scale, extra);
 }
 
+/* The case's inputs (the reference in o) and its output. */
+typedef struct Bufs {
+    Buf *q, *k, *v, *bt, *lens, *qsl, *o;
+} Bufs;
+
+static Bufs paged_inputs(const PagedCase *c, const Layout *l)
+{
+    Ty t = c->bf16 ? T_BF16 : T_F16;
+    size_t cache_n = (size_t)l->num_blocks * (size_t)l->sb;
+    Bufs b = {.q = input("q", t, (size_t)l->tokens * l->sqt, -1, 1),
+              .k = input("k_cache", t, cache_n, -1, 1),
+              .v = input("v_cache", t, cache_n, -1, 1),
+              .bt = input("block_table", T_I32, (size_t)c->b->n * l->sbt, 0, 0),
+              .lens = input("seq_lens", T_I32, (size_t)c->b->n, 0, 0),
+              .qsl = input("query_start_loc", T_I32, (size_t)c->b->n + 1, 0, 0),
+              .o = output("o", t, (size_t)l->tokens * l->sot, c->bf16 ? 2e-2 : 3e-3)};
+    fill_block_table(b.bt, c, l);
+    for (int s = 0; s <= c->b->n; s++) {
+        b.qsl->v[s] = l->qsl[s];
+        if (s < c->b->n)
+            b.lens->v[s] = c->b->kv_len[s];
+    }
+    paged_ref(c, l, b.q, b.k, b.v, b.bt, b.o);
+    return b;
+}
+
+/* Launches paged (paged_bf16), and with SPLIT paged_combine after it, through run_seq. */
 static void paged_case(const PagedCase *c)
 {
     describe(c);
     Layout l = layout(c);
-    Ty t = c->bf16 ? T_BF16 : T_F16;
+    Bufs b = paged_inputs(c, &l);
     int D = c->head_dim;
-    size_t cache_n = (size_t)l.num_blocks * (size_t)l.sb;
-    Buf *q = input("q", t, (size_t)l.tokens * l.sqt, -1, 1);
-    Buf *k = input("k_cache", t, cache_n, -1, 1), *v = input("v_cache", t, cache_n, -1, 1);
-    Buf *bt = input("block_table", T_I32, (size_t)c->b->n * l.sbt, 0, 0);
-    Buf *lens = input("seq_lens", T_I32, (size_t)c->b->n, 0, 0);
-    Buf *qsl = input("query_start_loc", T_I32, (size_t)c->b->n + 1, 0, 0);
-    Buf *o = output("o", t, (size_t)l.tokens * l.sot, c->bf16 ? 2e-2 : 3e-3);
-    fill_block_table(bt, c, &l);
-    for (int s = 0; s <= c->b->n; s++) {
-        qsl->v[s] = l.qsl[s];
-        if (s < c->b->n)
-            lens->v[s] = c->b->kv_len[s];
-    }
-    paged_ref(c, &l, q, k, v, bt, o);
-    double scale = c->scale / sqrt(D);
-    tile_Const cs[] = {{"HEAD_DIM", D},           {"GROUP", c->group},
-                       {"PAGE", c->page},         {"BLOCK_N", c->block_n},
-                       {"SLIDING", c->window > 0}, {"SOFTCAP", c->softcap > 0},
-                       {"SPLIT", c->splits > 0},  {"NUM_SPLITS", c->splits}};
-    const char *file = "stdlib/attention/paged.tile", *kernel = c->bf16 ? "paged_bf16" : "paged";
+    tile_Const cs[10] = {{"HEAD_DIM", D},           {"GROUP", c->group},
+                         {"PAGE", c->page},         {"BLOCK_N", c->block_n},
+                         {"SLIDING", c->window > 0}, {"SOFTCAP", c->softcap > 0}};
+    int ncs = 6;
+    if (c->splits)
+        cs[ncs++] = (tile_Const){"SPLIT", 1}, cs[ncs++] = (tile_Const){"NUM_SPLITS", c->splits};
+    if (c->block_q)
+        cs[ncs++] = (tile_Const){"BLOCK_Q", c->block_q},
+        cs[ncs++] = (tile_Const){"num_warps", c->warps};
     /* without SPLIT the workspaces are not touched: o stands in for them */
     size_t rows = c->splits ? (size_t)l.tokens * l.q_heads * MAX_SPLITS : 0;
-    Buf *ws_o = c->splits ? scratch("ws_o", T_F32, rows * D) : o;
-    Buf *ws_lse = c->splits ? scratch("ws_lse", T_F32, rows) : o;
-    tile_Arg a[] = {P(q), P(k), P(v), P(o), P(ws_o), P(ws_lse), P(bt), P(lens), P(qsl),
-                    I(l.tokens), I(c->b->n), I(c->kv_heads), I(l.sqt), I(l.sqh), I(l.sot),
-                    I(l.soh), I(l.sb), I(l.ss), I(l.sh), I(l.sbt), F(scale), I(c->window),
-                    F(c->softcap)};
-    tile_Arg ac[] = {P(ws_o), P(ws_lse), P(o), I(l.tokens), I(l.q_heads), I(l.sot), I(l.soh)};
+    Buf *ws_o = c->splits ? scratch("ws_o", T_F32, rows * D) : b.o;
+    Buf *ws_lse = c->splits ? scratch("ws_lse", T_F32, rows) : b.o;
+    tile_Arg a[] = {P(b.q), P(b.k), P(b.v), P(b.o), P(ws_o), P(ws_lse), P(b.bt), P(b.lens),
+                    P(b.qsl), I(l.tokens), I(c->b->n), I(c->kv_heads), I(l.sqt), I(l.sqh),
+                    I(l.sot), I(l.soh), I(l.sb), I(l.ss), I(l.sh), I(l.sbt),
+                    F(c->scale / sqrt(D)), I(c->window), F(c->softcap)};
+    tile_Arg ac[] = {P(ws_o), P(ws_lse), P(b.o), I(l.tokens), I(l.q_heads), I(l.sot), I(l.soh)};
     tile_Const cc[] = {{"HEAD_DIM", D}};
-    Launch ls[] = {{kernel, a, 23, cs, c->splits ? 8 : 6},
+    Launch ls[] = {{c->bf16 ? "paged_bf16" : "paged", a, 23, cs, ncs},
                    {c->bf16 ? "paged_combine_bf16" : "paged_combine", ac, 7, cc, 1}};
-    run_seq(file, ls, c->splits ? 2 : 1);
+    run_seq("stdlib/attention/paged.tile", ls, c->splits ? 2 : 1);
 }
 
 void t_attn_paged(void)
@@ -196,11 +217,11 @@ void t_attn_paged(void)
      * and bf16; negative scales, soft-capping, windows; the split path with 3, 4, 16 splits. */
     static const PagedCase cases[] = {
         /* batch, group, kv_heads, head_dim, page, BLOCK_N, bf16, window, softcap, scale,
-         * splits, big */
+         * splits, big, BLOCK_Q, num_warps */
         {&MIXED, 1, 2, 64, 16, 32, 0, 0, 0, 1, 0, 0},
-        {&MIXED, 4, 2, 128, 32, 16, 1, 0, 0, -1, 0, 1},
+        {&MIXED, 4, 2, 128, 32, 16, 1, 0, 0, -1, 0, 1, 8, 8},
         {&MIXED, 8, 1, 80, 64, 16, 0, 37, 2.0, 4, 0, 1},
-        {&DECODES, 8, 1, 64, 16, 16, 0, 0, 0, 1, 4, 0},
+        {&DECODES, 8, 1, 64, 16, 16, 0, 0, 0, 1, 4, 0, 1, 2},
         {&MIXED, 4, 2, 64, 32, 16, 1, 23, 3.0, -2, 3, 0},
         {&SMALL, 3, 2, 64, 16, 32, 0, 5, 0, 1, 16, 0},
     };
