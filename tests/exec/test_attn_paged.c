@@ -66,6 +66,10 @@ static Layout layout(const PagedCase *c)
 static void fill_block_table(Buf *bt, const PagedCase *c, const Layout *l)
 {
     int *perm = malloc(sizeof(int) * (size_t)l->num_blocks);
+    if (!perm) {
+        case_fail("out of memory");
+        return;
+    }
     for (int i = 0; i < l->num_blocks; i++)
         perm[i] = i;
     for (int i = l->num_blocks - 1; i > 0; i--) {
@@ -123,7 +127,14 @@ static void ref_row(const PagedCase *c, const Layout *l, const Buf *q, const Buf
 static void paged_ref(const PagedCase *c, const Layout *l, const Buf *q, const Buf *k,
                       const Buf *v, const Buf *bt, Buf *o)
 {
-    double *p = malloc(sizeof(double) * 4096);
+    int longest = 1;
+    for (int s = 0; s < c->b->n; s++)
+        longest = c->b->kv_len[s] > longest ? c->b->kv_len[s] : longest;
+    double *p = malloc(sizeof(double) * (size_t)longest);
+    if (!p) {
+        case_fail("out of memory");
+        return;
+    }
     for (int s = 0; s < c->b->n; s++)
         for (int i = 0; i < c->b->q_len[s]; i++) {
             int t = l->qsl[s] + i, pos = c->b->kv_len[s] - c->b->q_len[s] + i;
