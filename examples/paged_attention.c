@@ -202,7 +202,7 @@ static int run(tile_Context *ctx, const char *dir)
     /* q, k_cache, v_cache, o, the split path's workspaces (not used without SPLIT: o stands in),
      * block_table, seq_lens, query_start_loc, num_tokens, num_seqs, kv_heads, q strides (token,
      * head), o strides, cache strides (block, slot, head), block table row stride, scale,
-     * window, softcap; consts: head size, group, page */
+     * window, softcap; consts: head size, group, page, and the path (not split) */
     tile_Arg args[] = {tile_ptr(dq), tile_ptr(dk), tile_ptr(dv), tile_ptr(dout), tile_ptr(dout),
                        tile_ptr(dout), tile_ptr(dtable),
                        tile_ptr(dlens), tile_ptr(dqsl), tile_i32(b.tokens), tile_i32(SEQS),
@@ -210,8 +210,8 @@ static int run(tile_Context *ctx, const char *dir)
                        tile_i32(Q_HEADS * D), tile_i32(D), tile_i64(PAGE * KV_HEADS * D),
                        tile_i32(KV_HEADS * D), tile_i32(D),
                        tile_i32(b.max_blocks), tile_f32(scale), tile_i32(0), tile_f32(0)};
-    tile_Const consts[] = {{"HEAD_DIM", D}, {"GROUP", GROUP}, {"PAGE", PAGE}};
-    if ((s = tile_launch(k, args, 23, consts, 3)) != TILE_OK ||
+    tile_Const consts[] = {{"HEAD_DIM", D}, {"GROUP", GROUP}, {"PAGE", PAGE}, {"SPLIT", 0}};
+    if ((s = tile_launch(k, args, 23, consts, 4)) != TILE_OK ||
         (s = tile_synchronize(ctx)) != TILE_OK)
         return failed(ctx, s, "the launch");
     if ((s = tile_copy_to_host(ctx, o, dout, q_n * 2)) != TILE_OK)

@@ -199,10 +199,11 @@ static void paged_case(const PagedCase *c)
     int D = c->head_dim;
     tile_Const cs[10] = {{"HEAD_DIM", D},           {"GROUP", c->group},
                          {"PAGE", c->page},         {"BLOCK_N", c->block_n},
-                         {"SLIDING", c->window > 0}, {"SOFTCAP", c->softcap > 0}};
-    int ncs = 6;
+                         {"SLIDING", c->window > 0}, {"SOFTCAP", c->softcap > 0},
+                         {"SPLIT", c->splits > 0}};
+    int ncs = 7;
     if (c->splits)
-        cs[ncs++] = (tile_Const){"SPLIT", 1}, cs[ncs++] = (tile_Const){"NUM_SPLITS", c->splits};
+        cs[ncs++] = (tile_Const){"NUM_SPLITS", c->splits};
     if (c->block_q)
         cs[ncs++] = (tile_Const){"BLOCK_Q", c->block_q},
         cs[ncs++] = (tile_Const){"num_warps", c->warps};
@@ -225,7 +226,8 @@ void t_attn_paged(void)
 {
     /* Each case covers several features, so that few kernels are compiled: GQA ratios 1, 3,
      * 4, 8; PAGE 16, 32, 64 with BLOCK_N below and above it; head sizes 64, 128, 80; f16
-     * and bf16; negative scales, soft-capping, windows; the split path with 3, 4, 16 splits. */
+     * and bf16; negative scales, soft-capping, windows; the split path with 3, 4 and 20
+     * splits (20 runs MAX_SPLITS = 16). */
     static const PagedCase cases[] = {
         /* batch, group, kv_heads, head_dim, page, BLOCK_N, bf16, window, softcap, scale,
          * splits, big, BLOCK_Q, num_warps */
@@ -234,7 +236,7 @@ void t_attn_paged(void)
         {&MIXED, 8, 1, 80, 64, 16, 0, 37, 2.0, 4, 0, 1},
         {&DECODES, 8, 1, 64, 16, 16, 0, 0, 0, 1, 4, 0, 1, 2},
         {&MIXED, 4, 2, 64, 32, 16, 1, 23, 3.0, -2, 3, 0},
-        {&SMALL, 3, 2, 64, 16, 32, 0, 5, 0, 1, 16, 0},
+        {&SMALL, 3, 2, 64, 16, 32, 0, 5, 0, 1, 20, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (!(S.quick && cases[i].big))
