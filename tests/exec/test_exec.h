@@ -101,5 +101,6 @@ void t_mma(void);
 void t_intdiv(void);
 void t_imports(void);
 void t_attn_decode(void);
+void t_attn_paged(void);
 
 #endif
