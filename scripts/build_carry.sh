@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# build_carry.sh: builds tilec, test_exec and embed with LLVM linked statically into
+# build_carry.sh: builds tilec, test_exec, embed and paged_attention with LLVM linked statically into
 # build-static/, strips them, and packs them (with any shared library they need that a bare
 # machine may lack) as .carry/bin.tar.xz for the GPU machine, which has no LLVM.
 # scripts/gpu_check.sh (tests) and scripts/gpu_bench.sh (bench/tensor_cores.py and
@@ -11,7 +11,7 @@ BUILD_DIR=build-static scripts/build.sh -DTILE_STATIC_LLVM=ON -DCMAKE_BUILD_TYPE
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-for b in tilec tests/exec/test_exec examples/embed bench/launch_overhead; do
+for b in tilec tests/exec/test_exec examples/embed examples/paged_attention bench/launch_overhead; do
     strip -s -o "$stage/bin/$(basename "$b")" "build-static/$b"
 done
 # shared libraries outside glibc (libz3, libxml2, ...) travel along

@@ -10,6 +10,8 @@ dir=$(mktemp -d)
 tar -C "$dir" -xJf .carry/bin.tar.xz
 export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 bin=$dir/bin
+# the binaries' built-in standard library path is the build machine's: use this checkout's
+export TILE_PATH="$PWD/stdlib${TILE_PATH:+:$TILE_PATH}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
 "$bin/tilec" --version
 rc=0
@@ -25,6 +27,11 @@ run_example layernorm.tile:layernorm
 run_example matmul.tile:matmul M=512 N=512 K=512
 run_example matmul.tile:matmul_f16 M=512 N=512 K=512
 run_example flash_attention.tile:flash_attention batch=2 heads=8 seq=512
-echo "== embed"
+run_example ../stdlib/attention/flash_fwd.tile:flash_fwd batch=2 heads=8 kv_heads=2 seq_q=300 seq_k=300 \
+    q_sb=heads*seq_q*64 q_sh=seq_q*64 q_ss=64 k_sb=kv_heads*seq_k*64 k_sh=seq_k*64 k_ss=64 \
+    v_sb=k_sb v_sh=k_sh v_ss=64 o_sb=q_sb o_sh=q_sh o_ss=64 scale=0.125 window=0 softcap=0 \
+    q=batch*q_sb k=batch*k_sb v=batch*k_sb o=batch*q_sb lse=1 -D CAUSAL=true
+echo "== embed and paged_attention"
 "$bin/embed" --backend=cuda examples/softmax.tile || rc=1
+"$bin/paged_attention" --backend=cuda || rc=1
 exit $rc
