@@ -227,18 +227,56 @@ static tile_Status choice_set(tile_Context *ctx, KTune *kt, const char *key,
     return TILE_OK;
 }
 
-/* Overrides the resolved consts with the key's choice; 1 if the key had one. */
-static int choice_apply(KTune *kt, const char *key, ConstBinding *c, int n)
+static int given_has(const tile_Const *given, int ngiven, const char *name)
+{
+    for (int g = 0; g < ngiven; g++)
+        if (!strcmp(given[g].name, name))
+            return 1;
+    return 0;
+}
+
+/* Overrides the resolved consts with the key's choice, except those the caller gave; 1 if the
+ * key had one. */
+static int choice_apply(KTune *kt, const char *key, const tile_Const *given, int ngiven,
+                        ConstBinding *c, int n)
 {
     uint64_t h = rt_hash64(key, strlen(key));
     pthread_mutex_lock(&kt->lock);
     Choice *ch = choice_find(kt, key, h);
     for (int i = 0; ch && i < ch->nvals; i++)
         for (int j = 0; j < n; j++)
-            if (!strcmp(c[j].name, ch->vals[i].name))
+            if (!strcmp(c[j].name, ch->vals[i].name) && !given_has(given, ngiven, c[j].name))
                 c[j].value = ch->vals[i].value;
     pthread_mutex_unlock(&kt->lock);
     return ch != NULL;
+}
+
+/* c with the defaults computed again from the caller's and the chosen values: a const whose
+ * default is an expression of a tuned one (`const BLOCK_M: i32 = BLOCK_Q * GROUP`) follows the
+ * choice, as it did in the configuration that was timed. */
+static tile_Status defaults_follow(tile_Kernel *k, const KTune *kt, const tile_Const *given,
+                                   int ngiven, ConstBinding *c, int n, Arena *a)
+{
+    ConstBinding *b = arena_alloc(a, sizeof *b * (size_t)(ngiven + kt->space.nparams + 1));
+    ConstBinding *out = arena_alloc(a, sizeof *out * (size_t)(n + 1));
+    if (!b || !out)
+        return rt_error(k->mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "launch of '%s': out of memory",
+                        k->func->name);
+    int nb = 0;
+    for (int g = 0; g < ngiven; g++)
+        b[nb++] = (ConstBinding){ given[g].name, given[g].value };
+    for (int p = 0; p < kt->space.nparams; p++)
+        for (int j = 0; j < n && !given_has(given, ngiven, kt->space.params[p].name); j++)
+            if (!strcmp(c[j].name, kt->space.params[p].name))
+                b[nb++] = c[j];
+    Diags d;
+    diags_init(&d, a);
+    if (tc_resolve_consts(k->func, b, nb, out, n, a, &d) != n)
+        return rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT,
+                        "launch of '%s': the tuned configuration's consts do not resolve",
+                        k->func->name);
+    memcpy(c, out, sizeof *c * (size_t)n);
+    return TILE_OK;
 }
 
 /* ---- keys and configurations ---- */
@@ -404,14 +442,14 @@ tile_Status rt_tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Cons
     char *key = launch_key(k, c, n, args, a, &st);
     if (!key)
         return st;
-    if (choice_apply(kt, key, c, n))
-        return TILE_OK;
+    if (choice_apply(kt, key, given, ngiven, c, n))
+        return defaults_follow(k, kt, given, ngiven, c, n, a);
     Miss m = { k, kt, key, args, given, ngiven, grid, a };
     pthread_mutex_lock(&kt->tune_lock);
-    if (!choice_apply(kt, key, c, n) && (st = resolve_miss(&m, mode, c, n)) == TILE_OK)
-        choice_apply(kt, key, c, n);
+    if (!choice_apply(kt, key, given, ngiven, c, n) && (st = resolve_miss(&m, mode, c, n)) == TILE_OK)
+        choice_apply(kt, key, given, ngiven, c, n);
     pthread_mutex_unlock(&kt->tune_lock);
-    return st;
+    return st == TILE_OK ? defaults_follow(k, kt, given, ngiven, c, n, a) : st;
 }
 
 /* ---- tile_tune ---- */

@@ -239,6 +239,50 @@ static int test_pinning(void)
     return 0;
 }
 
+/* Consts whose defaults are expressions of tuned ones: constraints read them, and a launch
+ * with the chosen configuration computes them from the chosen values. B = 8 does not compile
+ * (a tile of 2^21 elements), M = B * 2 <= 64 leaves B = 32 alone, C = 1 by the constraint. */
+static const char *DERIVED =
+    "@tune(B = [8, 64, 32], C = [2, 1])\n"
+    "@constraint(M <= 64 && C == 1)\n"
+    "@key(n: pow2)\n"
+    "kernel derived(x: *f32, out: *f32, n: i32, const B: i32 = 16, const M: i32 = B * 2,\n"
+    "               const C: i32 = 3) {\n"
+    "    let unused = zeros([16777216 / B]);\n"
+    "    store(out + arange(0, 4), where(arange(0, 4) == 0, B as f32,\n"
+    "          where(arange(0, 4) == 1, M as f32, C as f32)));\n"
+    "}\n%s";
+
+static int derived_is(Fixture *f, float b, float m, float c)
+{
+    float o[4];
+    OK(f->ctx, tile_copy_to_host(f->ctx, o, f->out, sizeof o));
+    CHECK(o[0] == b && o[1] == m && o[2] == c);
+    return 0;
+}
+
+static int test_derived_defaults(void)
+{
+    Fixture f;
+    fresh_cache("derived");
+    if (open_src(&f, DERIVED, "", "derived"))
+        return 1;
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0)); /* tunes */
+    if (derived_is(&f, 32, 64, 1))
+        return 1;
+    OK(f.ctx, tile_memset(f.ctx, f.out, 0, 16));
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0)); /* the choice from memory */
+    if (derived_is(&f, 32, 64, 1))
+        return 1;
+    /* a const the caller gives wins over the key's choice, and M follows it */
+    tile_Const pin[] = { { "B", 64 }, { "C", 2 } };
+    OK(f.ctx, tile_launch(f.k, f.args, 3, pin, 2));
+    if (derived_is(&f, 64, 128, 2))
+        return 1;
+    close_fx(&f);
+    return 0;
+}
+
 static int test_print_autotuning(void)
 {
     Fixture f;
@@ -364,6 +408,7 @@ static const NamedTest tests[] = {
     { "reset_foreign_pointer", test_reset_foreign_pointer },
     { "serving", test_serving_mode },
     { "pinning", test_pinning },
+    { "derived_defaults", test_derived_defaults },
     { "print", test_print_autotuning },
     { "random_sampling", test_random_sampling },
     { "parallel_compile", test_parallel_compile },
