@@ -19,8 +19,7 @@ Rows, each on its own inputs (torch, fixed seed, normal, on the GPU):
 
 Our side: `tilec run --backend=cuda --load ... --save ... --cold --verbose`, tuning on the first
 launch (TILE_TUNE=auto), as bench/tensor_cores.py does (its helpers are imported from there).
-A kernel file whose `import`s the tilec at hand cannot resolve is run from a copy with the
-imported files inlined (see kernel_source). Peers: triton.testing.do_bench (median, L2 flushed).
+Peers: triton.testing.do_bench (median, L2 flushed).
 Relative L2 error of our output against each peer's. A line per row as it goes; under --out:
 attention.md, attention.csv, attention_tilec.log (rewritten after every row) and
 attention_tuning.json. Exit 1 when a row failed or was flagged.
@@ -164,27 +163,6 @@ def select_cases(quick, only, full=False):
 
 # ---- kernel files ----
 
-IMPORT_RE = re.compile(r'^[ \t]*import[ \t]+"([^"]+)"[ \t]*;[^\n]*$', re.M)
-
-
-def inline_imports(path, seen=None):
-    """The text of a .tile file with its `import "X";` lines replaced by the imported files'
-    text (inlined once each, before the importer; X relative to the importing file, else to
-    stdlib/)."""
-    seen = set() if seen is None else seen
-    seen.add(os.path.realpath(path))
-    with open(path) as f:
-        text = f.read()
-    head = []
-    for m in IMPORT_RE.finditer(text):
-        dep = os.path.join(os.path.dirname(path), m.group(1))
-        if not os.path.exists(dep):
-            dep = os.path.join(ROOT, "stdlib", m.group(1))
-        if os.path.realpath(dep) not in seen:
-            head.append(inline_imports(dep, seen))
-    return "\n".join(head + [IMPORT_RE.sub(lambda m: "// (inlined) " + m.group(0).strip(), text)])
-
-
 def tilec_list(tilec, path):
     """(ok, output) of `tilec list FILE`: the file's kernels and their parameters."""
     p = subprocess.run([tilec, "list", path], capture_output=True, text=True, timeout=120)
@@ -192,27 +170,18 @@ def tilec_list(tilec, path):
 
 
 def kernel_source(tilec, path, tmp, _memo={}):
-    """The file to give `tilec run` for stdlib kernel file `path`: itself where the tilec at
-    hand reads it (imports resolved), else a copy under tmp with its imports inlined (a tilec
-    from before the language had imports). Raises with tilec's diagnostics when neither reads."""
-    key = (tilec, path, tmp)
+    """`path` once `tilec list` reads it (its imports resolved); raises with tilec's diagnostics
+    when it does not. tmp is unused (kept for the callers' signature)."""
+    key = (tilec, path)
     if key in _memo:
         return _memo[key]
     if not os.path.exists(path):
         raise FileNotFoundError(f"{os.path.relpath(path, ROOT)} does not exist in this tree")
     ok, text = tilec_list(tilec, path)
-    src = path
-    if not ok and "import" in text:
-        src = os.path.join(tmp, "src", os.path.basename(path))
-        os.makedirs(os.path.dirname(src), exist_ok=True)
-        with open(src, "w") as f:
-            f.write(inline_imports(path))
-        ok, text2 = tilec_list(tilec, src)
-        text += "\n(with its imports inlined:)\n" + text2
     if not ok:
         raise RuntimeError(f"tilec cannot read {path}: " + " / ".join(text.strip().splitlines()[:4]))
-    _memo[key] = src
-    return src
+    _memo[key] = path
+    return path
 
 
 def kernel_params(listing, kernel):
