@@ -29,8 +29,6 @@ attention_tuning.json. Exit 1 when a row failed or was flagged.
                   [--timeout SECONDS] [--max-seconds SECONDS]
 bench/test_attention.py tests it without a GPU or torch (CTest: bench_attention).
 """
-import argparse
-import csv
 import datetime
 import math
 import os
@@ -467,21 +465,13 @@ def csv_record(r):
 
 
 def write_csv(path, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_HEAD)
-        w.writeheader()
-        for r in rows:
-            w.writerow(csv_record(r))
+    tc.write_csv(path, rows, CSV_HEAD, csv_record)
 
 
 def write_outputs(out, meta, rows, log):
     """attention.md, attention.csv and attention_tilec.log under `out`, rewritten after every row."""
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "attention.md"), "w") as f:
-        f.write(markdown_report(meta, rows) + "\n")
-    write_csv(os.path.join(out, "attention.csv"), rows)
-    with open(os.path.join(out, "attention_tilec.log"), "w") as f:
-        f.write("\n".join(log))
+    tc.write_named_outputs(out, "attention", markdown_report(meta, rows), rows, log, CSV_HEAD,
+                           csv_record)
 
 
 def progress_line(i, n, r):
@@ -783,25 +773,10 @@ def gpu_main(args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("tilec", help="the tilec binary (static, from scripts/build_carry.sh)")
-    ap.add_argument("--quick", action="store_true", help=f"only {len(QUICK)} rows (smoke test)")
+    ap = tc.argument_parser(__doc__, len(QUICK), "write the table, CSV, tilec logs and tuning cache here")
     ap.add_argument("--full", action="store_true",
                     help="every decode and paged shape (batch 1, 4, 16, 64 x KV 4k-32k)")
-    ap.add_argument("--out", help="write the table, CSV, tilec logs and tuning cache here")
-    ap.add_argument("--reps", type=int, default=100, help="most cold launches timed per kernel")
-    ap.add_argument("--only", help="only rows whose name contains this text")
-    ap.add_argument("--cache", help="tuning cache dir to use and keep (default: a temp dir)")
-    ap.add_argument("--tune-budget", type=float, help="TILE_TUNE_BUDGET seconds per tuning")
-    ap.add_argument("--timeout", type=int, default=300, help="seconds per tilec run")
-    ap.add_argument("--max-seconds", type=float, default=0,
-                    help="start no row after this many seconds (the rest show as skipped)")
-    ap.add_argument("--tune", default="auto", choices=["auto", "cached", "off"],
-                    help="TILE_TUNE: auto tunes each key on its first launch (default)")
-    ap.add_argument("--backend", default="cuda", help=argparse.SUPPRESS)  # tests: cpu
-    args = ap.parse_args(argv)
-    args.tilec = os.path.abspath(args.tilec) if os.path.exists(args.tilec) else args.tilec
-    return gpu_main(args)
+    return gpu_main(tc.parse_args(ap, argv))
 
 
 if __name__ == "__main__":

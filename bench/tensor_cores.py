@@ -286,12 +286,14 @@ def csv_record(r):
     return rec
 
 
-def write_csv(path, rows):
+def write_csv(path, rows, head=None, record=None):
+    """A CSV of the rows: `head`'s columns (default CSV_HEAD), a `record(row)` dict a row
+    (default csv_record); bench/attention.py passes its own."""
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_HEAD)
+        w = csv.DictWriter(f, fieldnames=head or CSV_HEAD)
         w.writeheader()
         for r in rows:
-            w.writerow(csv_record(r))
+            w.writerow((record or csv_record)(r))
 
 
 def write_plot(path, rows, title):
@@ -485,15 +487,19 @@ def export_tuning(tilec, cache, path):
         json.dump(doc, f, indent=1)
 
 
-def write_outputs(out, meta, rows, log):
-    """The table, CSV and tilec logs under `out`; rewritten after every row, so that a run cut
-    short keeps what it measured."""
+def write_named_outputs(out, name, report, rows, log, head=None, record=None):
+    """NAME.md (the report's text), NAME.csv (write_csv's head and record) and NAME_tilec.log
+    under `out`; rewritten after every row, so that a run cut short keeps what it measured."""
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "tensor_cores.md"), "w") as f:
-        f.write(markdown_report(meta, rows) + "\n")
-    write_csv(os.path.join(out, "tensor_cores.csv"), rows)
-    with open(os.path.join(out, "tensor_cores_tilec.log"), "w") as f:
+    with open(os.path.join(out, name + ".md"), "w") as f:
+        f.write(report + "\n")
+    write_csv(os.path.join(out, name + ".csv"), rows, head, record)
+    with open(os.path.join(out, name + "_tilec.log"), "w") as f:
         f.write("\n".join(log))
+
+
+def write_outputs(out, meta, rows, log):
+    write_named_outputs(out, "tensor_cores", markdown_report(meta, rows), rows, log)
 
 
 def run_rows(args, bench, cases, meta, t0, row_type=None, progress=None, write=None):
@@ -547,11 +553,12 @@ def gpu_main(args):
     return 1 if any(r.flagged() for r in rows) else 0
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def argument_parser(doc, quick_rows, out_help):
+    """The options every tile benchmark takes (bench/attention.py adds its own)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("tilec", help="the tilec binary (static, from scripts/build_carry.sh)")
-    ap.add_argument("--quick", action="store_true", help=f"only {len(QUICK)} rows (smoke test)")
-    ap.add_argument("--out", help="write the table, CSV, tuning cache, logs and plot here")
+    ap.add_argument("--quick", action="store_true", help=f"only {quick_rows} rows (smoke test)")
+    ap.add_argument("--out", help=out_help)
     ap.add_argument("--reps", type=int, default=100, help="most cold launches timed per row")
     ap.add_argument("--only", help="only rows whose name contains this text")
     ap.add_argument("--cache", help="tuning cache dir to use and keep (default: a temp dir)")
@@ -563,9 +570,18 @@ def main(argv=None):
                     help="TILE_TUNE: auto tunes each key on its first launch (default); cached "
                          "uses --cache's choices only")
     ap.add_argument("--backend", default="cuda", help=argparse.SUPPRESS)  # tests: cpu
+    return ap
+
+
+def parse_args(ap, argv):
     args = ap.parse_args(argv)
     args.tilec = os.path.abspath(args.tilec) if os.path.exists(args.tilec) else args.tilec
-    return gpu_main(args)
+    return args
+
+
+def main(argv=None):
+    ap = argument_parser(__doc__, len(QUICK), "write the table, CSV, tuning cache, logs and plot here")
+    return gpu_main(parse_args(ap, argv))
 
 
 if __name__ == "__main__":
