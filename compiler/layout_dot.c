@@ -38,7 +38,10 @@ TirLayout dot_mma_layout(const TirOp *dot, int num_warps, int chained)
 {
     int M = dot->results[0]->type.shape[0], N = dot->results[0]->type.shape[1];
     int wm = 1, wn = 1;
-    if (chained)
+    /* chained dots (attention) keep P in registers between them with warps along M, when
+     * there are rows for every warp; with fewer (decode's 16 rows) extra warps would only
+     * repeat the same rows, so they split the columns and P is converted to the next dot */
+    if (chained && M >= 16 * num_warps)
         return layout_mma(num_warps, 1);
     while (wm * wn < num_warps) {
         int rows = M / (16 * wm), cols = N / (8 * wn);

@@ -305,7 +305,8 @@ static void each_dot(LP *p, TirBlock *b, void (*fn)(LP *, TirOp *), TirOp *arg)
 }
 
 /* Some dot's A operand is in the class of some dot's result (a chain of dots, as in
- * attention): all mma results then put their warps along M. */
+ * attention): all mma results then put their warps along M where they have 16 rows for each
+ * warp (dot_mma_layout). */
 static void note_chain(LP *p, TirOp *dot)
 {
     p->dot_results[p->ndots < 64 ? p->ndots++ : 63] = find(p, dot->results[0]->id);
