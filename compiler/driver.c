@@ -30,6 +30,7 @@ Module *tc_parse_with(Arena *arena, const SrcFile *file, const ImportOptions *im
     if (!m && !diags->errors) diag_error(diags, (SrcLoc){file, 0, 0, 0}, "out of memory parsing %s", file->name);
     if (!m || diags->errors) return NULL;
     if (imports_resolve(m, arena, imports, diags) || diags->errors) return NULL;
+    if (expand_type_variants(m, arena, diags)) return NULL;
     sema_guarded(m, diags);
     if (!diags->errors) tc_check_tune(m, diags);
     return diags->errors ? NULL : m;

@@ -406,8 +406,11 @@ static Val spec_cast_expr(Spec *s, const Expr *e) {
     Val a = spec_expr(s, e->a);
     if (a.kind == V_ERROR) return a;
     ElemKind et = e->type->ptr_depth ? ET_VOID : et_from_name(e->type->name);
+    Binding *named = et == ET_VOID && !e->type->ptr_depth ? spec_lookup(s, e->type->name) : NULL;
+    if (named && named->val.kind == V_TYPE) et = named->val.ct; /* @types' T, a type argument */
     if (et == ET_VOID) {
-        diag_error(s->diags, e->type->loc, "cannot cast to '%s%s'", e->type->ptr_depth ? "*" : "", e->type->name);
+        diag_error(s->diags, e->type->loc, "cannot cast to '%s%s'%s", e->type->ptr_depth ? "*" : "",
+                   e->type->name, named ? " (it is a value, not a type)" : "");
         return val_error();
     }
     if (!val_is_value(&a) || val_elem(&a) == ET_PTR) {

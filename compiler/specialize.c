@@ -515,6 +515,8 @@ static int64_t const_value(const ConstBinding *c, int n, const char *name, int64
 
 static int bind_kernel_params(Spec *s, const Func *f, const ConstBinding *c, int nc) {
     s->k->params = arena_alloc(s->arena, sizeof(TirParam) * (size_t)(f->nparams + 1));
+    if (f->type_alias) /* @types: T is this instance's element type */
+        spec_bind(s, f->type_alias, (Val){.kind = V_TYPE, .ct = et_from_name(f->type_alias_of)});
     for (int i = 0; i < f->nparams; i++) {
         const Param *p = &f->params[i];
         ElemKind et = p->type ? et_from_name(p->type->name) : ET_VOID;

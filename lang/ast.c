@@ -217,6 +217,7 @@ void ast_dump(const Module *m, FILE *out) {
         const Func *f = m->funcs[i];
         fprintf(out, "%s %s", f->is_kernel ? "kernel" : "fn", f->name);
         if (f->loc.file && f->loc.file != m->file) fprintf(out, " (from %s)", f->loc.file->name);
+        if (f->type_alias) fprintf(out, " (@types %s = %s)", f->type_alias, f->type_alias_of);
         fputc('\n', out);
         for (int j = 0; j < f->nanns; j++) dump_ann(&f->anns[j], out);
         for (int j = 0; j < f->nparams; j++) dump_param(&f->params[j], out);

@@ -90,7 +90,8 @@ typedef struct Param {
     Expr *default_value; /* const params only; may be NULL */
 } Param;
 
-typedef enum { ANN_GRID, ANN_TUNE, ANN_CONSTRAINT, ANN_KEY, ANN_UNKNOWN, ANN_RESET, ANN_RESTORE } AnnKind;
+typedef enum { ANN_GRID, ANN_TUNE, ANN_CONSTRAINT, ANN_KEY, ANN_UNKNOWN, ANN_RESET, ANN_RESTORE,
+               ANN_TYPES } AnnKind;
 
 typedef struct AnnArg {
     const char *name;   /* @tune, @key, @reset, @restore: parameter name; else NULL */
@@ -122,6 +123,9 @@ typedef struct Func {
     Stmt *body; /* ST_BLOCK */
     Annotation *anns;
     int nanns;
+    /* A kernel made by @types(T = [...]): T (type_alias) names this instance's element type
+     * (type_alias_of) in its parameters and body. NULL otherwise. */
+    const char *type_alias, *type_alias_of;
 } Func;
 
 /* `import "PATH";` as written; lang/imports.c resolves it. */
@@ -158,5 +162,15 @@ void ast_dump(const Module *m, FILE *out);
 int sema_check(Module *m, Diags *diags);
 
 const Func *module_find_func(const Module *m, const char *name);
+
+/* Whether `name` is an element type of the language ("f16", "i32", ...). */
+int ast_is_type_name(const char *name);
+
+/* Replaces every kernel annotated @types(T = [t0, t1, ...]) by one kernel per listed type: the
+ * first keeps the kernel's name, the others get NAME_tI; in each, T names that type (its
+ * parameters' `*T` are substituted, its body sees T as a type). Errors at the annotation for a
+ * malformed list, an unknown or repeated type, T naming a parameter, @types on a helper.
+ * Returns the number of errors reported. */
+int expand_type_variants(Module *m, Arena *arena, Diags *diags);
 
 #endif

@@ -28,6 +28,16 @@ static void note_lost(Diags *d) {
     link_diag(d, &d->lost);
 }
 
+/* Whether the list holds this diagnostic already (the same error found again, e.g. in a body
+ * that @types specializes once per element type): it is said once. */
+static int already_said(const Diags *d, const Diag *g) {
+    for (const Diag *h = d->first; h; h = h->next)
+        if (h->level == g->level && h->loc.file == g->loc.file && h->loc.line == g->loc.line &&
+            h->loc.col == g->loc.col && h->msg && !strcmp(h->msg, g->msg))
+            return 1;
+    return 0;
+}
+
 static void diag_add(Diags *d, DiagLevel level, SrcLoc loc, const char *fmt, va_list ap) {
     jmp_buf *jump = arena_set_failure_jump(d->arena, NULL); /* a diagnostic may not jump */
     Diag *g = arena_alloc(d->arena, sizeof(Diag));
@@ -44,7 +54,7 @@ static void diag_add(Diags *d, DiagLevel level, SrcLoc loc, const char *fmt, va_
     vsnprintf(g->msg, (size_t)n + 1, fmt, ap);
     g->level = level;
     g->loc = loc;
-    link_diag(d, g);
+    if (!already_said(d, g)) link_diag(d, g);
 }
 
 static int error_limit(const Diags *d) { return d->max_errors > 0 ? d->max_errors : 100; }

@@ -513,7 +513,7 @@ static Param *param_new(Lexer *lx, const char *name, SrcLoc loc, TypeRef *t, int
 static AnnKind ann_kind(const char *name) {
     static const struct { const char *name; AnnKind kind; } tab[] = {
         {"grid", ANN_GRID}, {"tune", ANN_TUNE}, {"constraint", ANN_CONSTRAINT}, {"key", ANN_KEY},
-        {"reset", ANN_RESET}, {"restore", ANN_RESTORE},
+        {"reset", ANN_RESET}, {"restore", ANN_RESTORE}, {"types", ANN_TYPES},
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
         if (!strcmp(tab[i].name, name)) return tab[i].kind;

@@ -69,6 +69,8 @@ static int is_type_name(const char *name) {
     return 0;
 }
 
+int ast_is_type_name(const char *name) { return is_type_name(name); }
+
 static int is_implicit(const char *name) {
     return !strcmp(name, "num_warps") || !strcmp(name, "num_stages");
 }
@@ -250,7 +252,9 @@ static void check_expr_kind(Sema *S, const Expr *e) {
     switch (e->kind) {
     case EX_NAME: check_name(S, e); return;
     case EX_CALL: check_call(S, e); return;
-    case EX_CAST: check_type(S, e->type); break;
+    case EX_CAST: /* a type, or a name bound to one (@types' T, a helper's type argument) */
+        if (e->type->ptr_depth || !lookup(S, e->type->name)) check_type(S, e->type);
+        break;
     default: break;
     }
     check_expr(S, e->a);
@@ -483,9 +487,10 @@ static void check_ann(Sema *S, const Func *f, int i) {
     case ANN_KEY: check_key(S, a); break;
     case ANN_RESET:
     case ANN_RESTORE: check_buffers(S, a); break;
+    case ANN_TYPES: break; /* expanded before sema (expand_types.c) */
     case ANN_UNKNOWN:
         ERR(S, loc, "unknown annotation '@%s' (expected @grid, @tune, @constraint, @key, "
-            "@reset or @restore)", a->name);
+            "@reset, @restore or @types)", a->name);
         break;
     }
     S->ann = NULL;
@@ -521,6 +526,7 @@ static void check_func(Sema *S, const Func *f) {
         declare(S, "num_warps", SYM_CONST);
         declare(S, "num_stages", SYM_CONST);
     }
+    if (f->type_alias) declare(S, f->type_alias, SYM_CONST);
     for (int i = 0; i < f->nanns; i++) check_ann(S, f, i);
     if (f->body) check_stmt(S, f->body, 1);
 }

@@ -631,7 +631,7 @@ static const Group GROUPS[] = {
     {"grid", t_grid},       {"broadcast", t_broadcast}, {"mma", t_mma},
     {"intdiv", t_intdiv},     {"fcast", t_fcast},
     {"imports", t_imports},   {"flash_fwd", t_flash_fwd}, {"decode", t_attn_decode},
-    {"paged", t_attn_paged},
+    {"paged", t_attn_paged},  {"types", t_types},
 };
 
 static int usage(void)

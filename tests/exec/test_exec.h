@@ -92,6 +92,7 @@ void t_reduce(void);
 void t_dot(void);
 void t_control(void);
 void t_helpers(void);
+void t_types(void);
 void t_flash_fwd(void);
 void t_fcast(void);
 void t_memory(void);

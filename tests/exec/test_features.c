@@ -493,6 +493,30 @@ void t_helpers(void)
     }
 }
 
+/* @types: the same kernel for f32, f16, bf16 and i32 (typed_mean, typed_mean_f16, ...). */
+void t_types(void)
+{
+    static const Ty tys[] = {T_F32, T_F16, T_BF16, T_I32};
+    static const char *const names[] = {"typed_mean", "typed_mean_f16", "typed_mean_bf16",
+                                        "typed_mean_i32"};
+    for (int t = 0; t < 4; t++) {
+        int n = 100;
+        begin("%s n=%d", names[t], n);
+        Ty ty = tys[t];
+        Buf *x = input("x", ty, n, TY[ty].is_float ? -1 : -1000, TY[ty].is_float ? 1 : 1000);
+        double tol = ty == T_F32 ? TOL_F32 : ty == T_I32 ? EXACT : ty == T_F16 ? TOL_F16 : 1e-2;
+        Buf *y = output("y", ty, n, tol), *o = output("out", ty, 1, tol);
+        double s = 0;
+        for (int i = 0; i < n; i++)
+            s += (float)x->v[i];
+        double mean = (float)((float)s / n);
+        for (int i = 0; i < n; i++)
+            y->v[i] = ty_round(ty, (double)((float)x->v[i] - (float)mean));
+        o->v[0] = ty_round(ty, mean);
+        run("tests/exec/helpers.tile", names[t], ARGS(P(x), P(y), P(o), I(n)), NO_CONSTS);
+    }
+}
+
 #define MEM "tests/exec/memory.tile"
 
 void t_memory(void)
