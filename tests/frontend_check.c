@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
     Diags diags;
     diags_init(&diags, arena);
     Module *m = parse_module(arena, &file, &diags);
-    if (m && !diags.errors) sema_check(m, &diags);
+    if (m && !diags.errors && !expand_type_variants(m, arena, &diags)) sema_check(m, &diags);
     if (!strcmp(mode, "--ast") && m) ast_dump(m, stdout);
     diags_print(&diags, stdout);
     int rc = diags.errors || !m ? 1 : 0;

@@ -28,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FILE *null = fopen("/dev/null", "w");
     Module *m = parse_module(arena, &file, &diags);
     ImportOptions no_imports = {.disabled = 1}; /* a fuzzer must not read arbitrary files */
-    if (m && !imports_resolve(m, arena, &no_imports, &diags)) {
+    if (m && !imports_resolve(m, arena, &no_imports, &diags) &&
+        !expand_type_variants(m, arena, &diags)) {
         sema_check(m, &diags);
         if (null) ast_dump(m, null);
     }
