@@ -13,6 +13,7 @@ typedef struct Opts {
     int causal, sliding, window, lse, kind; /* kind: 1 f16, 2 bf16 */
     double scale, softcap;                  /* softcap 0: off */
     int rows_major;                         /* Q and O as [b, s, h, d], V as [b, s, hkv, d] */
+    int block_m, warps;                     /* 0: the defaults */
 } Opts;
 
 /* Element strides of a [b, heads, s, d] tensor stored as [b, heads, s, d] or [b, s, heads, d]. */
@@ -75,10 +76,11 @@ static void flash_case(Shape sh, Opts op)
     static const Ty tys[] = {T_F32, T_F16, T_BF16};
     static const double tols[] = {2e-5, 3e-3, 2e-2};
     Ty t = tys[op.kind];
-    begin("%s b=%d h=%d/%d sq=%d sk=%d d=%d%s%s causal=%d window=%d softcap=%g scale=%g%s",
+    begin("%s b=%d h=%d/%d sq=%d sk=%d d=%d%s%s causal=%d window=%d softcap=%g scale=%g%s%s",
           op.kind == 2 ? "flash_fwd_bf16" : "flash_fwd", sh.b, sh.h, sh.hkv, sh.sq, sh.sk, sh.d,
           op.rows_major ? " [b,s,h,d]" : "", op.lse ? " lse" : "", op.causal,
-          op.sliding ? op.window : -1, op.softcap, op.scale, "");
+          op.sliding ? op.window : -1, op.softcap, op.scale, op.block_m ? " BLOCK_M=" : "",
+          op.block_m ? (op.warps == 8 ? "32 warps=8" : "16 warps=4") : "");
     Strides qs = strides(sh.h, sh.sq, sh.d, op.rows_major), ks = strides(sh.hkv, sh.sk, sh.d, 0);
     Strides vs = strides(sh.hkv, sh.sk, sh.d, op.rows_major);
     size_t nq = (size_t)sh.b * sh.h * sh.sq * sh.d, nk = (size_t)sh.b * sh.hkv * sh.sk * sh.d;
@@ -101,8 +103,10 @@ static void flash_case(Shape sh, Opts op)
         ARGS(P(q), P(k), P(v), P(o), lse ? P(lse) : P(q), I(sh.b), I(sh.h), I(sh.hkv), I(sh.sq),
              I(sh.sk), I(qs.b), I(qs.h), I(qs.s), I(ks.b), I(ks.h), I(ks.s), I(vs.b), I(vs.h),
              I(vs.s), I(qs.b), I(qs.h), I(qs.s), F(op.scale), I(op.window), F(op.softcap)),
-        CONSTS({"HEAD_DIM", sh.d}, {"CAUSAL", op.causal}, {"SLIDING", op.sliding},
-               {"SOFTCAP", op.softcap > 0}, {"LSE", op.lse}));
+        (tile_Const[]){{"HEAD_DIM", sh.d}, {"CAUSAL", op.causal}, {"SLIDING", op.sliding},
+                       {"SOFTCAP", op.softcap > 0}, {"LSE", op.lse}, {"BLOCK_M", op.block_m},
+                       {"num_warps", op.warps}},
+        op.block_m ? 7 : 5);
 }
 
 void t_flash_fwd(void)
@@ -132,4 +136,9 @@ void t_flash_fwd(void)
     flash_case(sh, (Opts){.kind = 1, .scale = 0, .lse = 1});
     flash_case((Shape){1, 2, 1, 70, 70, 96}, (Opts){.causal = 1, .kind = 2, .scale = scale,
                                                     .softcap = 3, .rows_major = 1});
+    /* fewer than 16 rows per warp: the warps split the columns of both products */
+    flash_case((Shape){1, 2, 1, 45, 90, 64}, (Opts){.causal = 1, .kind = 1, .scale = scale,
+                                                    .lse = 1, .block_m = 16, .warps = 4});
+    flash_case((Shape){1, 1, 1, 70, 70, 128}, (Opts){.kind = 2, .scale = scale, .block_m = 32,
+                                                     .warps = 8, .sliding = 1, .window = 30});
 }
