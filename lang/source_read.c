@@ -80,3 +80,19 @@ SrcReadStatus src_read_file(const char *path, char **text, size_t *len, SrcFileI
     *len = (size_t)n;
     return SRC_READ_OK;
 }
+
+int fd_write_all(int fd, const void *data, size_t n) {
+    const char *p = data;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return -1;
+        if (w == 0) {
+            errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}

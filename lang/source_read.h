@@ -1,5 +1,6 @@
 /* source_read.h: reading a .tile source file from disk, shared by the runtime
- * (tile_module_load_file), tilec and imports (lang/imports.c). Only regular files are read,
+ * (tile_module_load_file), tilec and imports (lang/imports.c); and the complete write the
+ * caches use (runtime/diskcache.c, tuner/tcache_json.c). Only regular files are read,
  * opened without blocking (a FIFO or a device never hangs or streams forever), and no more
  * than SRC_MAX_BYTES of them; anything else is an error with a message. */
 #ifndef TILE_SOURCE_READ_H
@@ -27,5 +28,9 @@ typedef struct SrcFileId {
  * bytes). id may be NULL. */
 SrcReadStatus src_read_file(const char *path, char **text, size_t *len, SrcFileId *id,
                             char *err, size_t errsize);
+
+/* Writes all n bytes to fd, again after an interrupted or short write (the caches' files):
+ * 0, or -1 with errno set. */
+int fd_write_all(int fd, const void *data, size_t n);
 
 #endif

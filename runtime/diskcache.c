@@ -19,6 +19,7 @@
 #include <llvm-c/blake3.h>
 #include "build_id.h"
 #include "runtime_internal.h"
+#include "source_read.h"
 #include "tcache.h"
 
 static const char MAGIC[8] = { 'T', 'I', 'L', 'E', 'K', 'C', 1, 0 };
@@ -245,19 +246,9 @@ void rt_cache_entry_free(CacheEntry *e)
 /* ---- writing ---- */
 static int write_all(int fd, const void *data, size_t n, llvm_blake3_hasher *h)
 {
-    const uint8_t *p = data;
     if (h)
         llvm_blake3_hasher_update(h, data, n);
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return fd_write_all(fd, data, n);
 }
 
 static int write_entry(int fd, const char *path, const CacheEntry *e)

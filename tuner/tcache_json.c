@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "source_read.h"
 #include "tcache_int.h"
 
 enum { MAX_FILE = 256 << 20 };
@@ -266,20 +267,6 @@ json_t *tj_document(const TCacheMeta *meta, json_t *keys)
 }
 
 /* ---- writing ---- */
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void sync_dir(const char *path)
 {
     char dir[4096];
@@ -300,7 +287,7 @@ static int write_in_place(const char *path, const char *text)
     int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY), bad = fd < 0;
     if (fd >= 0) {
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-        bad = write_all(fd, text, strlen(text)) || write_all(fd, "\n", 1);
+        bad = fd_write_all(fd, text, strlen(text)) || fd_write_all(fd, "\n", 1);
         bad |= close(fd) != 0;
     }
     return bad ? -1 : 0;
@@ -320,14 +307,14 @@ int tj_write_atomic(const char *path, const json_t *root, char *err, size_t n)
     char tmp[4200];
     int fd = -1, bad = !text;
     if (!bad && !strcmp(path, "-"))
-        bad = write_all(STDOUT_FILENO, text, strlen(text)) || write_all(STDOUT_FILENO, "\n", 1);
+        bad = fd_write_all(STDOUT_FILENO, text, strlen(text)) || fd_write_all(STDOUT_FILENO, "\n", 1);
     else if (!bad && is_special(path))
         bad = write_in_place(path, text);
     else if (!bad) {
         snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(),
                  atomic_fetch_add(&counter, 1));
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        bad = fd < 0 || write_all(fd, text, strlen(text)) || write_all(fd, "\n", 1) ||
+        bad = fd < 0 || fd_write_all(fd, text, strlen(text)) || fd_write_all(fd, "\n", 1) ||
               fsync(fd);
         bad |= fd >= 0 && close(fd);
         bad = bad || rename(tmp, path);
