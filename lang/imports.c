@@ -2,6 +2,7 @@
  * walk over the imported files: each is found along the search path, read once (files are
  * compared by device and inode), parsed into the module's arena, and its helpers appended to
  * the module. Cycles, duplicate helper names and the limits are errors at the import. */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,10 +43,29 @@ static void add_path_list(Walk *w, const char *list) {
     }
 }
 
+/* The standard library: share/tile/stdlib beside the installed file this code was loaded
+ * from (libtile.so in PREFIX/lib, or a program in PREFIX/bin that links it statically), else
+ * the source tree's (TILE_STDLIB_DIR, for a build that is not installed). */
+static const char *stdlib_dir(Arena *a) {
+    Dl_info info;
+    struct stat sb;
+    if (dladdr((void *)stdlib_dir, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        for (int up = 1; up <= 2; up++) { /* PREFIX/lib or PREFIX/lib/<multiarch> */
+            char *dir = arena_printf(a, "%.*s/%s../share/tile/stdlib",
+                                     (int)(slash - info.dli_fname), info.dli_fname,
+                                     up == 2 ? "../" : "");
+            if (dir && stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)) return dir;
+        }
+    }
+    return TILE_STDLIB_DIR;
+}
+
 static void search_path_init(Walk *w) {
     for (int i = 0; w->opt && i < w->opt->ndirs; i++) push(w, &w->dirs, (void *)w->opt->dirs[i]);
     add_path_list(w, getenv("TILE_PATH"));
-    if (TILE_STDLIB_DIR) push(w, &w->dirs, (void *)TILE_STDLIB_DIR);
+    const char *std = stdlib_dir(w->arena);
+    if (std) push(w, &w->dirs, (void *)std);
 }
 
 /* The directory part of a file name ("" when it has none: the current directory). */

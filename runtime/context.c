@@ -177,3 +177,5 @@ const char *tile_device_arch(const tile_Context *ctx)
 {
     return rt_handle_live(ctx, RT_CONTEXT) ? ctx->ops->arch(ctx->dev) : "";
 }
+
+const char *tile_version(void) { return TILE_VERSION; }

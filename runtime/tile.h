@@ -24,6 +24,8 @@ extern "C" {
 #define TILE_VERSION_MINOR 1
 #define TILE_VERSION_PATCH 0
 #define TILE_VERSION "0.1.0"
+/* The version of the library in use ("0.1.0"), which may differ from the header's. */
+const char *tile_version(void);
 
 typedef enum tile_Status {
     TILE_OK = 0,

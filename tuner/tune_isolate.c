@@ -5,6 +5,7 @@
  * CONFIG", "end", at last "summary ..."). The worker saves each result to the tuning cache as
  * it goes; when it dies, the configuration it had begun is recorded there as failed and a new
  * worker goes on, skipping what the cache has. Then the parent reloads the cache (tune.c). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -41,8 +42,25 @@ int tune_isolate_wanted(tile_Context *ctx)
 
 static int executable(const char *p) { return p && *p && access(p, X_OK) == 0; }
 
-/* $TILE_TUNE_WORKER, else this program if it is tilec, else the tilec of this build, else
- * a tilec beside this program (malloc'd); NULL when none is executable. */
+/* PREFIX/bin/tilec beside an installed libtile.so in PREFIX/lib (malloc'd), or NULL. */
+static char *installed_tilec(void)
+{
+    Dl_info info;
+    char *p = NULL;
+    const char *slash;
+    if (!dladdr((void *)installed_tilec, &info) || !info.dli_fname ||
+        !(slash = strrchr(info.dli_fname, '/')))
+        return NULL;
+    if (asprintf(&p, "%.*s/../bin/tilec", (int)(slash - info.dli_fname), info.dli_fname) > 0 &&
+        executable(p))
+        return p;
+    free(p);
+    return NULL;
+}
+
+/* $TILE_TUNE_WORKER, else this program if it is tilec, else the tilec installed beside this
+ * library, else the tilec of this build, else a tilec beside this program (malloc'd); NULL
+ * when none is executable. */
 static char *worker_path(void)
 {
     const char *env = getenv("TILE_TUNE_WORKER");
@@ -54,6 +72,8 @@ static char *worker_path(void)
     const char *base = strrchr(self, '/');
     if (base && !strcmp(base + 1, "tilec"))
         return strdup(self);
+    if ((p = installed_tilec()))
+        return p;
 #ifdef TILE_WORKER_PATH
     if (executable(TILE_WORKER_PATH))
         return strdup(TILE_WORKER_PATH);
