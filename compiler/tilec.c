@@ -21,7 +21,9 @@
 #include "source_read.h"
 #include "tilec.h"
 
-static const char *const HELP =
+/* tilec --help, in sections: `tilec SUBCOMMAND --help` prints the usage line and options of
+ * that subcommand only. */
+static const char *const HELP_COMMANDS =
     "usage: tilec COMMAND [OPTIONS]\n"
     "\n"
     "Commands:\n"
@@ -35,7 +37,8 @@ static const char *const HELP =
     "  list FILE                  print the kernels of a file and their parameters\n"
     "  cache list|show|clear|export|import\n"
     "                             the tuning cache (see 'Subcommands of cache')\n"
-    "\n"
+    "\n";
+static const char *const HELP_CHECK_EMIT =
     "Options of check and emit:\n"
     "  -D NAME=VALUE, -DNAME=VALUE  value of a const parameter (integer, true or false);\n"
     "                             also num_warps and num_stages\n"
@@ -52,7 +55,8 @@ static const char *const HELP =
     "  -I DIR, -IDIR              look for imported files in DIR (repeatable; searched in\n"
     "                             order after the importing file's directory, before\n"
     "                             $TILE_PATH and the standard library); also for run, tune\n"
-    "\n"
+    "\n";
+static const char *const HELP_RUN =
     "Options of run:\n"
     "  NAME=VALUE                 a scalar parameter's value: an integer or float expression\n"
     "                             (+ - * / % parentheses) over other parameters; for a\n"
@@ -82,7 +86,8 @@ static const char *const HELP =
     "                             before each); --reps bounds the launches (about 100 ms in\n"
     "                             all). Default: back-to-back launches, host clock, warm L2\n"
     "  Lines `// run: NAME=VALUE ...` (or `// run KERNEL: ...`) in the source give defaults.\n"
-    "\n"
+    "\n";
+static const char *const HELP_TUNE =
     "Options of tune (and those of run but --check, --save, --verbose, --cold; -D values\n"
     "are fixed, not tuned):\n"
     "  --reps=N                   timed runs per configuration (default 10 on GPUs, 3 on CPU)\n"
@@ -91,7 +96,8 @@ static const char *const HELP =
     "  --force                    re-time configurations the tuning cache has results for\n"
     "  --top=N                    rows of the ranked table (default 10)\n"
     "  Progress goes to stderr; results to the tuning cache ($TILE_CACHE_DIR/tuning).\n"
-    "\n"
+    "\n";
+static const char *const HELP_CACHE =
     "Subcommands of cache (each takes --dir=DIR: default $TILE_CACHE_DIR, else\n"
     "$XDG_CACHE_HOME/tile, else ~/.cache/tile; tuning files live in DIR/tuning):\n"
     "  cache list                 one line per tuning file: kernel, device, arch, keys, path\n"
@@ -104,10 +110,50 @@ static const char *const HELP =
     "  cache export OUT.json      all tuning files as one JSON document (-: standard output)\n"
     "  cache import IN.json       merge an export or a tuning file into the cache: entries\n"
     "                             are unioned, an imported result replaces the same one\n"
-    "\n"
+    "\n";
+static const char *const HELP_TAIL =
     "  --help, --version\n"
     "\n"
     "Exit status: 0 success, 1 errors in the input or a failed run, 2 usage errors.\n";
+
+static void print_help(void)
+{
+    const char *const parts[] = {HELP_COMMANDS, HELP_CHECK_EMIT, HELP_RUN, HELP_TUNE, HELP_CACHE,
+                                 HELP_TAIL};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        fputs(parts[i], stdout);
+}
+
+/* `tilec SUBCOMMAND --help` (or -h anywhere after it): that subcommand's usage; 1 if printed. */
+static int subcommand_help(int argc, char **argv)
+{
+    static const struct { const char *cmd, *usage, *const *sections[2]; } tab[] = {
+        {"check", "usage: tilec check FILE [OPTIONS]\n\n", {&HELP_CHECK_EMIT, NULL}},
+        {"emit", "usage: tilec emit FILE [--emit=STAGE] [OPTIONS]\n\n", {&HELP_CHECK_EMIT, NULL}},
+        {"list", "usage: tilec list FILE [-I DIR]\n\n", {NULL, NULL}},
+        {"run", "usage: tilec run FILE[:KERNEL] [NAME=VALUE ...] [OPTIONS]\n\n", {&HELP_RUN, NULL}},
+        {"tune", "usage: tilec tune FILE[:KERNEL] [NAME=VALUE ...] [OPTIONS]\n\n",
+         {&HELP_RUN, &HELP_TUNE}},
+        {"cache", "usage: tilec cache list|show|clear|export|import [ARGS] [--dir=DIR]\n\n",
+         {&HELP_CACHE, NULL}},
+    };
+    int asked = 0;
+    for (int i = 2; i < argc && !asked; i++)
+        asked = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+    for (size_t t = 0; asked && t < sizeof tab / sizeof tab[0]; t++) {
+        if (strcmp(argv[1], tab[t].cmd) != 0)
+            continue;
+        fputs(tab[t].usage, stdout);
+        for (int j = 0; j < 2; j++)
+            if (tab[t].sections[j])
+                fputs(*tab[t].sections[j], stdout);
+        if (!strcmp(tab[t].cmd, "list"))
+            fputs("Prints each kernel of FILE with its parameters, one line each.\n", stdout);
+        fputs(HELP_TAIL, stdout);
+        return 1;
+    }
+    return 0;
+}
 
 void tilec_error(const char *fmt, ...)
 {
@@ -464,6 +510,32 @@ static int emit_kernel(const Source *src, const Func *f, const Opts *o, const Em
     return rc != 0 || d.errors ? -1 : 0;
 }
 
+/* PTX of several kernels: one module (ptxas rejects modules one after another). */
+static int emit_ptx_module(const Source *src, const Func **ks, int n, const Opts *o,
+                           const EmitKind *ek, FILE *out)
+{
+    int bad = 0, have_smem = 0;
+    for (int i = 0; i < n; i++) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *mem = open_memstream(&text, &size);
+        if (!mem) {
+            tilec_error("out of memory");
+            return -1;
+        }
+        int rc = emit_kernel(src, ks[i], o, ek, mem);
+        fclose(mem);
+        if (rc == 0 && text) {
+            if (i > 0)
+                fputc('\n', out);
+            tilec_ptx_append(out, text, i == 0, &have_smem);
+        }
+        bad |= rc != 0;
+        free(text);
+    }
+    return bad ? -1 : 0;
+}
+
 static int emit_module(const Source *src, const Opts *o, const EmitKind *ek, FILE *out)
 {
     if (ek->stage == STAGE_AST) {
@@ -479,6 +551,9 @@ static int emit_module(const Source *src, const Opts *o, const EmitKind *ek, FIL
                     src->file.name, n);
         return -1;
     }
+    const char *target = o->target ? o->target : ek->default_target;
+    if (ek->stage == STAGE_ASM && n > 1 && target && !strncmp(target, "sm_", 3))
+        return emit_ptx_module(src, ks, n, o, ek, out);
     for (int i = 0; i < n; i++) {
         if (i > 0)
             fputc('\n', out);
@@ -584,9 +659,11 @@ int main(int argc, char **argv)
         arena_fail_after(strtol(fail, NULL, 10));
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        fputs(HELP, stdout);
+        print_help();
         return EXIT_OK;
     }
+    if (subcommand_help(argc, argv))
+        return EXIT_OK;
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
         print_version();
         return EXIT_OK;

@@ -131,6 +131,10 @@ int tilec_print_launch_facts(tile_Kernel *k, const tile_Arg *args, int nargs,
 int tilec_time_cold(tile_Kernel *k, const tile_Arg *args, int nargs, const tile_Const *given,
                     int ngiven, long reps, double buffer_bytes);
 int tilec_cmd_tune(int argc, char **argv); /* compiler/tilec_tune.c */
+/* Appends one kernel's PTX module to out as part of one merged module: the first whole, the
+ * later ones without the header and the shared-memory declaration out has already
+ * (*have_smem; start it at 0). compiler/tilec_ptx.c */
+void tilec_ptx_append(FILE *out, const char *text, int first, int *have_smem);
 
 /* A kernel ready to launch as `tilec run` sets it up (compiler/tilec_run.c): FILE:KERNEL,
  * NAME=VALUE, -D, --backend, --elems, --seed, --reps parsed from argv; buffers allocated and

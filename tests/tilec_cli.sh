@@ -295,5 +295,23 @@ expect 0 "module path: the stdlib's from another directory" -- env -C "$tmp" "$t
 expect 0 "module path: -I" -- env -C / "$tilec" check -I "$tmp/main" -I "$tmp/inc" uses.tile
 expect 1 "module path: ./ is not searched" -- env -C "$tmp" "$tilec" check ./attention/flash_fwd.tile
 
+# each subcommand's --help: its usage and options, exit 0
+for c in check emit run tune list cache; do
+    expect 0 "$c --help" -- "$tilec" $c --help
+    has "usage: tilec $c" out "$c --help: its usage line"
+done
+expect 0 "tune -h after other arguments" -- "$tilec" tune examples/add.tile:add -h
+has "Options of tune" out "tune --help: the tune options"
+# several kernels' PTX is one module that ptxas takes
+expect 0 "emit --emit=ptx of three kernels" -- "$tilec" emit --emit=ptx examples/matmul.tile -o "$tmp/three.ptx"
+n=$((n + 1))
+if [ "$(grep -c '^\.version' "$tmp/three.ptx")" != 1 ] || [ "$(grep -c '\.entry' "$tmp/three.ptx")" != 3 ]; then
+    echo "FAIL: emit --emit=ptx of three kernels: not one module with three entries"
+    fail=$((fail + 1))
+fi
+if [ -x /usr/local/cuda/bin/ptxas ]; then
+    expect 0 "ptxas takes the three-kernel module" -- /usr/local/cuda/bin/ptxas -arch=sm_90 "$tmp/three.ptx" -o "$tmp/three.cubin"
+fi
+
 echo "$((n - fail))/$n passed"
 [ $fail -eq 0 ]
