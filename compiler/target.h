@@ -1,4 +1,4 @@
-/* target.h: code-generation targets as records of data and hooks (STYLE.md practice 7).
+/* target.h: code-generation targets as records of data and hooks.
  * Shared lowering (compiler/lower*.c) asks the target for thread and program ids, barriers,
  * warp shuffles, shared memory, math functions and kernel entry conventions, and never tests
  * the vendor itself. Targets: "host" (target_host.c), "sm_XX[a]" (target_nvptx.c) and "sim"
