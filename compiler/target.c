@@ -99,3 +99,13 @@ LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f
     }
     return unary_intrinsic(c, names[op], x);
 }
+
+void target_entry_blocks(TargetCtx *c)
+{
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry");
+    LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "start");
+    LLVMPositionBuilderAtEnd(c->b, entry);
+    LLVMValueRef br = LLVMBuildBr(c->b, start);
+    LLVMPositionBuilderBefore(c->alloca_b, br);
+    LLVMPositionBuilderAtEnd(c->b, start);
+}

@@ -103,6 +103,9 @@ const Target *target_sim(void);
 const Target *target_nvptx_init(Target *out, const char *name, int sm, int arch_specific);
 
 /* Helpers shared by the target files. */
+/* The blocks every kernel function c->fn starts with: "entry" (where c->alloca_b puts
+ * allocas) branching to "start", where c->b is left. */
+void target_entry_blocks(TargetCtx *c);
 LLVMValueRef target_intrinsic(TargetCtx *c, const char *name, LLVMTypeRef *overload,
                               int noverload, LLVMValueRef *args, int nargs);
 LLVMValueRef target_call_named(TargetCtx *c, const char *name, LLVMTypeRef ret,

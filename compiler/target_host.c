@@ -32,12 +32,7 @@ LLVMValueRef target_host_entry(TargetCtx *c, const char *symbol, LLVMTypeRef *pt
     c->host_args = LLVMGetParam(c->fn, 0);
     c->host_grid = LLVMGetParam(c->fn, 1);
     c->thread = with_thread ? LLVMGetParam(c->fn, 2) : NULL;
-    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry");
-    LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "start");
-    LLVMPositionBuilderAtEnd(c->b, entry);
-    LLVMValueRef br = LLVMBuildBr(c->b, start);
-    LLVMPositionBuilderBefore(c->alloca_b, br);
-    LLVMPositionBuilderAtEnd(c->b, start);
+    target_entry_blocks(c);
     for (int i = 0; i < nparams; i++)
         params_out[i] = load_param(c, ptypes[i], i);
     return c->fn;

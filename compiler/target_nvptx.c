@@ -31,12 +31,7 @@ static LLVMValueRef nv_kernel_begin(TargetCtx *c, const char *symbol, LLVMTypeRe
     LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(c->ctx), ptypes,
                                        (unsigned)nparams, 0);
     c->fn = LLVMAddFunction(c->mod, symbol, fty);
-    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry");
-    LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "start");
-    LLVMPositionBuilderAtEnd(c->b, entry);
-    LLVMValueRef br = LLVMBuildBr(c->b, start);
-    LLVMPositionBuilderBefore(c->alloca_b, br);
-    LLVMPositionBuilderAtEnd(c->b, start);
+    target_entry_blocks(c);
     for (int i = 0; i < nparams; i++)
         params_out[i] = LLVMGetParam(c->fn, (unsigned)i);
     return c->fn;
