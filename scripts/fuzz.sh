@@ -18,7 +18,7 @@ gen=(build/gen/parser.c build/gen/lexer.c)
 clang-22 "${flags[@]}" tests/fuzz_frontend.c lang/*.c "${gen[@]}" -o build-fuzz/fuzz_frontend
 llvm_inc=$(llvm-config-22 --includedir)
 llvm_lib=$(llvm-config-22 --libdir)
-compiler=$(ls compiler/*.c | grep -v '/tilec')
+compiler=$(ls compiler/*.c)
 clang-22 "${flags[@]}" -I"$llvm_inc" tests/fuzz_compile.c lang/*.c $compiler "${gen[@]}" \
     -L"$llvm_lib" -Wl,-rpath,"$llvm_lib" -lLLVM-22 -lm -o build-fuzz/fuzz_compile
 cd build-fuzz

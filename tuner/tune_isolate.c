@@ -1,7 +1,7 @@
 /* tune_isolate.c: tuning in worker processes, so that a configuration that faults (an illegal
  * address kills a CUDA context; a wild pointer kills the process on the CPU backend) costs a
  * worker, never the caller's context. The parent writes a job file, spawns
- * `tilec tune-worker JOB` (compiler/tilec_worker.c) and follows its trace on a pipe ("begin
+ * `tilec tune-worker JOB` (tilec/tilec_worker.c) and follows its trace on a pipe ("begin
  * CONFIG", "end", at last "summary ..."). The worker saves each result to the tuning cache as
  * it goes; when it dies, the configuration it had begun is recorded there as failed and a new
  * worker goes on, skipping what the cache has. Then the parent reloads the cache (tune.c). */
@@ -95,7 +95,7 @@ static int no_isolation(tile_Context *ctx, const char *fmt, const char *what)
 }
 
 /* ---- the job file ----
- * Read by compiler/tilec_worker.c. Text lines, with blobs as "WORD LEN\n" + LEN bytes + "\n":
+ * Read by tilec/tilec_worker.c. Text lines, with blobs as "WORD LEN\n" + LEN bytes + "\n":
  *   tile-tune-job 1
  *   backend KIND            (tile_Backend)
  *   kernel NAME

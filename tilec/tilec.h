@@ -1,5 +1,5 @@
-/* tilec.h: what the pieces of tilec's command line share (compiler/tilec.c holds main and the
- * check / emit / list subcommands, compiler/tilec_run.c the run subcommand). Internal to tilec. */
+/* tilec.h: what the pieces of tilec's command line share (tilec/tilec.c holds main and the
+ * check / emit / list subcommands, tilec/tilec_run.c the run subcommand). Internal to tilec. */
 #ifndef TILEC_H
 #define TILEC_H
 #include <stdint.h>
@@ -39,7 +39,7 @@ int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out);
 /* Matches "--name=VALUE" or "--name VALUE" at argv[*i]; advances *i past a separate value. */
 const char *tilec_opt_value(int argc, char **argv, int *i, const char *name);
 
-/* ---- imports: -I DIR (compiler/tilec.c) ---- */
+/* ---- imports: -I DIR (tilec/tilec.c) ---- */
 enum { TILEC_MAX_IMPORT_DIRS = 64 };
 /* Matches "-I DIR" or "-IDIR" at argv[*i] (advancing past a separate DIR) and records DIR:
  * 1, or 0 when argv[*i] is something else. A bad one is a usage error. */
@@ -50,13 +50,13 @@ const char *tilec_import_path(void);
 
 int tilec_cmd_run(int argc, char **argv);
 
-/* ---- the runtime's log (compiler/tilec_log.c) ---- */
+/* ---- the runtime's log (tilec/tilec_log.c) ---- */
 /* Sends the context's warnings to stderr ("tilec: warning: ..."), routine activity nowhere. */
 void tilec_log_install(tile_Context *ctx);
 /* Whether a result could not be saved to a cache since the program started. */
 int tilec_log_save_failed(void);
 
-/* ---- output files (compiler/tilec_output.c) ---- */
+/* ---- output files (tilec/tilec_output.c) ---- */
 typedef struct TilecOutput {
     FILE *f;
     const char *path; /* NULL: standard output */
@@ -71,7 +71,7 @@ int tilec_same_file(const char *a, const char *b);
  * the old file untouched. 0, or -1 after printing why. */
 int tilec_output_close(TilecOutput *out, int ok);
 
-/* ---- NAME=VALUE arguments of run and tune (compiler/tilec_values.c) ---- */
+/* ---- NAME=VALUE arguments of run and tune (tilec/tilec_values.c) ---- */
 enum { TILEC_MAX_VALUES = 128 };
 /* A value: a 64-bit integer (f holds it as a double too) or a double. */
 typedef struct TilecNum {
@@ -106,7 +106,7 @@ double tilec_value_float(const TilecValue *v, ElemKind k);
 #define TILEC_MAX_BUFFER_BYTES (INT64_C(1) << 40)
 size_t tilec_buffer_bytes(const char *name, const char *expr, int64_t count, int esz);
 
-/* ---- tilec run's data files (compiler/tilec_run_io.c) ---- */
+/* ---- tilec run's data files (tilec/tilec_run_io.c) ---- */
 /* --load NAME=FILE / --save NAME=FILE: raw binary, the elements' bytes in host order. */
 typedef struct TilecFileArg {
     const char *name, *path;
@@ -120,7 +120,7 @@ size_t tilec_file_elems(const TilecFileArg *fa, const char *elem_name, int esz);
 int tilec_file_read(const TilecFileArg *fa, void *buf, size_t bytes);
 int tilec_file_write(const TilecFileArg *fa, const void *buf, size_t bytes);
 
-/* ---- tilec run beneath tile.h (compiler/tilec_run_device.c) ---- */
+/* ---- tilec run beneath tile.h (tilec/tilec_run_device.c) ---- */
 /* --verbose: prints what the launch of k with these arguments runs: the chosen consts
  * (marked given, @tune or default; `given` as passed to tile_launch), the grid, and the
  * driver's facts about the loaded code. 0, or -1 after printing why. */
@@ -130,13 +130,13 @@ int tilec_print_launch_facts(tile_Kernel *k, const tile_Arg *args, int nargs,
  * cold: rotated copies or an L2 flush first) and prints the median. 0, or -1. */
 int tilec_time_cold(tile_Kernel *k, const tile_Arg *args, int nargs, const tile_Const *given,
                     int ngiven, long reps, double buffer_bytes);
-int tilec_cmd_tune(int argc, char **argv); /* compiler/tilec_tune.c */
+int tilec_cmd_tune(int argc, char **argv); /* tilec/tilec_tune.c */
 /* Appends one kernel's PTX module to out as part of one merged module: the first whole, the
  * later ones without the header and the shared-memory declaration out has already
- * (*have_smem; start it at 0). compiler/tilec_ptx.c */
+ * (*have_smem; start it at 0). tilec/tilec_ptx.c */
 void tilec_ptx_append(FILE *out, const char *text, int first, int *have_smem);
 
-/* A kernel ready to launch as `tilec run` sets it up (compiler/tilec_run.c): FILE:KERNEL,
+/* A kernel ready to launch as `tilec run` sets it up (tilec/tilec_run.c): FILE:KERNEL,
  * NAME=VALUE, -D, --backend, --elems, --seed, --reps parsed from argv; buffers allocated and
  * filled with random values. */
 typedef struct TilecSession {
@@ -153,7 +153,7 @@ typedef struct TilecSession {
 /* 0, or -1 after printing why (usage errors exit 2). Close it either way. */
 int tilec_session_open(int argc, char **argv, TilecSession *s);
 void tilec_session_close(TilecSession *s);
-int tilec_cmd_cache(int argc, char **argv); /* compiler/tilec_cache.c */
-int tilec_cmd_tune_worker(int argc, char **argv); /* compiler/tilec_worker.c, hidden */
+int tilec_cmd_cache(int argc, char **argv); /* tilec/tilec_cache.c */
+int tilec_cmd_tune_worker(int argc, char **argv); /* tilec/tilec_worker.c, hidden */
 
 #endif

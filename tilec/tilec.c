@@ -2,11 +2,11 @@
  *   tilec check FILE             diagnostics, and every kernel specialized with its defaults
  *   tilec emit FILE --emit=STAGE print one stage (tokens, ast, tir, llvm, ptx, asm, obj)
  *   tilec run FILE:KERNEL ...    launch with random inputs (or files) and time it
- *                                (compiler/tilec_run.c, tilec_run_io.c, tilec_run_device.c)
- *   tilec tune FILE:KERNEL ...   tune it for the given sizes (compiler/tilec_tune.c)
+ *                                (tilec/tilec_run.c, tilec_run_io.c, tilec_run_device.c)
+ *   tilec tune FILE:KERNEL ...   tune it for the given sizes (tilec/tilec_tune.c)
  *   tilec list FILE              the kernels of a file and their parameters
  *   tilec cache SUBCOMMAND       the tuning cache: list, show, clear, export, import
- *                                (compiler/tilec_cache.c)
+ *                                (tilec/tilec_cache.c)
  * Exit codes: 0 ok, 1 errors in the input (or a failed run), 2 usage. */
 #include <errno.h>
 #include <fcntl.h>
