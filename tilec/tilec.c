@@ -391,31 +391,31 @@ static int defines_or_fail(const Func **ks, int n, const Opts *o)
 
 /* ---- check ---- */
 
-/* Specializes one kernel up to the tile IR. Kernels with a const parameter that has no value
- * are skipped (a note says so): they can only be checked once given one with -D. Any other
- * failure to resolve the consts is an error. */
-static int check_kernel(const Source *src, const Func *f, const Opts *o)
+/* Specializes one kernel up to the tile IR, its diagnostics into d (shared by the kernels of
+ * the file, so one error in a body several @types kernels share is said once). Kernels with a
+ * const parameter that has no value are skipped (a note says so): they can only be checked
+ * once given one with -D. Any other failure to resolve the consts is an error. */
+static int check_kernel(const Source *src, const Func *f, const Opts *o, Diags *d)
 {
     Arena *a = tilec_need(arena_new());
-    Diags d;
-    diags_init(&d, a);
+    Diags own;
+    diags_init(&own, a);
     ConstBinding vals[TILEC_MAX_DEFS + 8], defs[TILEC_MAX_DEFS];
-    int ndefs = tc_defines_for(f, o->defs, o->ndefs, defs), rc = 0;
-    int nvals = tc_resolve_consts(f, defs, ndefs, vals, TILEC_MAX_DEFS + 8, a, &d);
+    int ndefs = tc_defines_for(f, o->defs, o->ndefs, defs), rc = 0, errors = d->errors;
+    int nvals = tc_resolve_consts(f, defs, ndefs, vals, TILEC_MAX_DEFS + 8, a, &own);
     if (nvals == TC_CONSTS_MISSING) {
         fprintf(stderr, "%s:%d:%d: note: kernel '%s' not specialized: %s\n", src->file.name,
                 f->loc.line, f->loc.col, f->name,
-                d.first ? d.first->msg : "a const parameter has no value (give it with -D)");
+                own.first ? own.first->msg : "a const parameter has no value (give it with -D)");
     } else if (nvals < 0) {
-        diags_print(&d, stderr);
+        diags_print(&own, stderr);
         rc = -1;
     } else {
         CompileRequest req = {.module = src->module, .kernel = f->name, .consts = defs,
                               .nconsts = ndefs, .target = o->target ? o->target : TC_TARGET_HOST,
                               .stop_after = STAGE_TIR};
-        rc = tc_compile(&req, a, &d, NULL);
-        diags_print(&d, stderr);
-        if (d.errors)
+        rc = tc_compile(&req, a, d, NULL);
+        if (d->errors > errors)
             rc = -1;
     }
     arena_free(a);
@@ -436,8 +436,11 @@ static int cmd_check(int argc, char **argv)
         int n = kernels_or_fail(&src, o.kernel, ks), bad = n < 0;
         if (n > 0 && defines_or_fail(ks, n, &o) != 0)
             bad = 1, n = 0;
+        Diags d;
+        diags_init(&d, arena);
         for (int i = 0; i < n; i++)
-            bad |= check_kernel(&src, ks[i], &o) != 0;
+            bad |= check_kernel(&src, ks[i], &o, &d) != 0;
+        diags_print(&d, stderr);
         rc = bad ? EXIT_ERROR : EXIT_OK;
     }
     tilec_source_free(&src);
