@@ -488,17 +488,11 @@ def progress_line(i, n, r):
 
 # ---- the GPU run ----
 
-class GpuBench:
+class GpuBench(tc.GpuBench):
+    """tensor_cores.py's runner (torch, do_bench, the tuning cache, tilec's environment) with
+    this benchmark's rows."""
     def __init__(self, args, tmp):
-        import torch
-        import triton.testing
-        self.torch, self.do_bench, self.args, self.tmp = torch, triton.testing.do_bench, args, tmp
-        self.cache = args.cache or os.path.join(tmp, "cache")
-        os.makedirs(self.cache, exist_ok=True)
-        self.env = dict(os.environ, TILE_TUNE=args.tune, TILE_PRINT_AUTOTUNING="1")
-        if args.tune_budget:
-            self.env["TILE_TUNE_BUDGET"] = str(args.tune_budget)
-        self.log = []
+        super().__init__(args, tmp)
         self.copy = None
         self.dense = {}  # shape_key -> our decode's median ms, for the paged rows
 

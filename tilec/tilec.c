@@ -155,13 +155,18 @@ static int subcommand_help(int argc, char **argv)
     return 0;
 }
 
+static void report(const char *fmt, va_list ap, const char *after)
+{
+    fputs("tilec: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(after, stderr);
+}
+
 void tilec_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("tilec: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    report(fmt, ap, "\n");
     va_end(ap);
 }
 
@@ -178,9 +183,7 @@ void tilec_usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("tilec: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\ntilec: see 'tilec --help'\n", stderr);
+    report(fmt, ap, "\ntilec: see 'tilec --help'\n");
     va_end(ap);
     exit(EXIT_USAGE);
 }
