@@ -267,3 +267,38 @@ tile_Status tile_kernel_get(tile_Module *mod, const char *name, tile_Kernel **ou
     return rt_error(mod->ctx, TILE_ERROR_NOT_FOUND, "module '%s' has no kernel '%s'%s",
                     mod->file.name, name, f ? " (it is a helper function, not a kernel)" : "");
 }
+
+int tile_module_num_kernels(tile_Module *mod)
+{
+    return rt_handle_check(mod, RT_MODULE, "tile_module_num_kernels") == TILE_OK ? mod->nkernels
+                                                                                 : -1;
+}
+
+const char *tile_module_kernel_name(tile_Module *mod, int i)
+{
+    if (rt_handle_check(mod, RT_MODULE, "tile_module_kernel_name") != TILE_OK)
+        return NULL;
+    return i >= 0 && i < mod->nkernels ? mod->kernels[i].func->name : NULL;
+}
+
+int tile_kernel_num_params(tile_Kernel *k)
+{
+    return rt_handle_check(k, RT_KERNEL, "tile_kernel_num_params") == TILE_OK ? k->func->nparams
+                                                                              : -1;
+}
+
+tile_Status tile_kernel_param(tile_Kernel *k, int i, tile_Param *out)
+{
+    tile_Status st = rt_handle_check(k, RT_KERNEL, "tile_kernel_param");
+    if (st != TILE_OK)
+        return st;
+    if (!out || i < 0 || i >= k->func->nparams)
+        return rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT,
+                        "tile_kernel_param: %s (kernel '%s' has %d parameters)",
+                        out ? "no such parameter" : "out is NULL", k->func->name,
+                        k->func->nparams);
+    const Param *p = &k->func->params[i];
+    *out = (tile_Param){ p->name, p->type && p->type->ptr_depth > 0, p->is_const,
+                         p->type ? p->type->name : "" };
+    return TILE_OK;
+}

@@ -99,6 +99,26 @@ void tile_module_free(tile_Module *mod);
 tile_Status tile_set_import_path(tile_Context *ctx, const char *dirs);
 tile_Status tile_kernel_get(tile_Module *mod, const char *name, tile_Kernel **out);
 
+/* The kernels of a module: count, and the name of kernel i (0-based, in source order; NULL
+ * when i is out of range or mod is not a live module). */
+int tile_module_num_kernels(tile_Module *mod);
+const char *tile_module_kernel_name(tile_Module *mod, int i);
+
+/* ---- kernel parameters ----
+ * What a language binding needs to check and convert arguments without reading the source:
+ * every parameter in declaration order. Runtime parameters (what tile_launch's args are, in
+ * that order) have is_const 0; const parameters are given by name (tile_Const). */
+typedef struct tile_Param {
+    const char *name;
+    int is_pointer;   /* a pointer: the argument is a tile_ptr */
+    int is_const;     /* a const parameter */
+    const char *type; /* element type: "f32", "i64", "bf16", "bool", ... (the pointee's) */
+} tile_Param;
+/* Number of parameters (runtime and const); -1 when k is not a live kernel. */
+int tile_kernel_num_params(tile_Kernel *k);
+/* Parameter i of k into *out (strings live as long as the module). */
+tile_Status tile_kernel_param(tile_Kernel *k, int i, tile_Param *out);
+
 /* ---- memory ----
  * The context knows its memory: what tile_malloc gave out, and ranges the caller lends it
  * with tile_borrow. Copies and memsets must lie inside one such allocation or range (an

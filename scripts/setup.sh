@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(cmake ninja-build make gcc libc6-dev git xz-utils file
       llvm-22-dev llvm-22-tools lld-22 clang-22 libclang-rt-22-dev
-      re2c bison zlib1g-dev libzstd-dev libxml2-dev libz3-dev libjansson-dev python3 pkg-config)
+      re2c bison zlib1g-dev libzstd-dev libxml2-dev libz3-dev libjansson-dev python3 python3-numpy pkg-config)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -78,3 +78,8 @@ echo "ok   pkg-config consumer (stdlib found beside the installed library): $out
 # the installed tilec finds the installed stdlib too
 (cd "$tmp" && "$prefix/bin/tilec" list installcheck/marker.tile >/dev/null) || fail "installed tilec: stdlib"
 echo "ok   installed tilec finds share/tile/stdlib"
+# the installed Python package finds the installed library (no TILE_LIBRARY)
+out=$(cd "$tmp" && env -u TILE_LIBRARY PYTHONPATH="$prefix/lib/python" python3 -c \
+    'import tile; c = tile.Context("cpu"); m = c.load("installcheck/marker.tile"); print(tile.version(), m.kernels)') ||
+    fail "installed Python package: $out"
+echo "ok   installed Python package: $out"

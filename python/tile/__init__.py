@@ -1,0 +1,266 @@
+"""tile: call tile kernels from Python on NumPy arrays (CPU and sim backends) and on PyTorch
+tensors (CUDA), through libtile.so and ctypes (no compiled extension).
+
+    import numpy as np, tile
+    ctx = tile.Context("cpu")
+    add = ctx.load("examples/add.tile")["add"]
+    add(x, y, out, len(x), BLOCK=512)     # arguments in order, consts by name; grid from @grid
+
+Arrays are lent to the library for the launch (tile_borrow) and must be contiguous; their
+element type must be the parameter's (uint16 arrays stand for bf16). The library is found at
+$TILE_LIBRARY, else beside this package when installed (PREFIX/lib/python/tile ->
+PREFIX/lib/libtile.so), else as libtile.so.0 on the loader's path.
+"""
+import ctypes
+import os
+
+__all__ = ["Context", "Module", "Kernel", "TileError"]
+
+
+class TileError(RuntimeError):
+    """A failed tile call: the library's status and message."""
+
+
+class _Arg(ctypes.Structure):
+    class _V(ctypes.Union):
+        _fields_ = [("ptr", ctypes.c_uint64), ("i", ctypes.c_int64), ("f", ctypes.c_double)]
+    _fields_ = [("kind", ctypes.c_int), ("v", _V)]
+
+
+class _Const(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_int64)]
+
+
+class _Param(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("is_pointer", ctypes.c_int),
+                ("is_const", ctypes.c_int), ("type", ctypes.c_char_p)]
+
+
+_BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2, "hip": 3, "sim": 4}
+_TUNING = {"auto": 1, "cached": 2, "off": 3}
+_ARG_PTR, _ARG_INT, _ARG_FLOAT = 0, 1, 2
+_SIZES = {"bool": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "f16": 2, "bf16": 2, "i32": 4,
+          "u32": 4, "f32": 4, "i64": 8, "u64": 8, "f64": 8}
+# NumPy / PyTorch dtype names -> the language's element types
+_DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+           "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+           "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool"}
+
+_lib = None
+
+
+def _library():
+    global _lib
+    if _lib is None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        candidates = [os.environ.get("TILE_LIBRARY"),
+                      os.path.join(here, "..", "..", "libtile.so.0"), "libtile.so.0"]
+        errors = []
+        for c in filter(None, candidates):
+            try:
+                _lib = ctypes.CDLL(c)
+                break
+            except OSError as e:
+                errors.append(str(e))
+        if _lib is None:
+            raise TileError("cannot load libtile.so (set TILE_LIBRARY): " + "; ".join(errors))
+        _declare(_lib)
+    return _lib
+
+
+def _declare(lib):
+    p, i, c = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
+    sigs = {"tile_context_open": (i, [i, ctypes.POINTER(p)]), "tile_context_close": (None, [p]),
+            "tile_error": (c, [p]), "tile_version": (c, []),
+            "tile_module_load_file": (i, [p, c, ctypes.POINTER(p)]),
+            "tile_module_load_string": (i, [p, c, c, ctypes.POINTER(p)]),
+            "tile_module_num_kernels": (i, [p]), "tile_module_kernel_name": (c, [p, i]),
+            "tile_kernel_get": (i, [p, c, ctypes.POINTER(p)]),
+            "tile_kernel_num_params": (i, [p]),
+            "tile_kernel_param": (i, [p, i, ctypes.POINTER(_Param)]),
+            "tile_borrow": (i, [p, ctypes.c_uint64, ctypes.c_size_t]),
+            "tile_unborrow": (i, [p, ctypes.c_uint64]), "tile_synchronize": (i, [p]),
+            "tile_launch": (i, [p, ctypes.POINTER(_Arg), i, ctypes.POINTER(_Const), i]),
+            "tile_set_tuning": (None, [p, i]), "tile_backend": (i, [p]),
+            "tile_backend_name": (c, [i]), "tile_device_name": (c, [p])}
+    for name, (res, args) in sigs.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+
+
+def version():
+    """The version of the libtile in use, e.g. "0.1.0"."""
+    return _library().tile_version().decode()
+
+
+class Context:
+    """A device context: backend "auto" (CUDA when a GPU is found, else the CPU), "cpu",
+    "cuda" or "sim". Close it (or use `with`) to free what it holds."""
+
+    def __init__(self, backend="auto", tuning=None):
+        if backend not in _BACKENDS:
+            raise ValueError(f"backend must be one of {sorted(_BACKENDS)}, not {backend!r}")
+        lib = _library()
+        self._h = ctypes.c_void_p()
+        if lib.tile_context_open(_BACKENDS[backend], ctypes.byref(self._h)) != 0:
+            raise TileError(f"cannot open the {backend} backend: "
+                            + (lib.tile_error(None) or b"").decode())
+        self.backend = lib.tile_backend_name(lib.tile_backend(self._h)).decode()
+        self.device = lib.tile_device_name(self._h).decode()
+        if tuning is not None:
+            self.set_tuning(tuning)
+
+    def set_tuning(self, mode):
+        """"auto" (tune unseen keys), "cached" (serving: never time) or "off"."""
+        if mode not in _TUNING:
+            raise ValueError(f"tuning must be one of {sorted(_TUNING)}, not {mode!r}")
+        _library().tile_set_tuning(self._handle(), _TUNING[mode])
+
+    def load(self, path):
+        """A module from a .tile file (a relative path that names no file here is looked for
+        along the import search path, e.g. "attention/flash_fwd.tile")."""
+        m = ctypes.c_void_p()
+        self._check(_library().tile_module_load_file(self._handle(), os.fsencode(path),
+                                                     ctypes.byref(m)))
+        return Module(self, m)
+
+    def load_string(self, source, name="<string>"):
+        m = ctypes.c_void_p()
+        self._check(_library().tile_module_load_string(self._handle(), name.encode(),
+                                                       source.encode(), ctypes.byref(m)))
+        return Module(self, m)
+
+    def close(self):
+        if getattr(self, "_h", None):
+            _library().tile_context_close(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if not self._h:
+            raise TileError("the context is closed")
+        return self._h
+
+    def _check(self, status, what=""):
+        if status != 0:
+            msg = (_library().tile_error(self._h) or b"").decode()
+            raise TileError(f"{what}{msg}" if msg else f"{what}status {status}")
+
+
+class Module:
+    """The kernels of one .tile source: module["name"] or module.kernel("name")."""
+
+    def __init__(self, ctx, handle):
+        self.ctx, self._h = ctx, handle
+        lib = _library()
+        self.kernels = [lib.tile_module_kernel_name(handle, i).decode()
+                        for i in range(lib.tile_module_num_kernels(handle))]
+
+    def kernel(self, name):
+        k = ctypes.c_void_p()
+        self.ctx._check(_library().tile_kernel_get(self._h, name.encode(), ctypes.byref(k)))
+        return Kernel(self, name, k)
+
+    __getitem__ = kernel
+
+
+def _buffer(x):
+    """(address, bytes, element type, where) of an array-like argument, or None."""
+    if hasattr(x, "data_ptr") and hasattr(x, "element_size"):  # a PyTorch tensor
+        if not x.is_contiguous():
+            raise TileError("a tensor argument must be contiguous (call .contiguous())")
+        dt = str(x.dtype).replace("torch.", "")
+        return x.data_ptr(), x.numel() * x.element_size(), _DTYPES.get(dt, dt), \
+            "cuda" if x.is_cuda else "cpu"
+    if hasattr(x, "__array_interface__") and hasattr(x, "dtype"):  # NumPy
+        if not x.flags["C_CONTIGUOUS"]:
+            raise TileError("an array argument must be C-contiguous (np.ascontiguousarray)")
+        return x.__array_interface__["data"][0], x.nbytes, _DTYPES.get(x.dtype.name, x.dtype.name), \
+            "cpu"
+    return None
+
+
+def _merged(ranges):
+    """Overlapping or touching (address, bytes) ranges merged: views of one buffer are lent once."""
+    out = []
+    for a, n in sorted(r for r in ranges if r[1] > 0):
+        if out and a <= out[-1][0] + out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], a + n - out[-1][0]))
+        else:
+            out.append((a, n))
+    return out
+
+
+class Kernel:
+    """A kernel: call it with its runtime arguments in order and consts as keyword arguments;
+    the grid comes from its @grid."""
+
+    def __init__(self, module, name, handle):
+        self.module, self.name, self._h = module, name, handle
+        lib, p = _library(), _Param()
+        self.params = []
+        for i in range(lib.tile_kernel_num_params(handle)):
+            module.ctx._check(lib.tile_kernel_param(handle, i, ctypes.byref(p)))
+            self.params.append((p.name.decode(), bool(p.is_pointer), bool(p.is_const),
+                                p.type.decode()))
+        self.args = [q for q in self.params if not q[2]]
+        self.consts = [q[0] for q in self.params if q[2]] + ["num_warps", "num_stages"]
+
+    def __repr__(self):
+        return f"<tile kernel {self.name}({', '.join(q[0] for q in self.args)})>"
+
+    def _convert(self, i, value, lends):
+        name, is_ptr, _, ty = self.args[i]
+        where = f"argument {i + 1} ('{name}') of {self.name}"
+        buf = _buffer(value)
+        if is_ptr:
+            if buf is None:
+                raise TypeError(f"{where} expects an array or tensor of {ty}, got {type(value).__name__}")
+            addr, nbytes, et, dev = buf
+            if et != ty and not (ty == "bf16" and et == "u16"):
+                raise TypeError(f"{where} expects elements of {ty}, got {et}")
+            backend = self.module.ctx.backend
+            if (dev == "cuda") != (backend == "cuda"):
+                raise TileError(f"{where} lives on {dev}, the context's backend is {backend}")
+            lends.append((addr, nbytes))
+            a = _Arg(kind=_ARG_PTR)
+            a.v.ptr = addr
+            return a
+        if buf is not None:
+            raise TypeError(f"{where} is a {ty} scalar, got an array")
+        if ty.startswith(("f", "bf")):
+            a = _Arg(kind=_ARG_FLOAT)
+            a.v.f = float(value)
+        else:
+            a = _Arg(kind=_ARG_INT)
+            a.v.i = int(value)
+        return a
+
+    def __call__(self, *args, **consts):
+        if len(args) != len(self.args):
+            raise TypeError(f"{self.name} takes {len(self.args)} arguments "
+                            f"({', '.join(q[0] for q in self.args)}), got {len(args)}")
+        for c in consts:
+            if c not in self.consts:
+                raise TypeError(f"{self.name} has no const parameter {c!r} "
+                                f"(its consts: {', '.join(self.consts)})")
+        lends = []
+        cargs = (_Arg * max(len(args), 1))(*[self._convert(i, a, lends) for i, a in enumerate(args)])
+        cconsts = (_Const * max(len(consts), 1))(
+            *[_Const(k.encode(), int(v)) for k, v in consts.items()])
+        ctx, lib = self.module.ctx, _library()
+        lent = []
+        try:
+            for addr, n in _merged(lends):
+                ctx._check(lib.tile_borrow(ctx._handle(), addr, n), "lending an argument: ")
+                lent.append(addr)
+            ctx._check(lib.tile_launch(self._h, cargs, len(args), cconsts, len(consts)))
+            ctx._check(lib.tile_synchronize(ctx._handle()))
+        finally:
+            for addr in lent:
+                lib.tile_unborrow(ctx._handle(), addr)

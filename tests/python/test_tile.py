@@ -1,0 +1,97 @@
+"""test_tile.py: the Python package (python/tile) on the CPU backend with NumPy: arguments in
+order and consts by name, @types kernels, the standard library's flash_fwd against a float64
+reference, and the errors a caller meets (wrong dtype, count, layout, names).
+    usage: python3 tests/python/test_tile.py SOURCE_DIR   (TILE_LIBRARY names libtile.so)"""
+import math
+import os
+import sys
+
+import numpy as np
+
+root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
+sys.path.insert(0, os.path.join(root, "python"))
+import tile  # noqa: E402
+
+failed = 0
+
+
+def check(ok, what):
+    global failed
+    print(("ok   " if ok else "FAIL ") + what)
+    failed += not ok
+
+
+def raises(exc, fn, what, text=""):
+    try:
+        fn()
+    except exc as e:
+        check(text in str(e), f"{what}: {type(e).__name__}: {e}")
+        return
+    check(False, f"{what}: no {exc.__name__}")
+
+
+rng = np.random.default_rng()
+ctx = tile.Context("cpu")
+check(tile.version() == "0.1.0" and ctx.backend == "cpu", f"version {tile.version()}, {ctx.device}")
+
+# a kernel from a string: scalars by type, consts by name, the grid from @grid
+src = """
+@types(T = [f32, f16])
+@grid(cdiv(n, BLOCK))
+kernel axpy(x: *T, y: *T, out: *T, a: f32, n: i32, const BLOCK: i32 = 64) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = i < n;
+    store(out + i, a * load(x + i, mask=m) + load(y + i, mask=m), mask=m);
+}
+"""
+mod = ctx.load_string(src, "axpy.tile")
+check(mod.kernels == ["axpy", "axpy_f16"], f"kernels {mod.kernels}")
+for name, dt, tol in (("axpy", np.float32, 1e-6), ("axpy_f16", np.float16, 2e-3)):
+    n = 1000
+    x, y = rng.standard_normal(n).astype(dt), rng.standard_normal(n).astype(dt)
+    out = np.full(n, np.nan, dt)
+    mod[name](x, y, out, 2.5, n, BLOCK=128)
+    ref = 2.5 * x.astype(np.float64) + y.astype(np.float64)
+    err = np.abs(out - ref).max() / np.abs(ref).max()
+    check(err < tol, f"{name} n={n}: max rel err {err:.2e}")
+
+# views of one buffer lent once (out is a slice of the same array as x)
+buf = rng.standard_normal(2048).astype(np.float32)
+x, out = buf[:1000], buf[1000:2000]
+y = np.ones(1000, np.float32)
+ref = 3.0 * x.astype(np.float64) + 1
+mod["axpy"](x, y, out, 3.0, 1000)
+check(np.allclose(out, ref, rtol=1e-6, atol=1e-6), "arguments that are views of one buffer")
+
+# errors
+k = mod["axpy"]
+raises(TypeError, lambda: k(x, y, out, 1.0), "too few arguments", "takes 5 arguments")
+raises(TypeError, lambda: k(x.astype(np.float64), y, out, 1.0, 10), "wrong dtype", "expects elements of f32")
+raises(tile.TileError, lambda: k(buf[::2], y, out, 1.0, 10), "not contiguous", "contiguous")
+raises(TypeError, lambda: k(x, y, out, 1.0, 10, BLOK=64), "unknown const", "no const parameter 'BLOK'")
+raises(TypeError, lambda: k(x, y, 1.0, out, 10), "pointer given a scalar", "expects an array")
+raises(tile.TileError, lambda: mod["nothere"], "no such kernel", "no kernel 'nothere'")
+raises(tile.TileError, lambda: ctx.load_string("kernel k( {", "bad.tile"), "syntax error", "bad.tile:1:")
+raises(tile.TileError, lambda: k(x, y, out, 1.0, 10, BLOCK=3), "bad const", "")
+
+# the standard library by name: flash_fwd, causal, GQA 4:2, against float64
+b, h, hkv, s, d = 1, 4, 2, 77, 64
+q = rng.uniform(-1, 1, (b, h, s, d)).astype(np.float16)
+kk = rng.uniform(-1, 1, (b, hkv, s, d)).astype(np.float16)
+v = rng.uniform(-1, 1, (b, hkv, s, d)).astype(np.float16)
+o = np.full_like(q, np.nan)
+lse = np.zeros(1, np.float32)
+fwd = ctx.load("attention/flash_fwd.tile")["flash_fwd"]
+st = lambda t: (t.shape[1] * s * d, s * d, d)  # noqa: E731
+fwd(q, kk, v, o, lse, b, h, hkv, s, s, *st(q), *st(kk), *st(v), *st(o), 1 / math.sqrt(d), 0, 0.0,
+    HEAD_DIM=d, CAUSAL=True)
+qq, k2, v2 = (t.astype(np.float64) for t in (q, np.repeat(kk, 2, 1), np.repeat(v, 2, 1)))
+sc = qq @ k2.transpose(0, 1, 3, 2) / math.sqrt(d) + np.triu(np.full((s, s), -np.inf), 1)
+p = np.exp(sc - sc.max(-1, keepdims=True))
+ref = (p / p.sum(-1, keepdims=True)) @ v2
+err = np.linalg.norm(o - ref) / np.linalg.norm(ref)
+check(err < 3e-3, f"stdlib flash_fwd causal GQA 4:2 s={s}: relative error {err:.2e}")
+ctx.close()
+raises(tile.TileError, lambda: ctx.load_string(src), "a closed context", "closed")
+print(f"{'FAILED' if failed else 'passed'}: {failed} failures")
+sys.exit(1 if failed else 0)
