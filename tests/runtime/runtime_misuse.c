@@ -189,10 +189,16 @@ static int test_freed_module(void)
     if (launch_ok(&f, f.x, f.out))
         return 1;
     tile_module_free(f.mod);
+    tile_Kernel *dead = f.k;
     FAILS(NULL, tile_launch(f.k, args, 4, NULL, 0));
     SAYS(NULL, "tile_launch: ");
     FAILS(NULL, tile_kernel_get(f.mod, "add", &k));
     SAYS(NULL, "not a live tile_Module");
+    /* introspection of dead handles: -1, NULL, an error status */
+    tile_Param prm;
+    CHECK(tile_module_num_kernels(f.mod) == -1 && !tile_module_kernel_name(f.mod, 0));
+    CHECK(tile_kernel_num_params(dead) == -1);
+    FAILS(NULL, tile_kernel_param(dead, 0, &prm));
     tile_module_free(f.mod); /* twice: nothing */
     /* a new module of the same source does not revive the old handles */
     OK(f.ctx, tile_module_load_string(f.ctx, "add.tile", SOURCE, &again));
@@ -200,6 +206,16 @@ static int test_freed_module(void)
     FAILS(NULL, tile_kernel_get(f.mod, "add", &k));
     OK(f.ctx, tile_kernel_get(again, "add", &f.k));
     f.mod = again;
+    /* live: add(x, y, out, n, const BLOCK); out of range and NULL are errors */
+    CHECK(tile_module_num_kernels(again) == 1 && !strcmp(tile_module_kernel_name(again, 0), "add"));
+    CHECK(!tile_module_kernel_name(again, 1) && !tile_module_kernel_name(again, -1));
+    CHECK(tile_kernel_num_params(f.k) == 5);
+    OK(f.ctx, tile_kernel_param(f.k, 0, &prm));
+    CHECK(!strcmp(prm.name, "x") && prm.is_pointer && !prm.is_const && !strcmp(prm.type, "f32"));
+    OK(f.ctx, tile_kernel_param(f.k, 4, &prm));
+    CHECK(prm.is_const && !prm.is_pointer && !strcmp(prm.type, "i32"));
+    FAILS(f.ctx, tile_kernel_param(f.k, 5, &prm));
+    FAILS(f.ctx, tile_kernel_param(f.k, 0, NULL));
     if (launch_ok(&f, f.x, f.out))
         return 1;
     tile_context_close(f.ctx);
