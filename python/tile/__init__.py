@@ -36,6 +36,22 @@ class _Param(ctypes.Structure):
                 ("is_const", ctypes.c_int), ("type", ctypes.c_char_p)]
 
 
+class _TuneResult(ctypes.Structure):
+    _fields_ = [("config", ctypes.c_char_p), ("status", ctypes.c_int), ("ms", ctypes.c_double),
+                ("compile_ms", ctypes.c_double), ("reason", ctypes.c_char_p),
+                ("cached", ctypes.c_int), ("index", ctypes.c_int)]
+
+
+class _TuneReport(ctypes.Structure):
+    _fields_ = [("key", ctypes.c_char_p), ("results", ctypes.POINTER(_TuneResult)),
+                ("nresults", ctypes.c_int), ("best", ctypes.c_int), ("total", ctypes.c_int),
+                ("timed", ctypes.c_int), ("failed", ctypes.c_int), ("pruned", ctypes.c_int),
+                ("cached", ctypes.c_int), ("skipped", ctypes.c_int), ("wall_s", ctypes.c_double),
+                ("compile_wall_s", ctypes.c_double), ("compile_cpu_s", ctypes.c_double),
+                ("timing_s", ctypes.c_double), ("threads", ctypes.c_int)]
+
+
+_TUNE_STATUS = ["ok", "failed", "pruned", "skipped"]
 _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2, "hip": 3, "sim": 4}
 _TUNING = {"auto": 1, "cached": 2, "off": 3}
 _ARG_PTR, _ARG_INT, _ARG_FLOAT = 0, 1, 2
@@ -82,7 +98,9 @@ def _declare(lib):
             "tile_unborrow": (i, [p, ctypes.c_uint64]), "tile_synchronize": (i, [p]),
             "tile_launch": (i, [p, ctypes.POINTER(_Arg), i, ctypes.POINTER(_Const), i]),
             "tile_set_tuning": (None, [p, i]), "tile_backend": (i, [p]),
-            "tile_backend_name": (c, [i]), "tile_device_name": (c, [p])}
+            "tile_backend_name": (c, [i]), "tile_device_name": (c, [p]),
+            "tile_tune": (i, [p, ctypes.POINTER(_Arg), i, ctypes.POINTER(_Const), i, p,
+                              ctypes.POINTER(ctypes.POINTER(_TuneReport))])}
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
@@ -242,6 +260,15 @@ class Kernel:
         return a
 
     def __call__(self, *args, **consts):
+        self._run(args, consts, tune=False)
+
+    def tune(self, *args, **consts):
+        """Tunes the kernel's @tune space for the key of these arguments (consts given are
+        fixed) and stores the choice, as tile_tune does; does not launch the chosen one.
+        Returns {"key", "best", "results": [(config, status, ms), ...]} ranked fastest first."""
+        return self._run(args, consts, tune=True)
+
+    def _run(self, args, consts, tune):
         if len(args) != len(self.args):
             raise TypeError(f"{self.name} takes {len(self.args)} arguments "
                             f"({', '.join(q[0] for q in self.args)}), got {len(args)}")
@@ -259,6 +286,15 @@ class Kernel:
             for addr, n in _merged(lends):
                 ctx._check(lib.tile_borrow(ctx._handle(), addr, n), "lending an argument: ")
                 lent.append(addr)
+            if tune:
+                rep = ctypes.POINTER(_TuneReport)()
+                ctx._check(lib.tile_tune(self._h, cargs, len(args), cconsts, len(consts), None,
+                                         ctypes.byref(rep)), f"tuning {self.name}: ")
+                r = rep.contents
+                rows = [(x.config.decode(), _TUNE_STATUS[x.status], x.ms)
+                        for x in r.results[:r.nresults]]
+                return {"key": r.key.decode(), "results": rows,
+                        "best": rows[r.best][0] if r.best >= 0 else None}
             ctx._check(lib.tile_launch(self._h, cargs, len(args), cconsts, len(consts)))
             ctx._check(lib.tile_synchronize(ctx._handle()))
         finally:

@@ -1,10 +1,12 @@
 """test_tile.py: the Python package (python/tile) on the CPU backend with NumPy: arguments in
-order and consts by name, @types kernels, the standard library's flash_fwd against a float64
-reference, and the errors a caller meets (wrong dtype, count, layout, names).
+order and consts by name, @types kernels, tuning, the standard library's flash_fwd against a
+float64 reference, and the errors a caller meets (wrong dtype, count, layout, names).
     usage: python3 tests/python/test_tile.py SOURCE_DIR   (TILE_LIBRARY names libtile.so)"""
 import math
 import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 
@@ -74,6 +76,28 @@ raises(tile.TileError, lambda: mod["nothere"], "no such kernel", "no kernel 'not
 raises(tile.TileError, lambda: ctx.load_string("kernel k( {", "bad.tile"), "syntax error", "bad.tile:1:")
 raises(tile.TileError, lambda: k(x, y, out, 1.0, 10, BLOCK=3), "bad const", "")
 
+# tuning: the @tune space timed for this key, the choice used by the next launch
+tsrc = """
+@grid(cdiv(n, BLOCK))
+@tune(BLOCK = [32, 64, 128])
+@key(n: pow2)
+kernel twice(x: *f32, y: *f32, n: i32, const BLOCK: i32 = 32) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(y + i, load(x + i, mask=i < n) * 2.0, mask=i < n);
+}
+"""
+cache_dir = tempfile.mkdtemp(prefix="tile-py-test-")
+os.environ["TILE_CACHE_DIR"] = cache_dir  # the tuning cache of this run only
+tw = ctx.load_string(tsrc, "twice.tile")["twice"]
+xs = rng.standard_normal(1000).astype(np.float32)
+ys = np.zeros_like(xs)
+rep = tw.tune(xs, ys, 1000)
+check(rep["best"] in ("BLOCK=32", "BLOCK=64", "BLOCK=128") and len(rep["results"]) == 3
+      and rep["key"] == "n=1024;", f"tune: key {rep['key']} best {rep['best']} of {len(rep['results'])}")
+ctx.set_tuning("cached")
+tw(xs, ys, 1000)
+check(np.array_equal(ys, xs * 2), "a launch after tuning (cached mode)")
+
 # the standard library by name: flash_fwd, causal, GQA 4:2, against float64
 b, h, hkv, s, d = 1, 4, 2, 77, 64
 q = rng.uniform(-1, 1, (b, h, s, d)).astype(np.float16)
@@ -93,5 +117,6 @@ err = np.linalg.norm(o - ref) / np.linalg.norm(ref)
 check(err < 3e-3, f"stdlib flash_fwd causal GQA 4:2 s={s}: relative error {err:.2e}")
 ctx.close()
 raises(tile.TileError, lambda: ctx.load_string(src), "a closed context", "closed")
+shutil.rmtree(cache_dir, ignore_errors=True)
 print(f"{'FAILED' if failed else 'passed'}: {failed} failures")
 sys.exit(1 if failed else 0)
