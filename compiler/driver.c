@@ -106,7 +106,7 @@ static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t,
         fill_result(k, out, arena);
         out->code = code;
         out->code_size = size;
-        out->is_ptx = t->kind == TARGET_NVPTX;
+        out->kind = t->kind == TARGET_NVPTX ? CODE_PTX : CODE_HOST_OBJECT;
     }
     return rc;
 }
@@ -175,4 +175,8 @@ int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKe
     else diag_error(diags, (SrcLoc){req->module->file, 0, 0, 0}, "out of memory compiling kernel '%s'", req->kernel);
     arena_set_failure_jump(arena, prev);
     return rc;
+}
+
+const char *tc_code_kind_name(CodeKind kind) {
+    return kind == CODE_PTX ? "PTX" : kind == CODE_AMDGPU_ELF ? "an AMDGPU code object" : "a host object";
 }

@@ -47,11 +47,21 @@ typedef struct CompiledParam {
     ElemKind pointee;  /* for pointers */
 } CompiledParam;
 
+/* What kind of code a compile produced: what a runtime backend must be able to load. */
+typedef enum {
+    CODE_HOST_OBJECT = 0, /* a relocatable ELF object for the host (CPU and sim backends) */
+    CODE_PTX,             /* PTX text, NUL-terminated (CUDA) */
+    CODE_AMDGPU_ELF,      /* an AMDGPU code object (HIP; not produced yet) */
+} CodeKind;
+
+/* "a host object", "PTX", "an AMDGPU code object": for messages. */
+const char *tc_code_kind_name(CodeKind kind);
+
 typedef struct CompiledKernel {
     const char *symbol;   /* entry point in `code` */
     const void *code;     /* STAGE_OBJECT: PTX text (NUL-terminated) or host ELF object */
     size_t code_size;     /* bytes (PTX: without the NUL) */
-    int is_ptx;
+    CodeKind kind;
     int num_threads;      /* threads per program instance (1 on the host) */
     int smem_bytes;       /* dynamic shared memory per program instance */
     int num_warps, num_stages;

@@ -5,6 +5,7 @@
 #ifndef TILE_BACKEND_H
 #define TILE_BACKEND_H
 #include <stddef.h>
+#include "driver.h" /* CodeKind */
 #include "tile.h"
 
 enum { BK_ERR_MAX = 1024 };
@@ -44,9 +45,10 @@ typedef struct BackendOps {
     tile_Status (*memset)(void *dev, tile_DevPtr dst, int byte, size_t n, char *err);
     tile_Status (*sync)(void *dev, char *err);
 
-    /* Turns tc_compile's output (PTX text or a host object) into the loadable image the disk
-     * cache keeps (a cubin for CUDA, the object itself on the host). *out is malloc'ed. */
-    tile_Status (*finalize)(void *dev, const void *code, size_t size, int is_ptx,
+    /* Turns tc_compile's output (PTX text or a host object: `kind`) into the loadable image the
+     * disk cache keeps (a cubin for CUDA, the object itself on the host); a kind the backend
+     * cannot load is TILE_ERROR_UNSUPPORTED. *out is malloc'ed. */
+    tile_Status (*finalize)(void *dev, const void *code, size_t size, CodeKind kind,
                             void **out, size_t *out_size, char *err);
     tile_Status (*load)(void *dev, const void *image, size_t size, void **mod, char *err);
     void (*unload)(void *dev, void *mod);

@@ -266,11 +266,11 @@ static tile_Status link_ptx(CUlinkState link, const void *ptx, size_t size, void
     return TILE_OK;
 }
 
-static tile_Status cuda_finalize(void *dev, const void *code, size_t size, int is_ptx,
+static tile_Status cuda_finalize(void *dev, const void *code, size_t size, CodeKind kind,
                                  void **out, size_t *out_size, char *err)
 {
-    if (!is_ptx) {
-        snprintf(err, BK_ERR_MAX, "the CUDA backend loads PTX, not host objects");
+    if (kind != CODE_PTX) {
+        snprintf(err, BK_ERR_MAX, "the CUDA backend loads PTX, not %s", tc_code_kind_name(kind));
         return TILE_ERROR_UNSUPPORTED;
     }
     tile_Status st = current(dev, err);

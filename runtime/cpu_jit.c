@@ -173,11 +173,12 @@ tile_Status cj_memset(void *dev, tile_DevPtr dst, int byte, size_t n, char *err)
 tile_Status cj_sync(void *dev, char *err) { return TILE_OK; }
 
 /* ---- code ---- */
-tile_Status cj_finalize(void *dev, const void *code, size_t size, int is_ptx, void **out,
+tile_Status cj_finalize(void *dev, const void *code, size_t size, CodeKind kind, void **out,
                         size_t *out_size, char *err)
 {
-    if (is_ptx) {
-        snprintf(err, BK_ERR_MAX, "the CPU backend cannot load PTX");
+    if (kind != CODE_HOST_OBJECT) {
+        snprintf(err, BK_ERR_MAX, "the CPU backend loads host objects, not %s",
+                 tc_code_kind_name(kind));
         return TILE_ERROR_UNSUPPORTED;
     }
     if (!(*out = malloc(size ? size : 1))) {

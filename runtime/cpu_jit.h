@@ -47,7 +47,7 @@ tile_Status cj_d2h(void *dev, void *dst, tile_DevPtr src, size_t n, char *err);
 tile_Status cj_memset(void *dev, tile_DevPtr dst, int byte, size_t n, char *err);
 tile_Status cj_sync(void *dev, char *err);
 
-tile_Status cj_finalize(void *dev, const void *code, size_t size, int is_ptx, void **out,
+tile_Status cj_finalize(void *dev, const void *code, size_t size, CodeKind kind, void **out,
                         size_t *out_size, char *err);
 tile_Status cj_load(void *dev, const void *image, size_t size, void **mod, char *err);
 void cj_unload(void *dev, void *mod);

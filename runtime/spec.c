@@ -200,7 +200,7 @@ static tile_Status build_image(tile_Kernel *k, const ConstBinding *c, int n,
     for (int i = 0; i < ck.nparams; i++)
         e->elems[i] = ck.params[i].elem;
     e->code_hash = code_hash(ck.code, ck.code_size, ck.symbol);
-    tile_Status st = ctx->ops->finalize(ctx->dev, ck.code, ck.code_size, ck.is_ptx, &e->image,
+    tile_Status st = ctx->ops->finalize(ctx->dev, ck.code, ck.code_size, ck.kind, &e->image,
                                         &e->image_size, err);
     if (st != TILE_OK)
         rt_cache_entry_free(e);

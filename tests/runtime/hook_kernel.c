@@ -158,7 +158,7 @@ int hook_compile(const CompileRequest *req, Arena *arena, Diags *diags, Compiled
     if (rc < 0)
         return -1;
     out->symbol = "scale";
-    out->is_ptx = 0;
+    out->kind = CODE_HOST_OBJECT;
     out->num_threads = sim ? 64 : 1;
     out->smem_bytes = sim ? 64 : 0;
     out->params = params;
