@@ -29,7 +29,6 @@ attention_tuning.json. Exit 1 when a row failed or was flagged.
                   [--timeout SECONDS] [--max-seconds SECONDS]
 bench/test_attention.py tests it without a GPU or torch (CTest: bench_attention).
 """
-import datetime
 import math
 import os
 import random
@@ -45,7 +44,7 @@ from dataclasses import dataclass, field
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tensor_cores as tc  # noqa: E402
 from tensor_cores import (FLAG_ERR, ROOT, cell, config_text, export_tuning, fmt,  # noqa: E402
-                          parse_tilec_run, read_raw, run_tilec, tilec_version, write_raw)
+                          parse_tilec_run, read_raw, run_tilec, write_raw)
 
 STDLIB = os.path.join(ROOT, "stdlib", "attention")
 SDPA_BACKENDS = {"SDPA flash": "FLASH_ATTENTION", "SDPA cuDNN": "CUDNN_ATTENTION",
@@ -739,16 +738,8 @@ class GpuBench(tc.GpuBench):
 
 
 def gpu_main(args):
-    import torch
-    import triton
     cases = select_cases(args.quick, args.only, args.full)
-    tmp = tempfile.mkdtemp(prefix="tile-attn-bench-")
-    meta = {"gpu": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
-            "tilec": tilec_version(args.tilec), "torch": torch.__version__,
-            "triton": getattr(triton, "__version__", "?")}
-    print(f"GPU {meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['tilec']}; "
-          f"{len(cases)} rows; temp {tmp}", flush=True)
-    t0 = time.time()
+    tmp, meta, t0 = tc.run_start(args, cases, "tile-attn-bench-")
     rows = []
     try:
         bench = GpuBench(args, tmp)

@@ -523,17 +523,22 @@ def run_rows(args, bench, cases, meta, t0, row_type=None, progress=None, write=N
     return rows
 
 
-def gpu_main(args):
+def run_start(args, cases, prefix):
+    """A GPU run's temp dir, its facts (GPU, date, tilec, torch, triton; printed) and start time."""
     import torch
     import triton
-    cases = select_cases(args.quick, args.only)
-    tmp = tempfile.mkdtemp(prefix="tile-tc-bench-")
+    tmp = tempfile.mkdtemp(prefix=prefix)
     meta = {"gpu": torch.cuda.get_device_name(), "date": datetime.date.today().isoformat(),
             "tilec": tilec_version(args.tilec), "torch": torch.__version__,
             "triton": getattr(triton, "__version__", "?")}
     print(f"GPU {meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, {meta['tilec']}; "
           f"{len(cases)} rows; temp {tmp}", flush=True)
-    t0 = time.time()
+    return tmp, meta, time.time()
+
+
+def gpu_main(args):
+    cases = select_cases(args.quick, args.only)
+    tmp, meta, t0 = run_start(args, cases, "tile-tc-bench-")
     try:
         bench = GpuBench(args, tmp)
         rows = run_rows(args, bench, cases, meta, t0)
