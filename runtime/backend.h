@@ -29,7 +29,9 @@ typedef struct BkFuncAttrs {
 typedef struct BackendOps {
     tile_Backend kind;
     const char *name; /* "cpu", "cuda", "hip", "sim" */
-    tile_Status (*open)(void **dev, char *err);
+    /* Opens device number `device` (0-based; the CPU and sim backends have device 0 only):
+     * TILE_ERROR_NO_DEVICE with a message naming how many there are otherwise. */
+    tile_Status (*open)(void **dev, int device, char *err);
     void (*close)(void *dev);
     const char *(*device_name)(void *dev);
     const char *(*arch)(void *dev);        /* "host", "sm_90a", ... */

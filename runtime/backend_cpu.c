@@ -9,8 +9,12 @@
 
 typedef void (*KernelEntry)(void **args, const int32_t *grid);
 
-static tile_Status cpu_open(void **out, char *err)
+static tile_Status cpu_open(void **out, int device, char *err)
 {
+    if (device != 0) {
+        snprintf(err, BK_ERR_MAX, "device %d: the CPU backend has one device, 0", device);
+        return TILE_ERROR_NO_DEVICE;
+    }
     return cj_open(out, "host CPU", "", NULL, 0, err);
 }
 

@@ -110,7 +110,7 @@ static tile_Status describe(CudaDev *d, char *err)
     return TILE_OK;
 }
 
-static tile_Status cuda_open(void **out, char *err)
+static tile_Status cuda_open(void **out, int device, char *err)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, load_driver);
@@ -124,6 +124,11 @@ static tile_Status cuda_open(void **out, char *err)
         snprintf(err, BK_ERR_MAX, "no CUDA device found");
         return TILE_ERROR_NO_DEVICE;
     }
+    if (device < 0 || device >= count) {
+        snprintf(err, BK_ERR_MAX, "no CUDA device %d (there %s %d: 0 to %d)", device,
+                 count == 1 ? "is" : "are", count, count - 1);
+        return TILE_ERROR_NO_DEVICE;
+    }
     CudaDev *d = calloc(1, sizeof *d);
     if (!d) {
         snprintf(err, BK_ERR_MAX, "out of memory");
@@ -131,7 +136,7 @@ static tile_Status cuda_open(void **out, char *err)
     }
     tile_Status st = TILE_OK;
     pthread_mutex_init(&d->tune_lock, NULL);
-    CUresult r = cu.cuDeviceGet(&d->dev, 0);
+    CUresult r = cu.cuDeviceGet(&d->dev, device);
     if (r != CUDA_SUCCESS)
         st = fail(r, "cuDeviceGet", err);
     else if ((r = cu.cuDevicePrimaryCtxRetain(&d->ctx, d->dev)) != CUDA_SUCCESS)

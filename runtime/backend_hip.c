@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include "backend.h"
 
-static tile_Status hip_open(void **dev, char *err)
+static tile_Status hip_open(void **dev, int device, char *err)
 {
     snprintf(err, BK_ERR_MAX, "HIP backend not built yet");
     return TILE_ERROR_NO_DEVICE;

@@ -22,8 +22,12 @@ static const CjSymbol SIM_SYMBOLS[] = {
 #undef S
 };
 
-static tile_Status sim_open(void **out, char *err)
+static tile_Status sim_open(void **out, int device, char *err)
 {
+    if (device != 0) {
+        snprintf(err, BK_ERR_MAX, "device %d: the sim backend has one device, 0", device);
+        return TILE_ERROR_NO_DEVICE;
+    }
     return cj_open(out, "SIMT emulator on the host CPU", "sim|", SIM_SYMBOLS,
                    (int)(sizeof SIM_SYMBOLS / sizeof SIM_SYMBOLS[0]), err);
 }

@@ -44,11 +44,11 @@ static tile_Status backend_from_env(tile_Backend *kind)
                            "TILE_BACKEND='%s' is not one of auto, cpu, cuda, hip, sim", env);
 }
 
-static tile_Status open_device(tile_Backend kind, const BackendOps **ops, void **dev)
+static tile_Status open_device(tile_Backend kind, int device, const BackendOps **ops, void **dev)
 {
     char err[BK_ERR_MAX] = "";
     if (kind == TILE_BACKEND_AUTO) {
-        if (rt_backend_cuda.open(dev, err) == TILE_OK) {
+        if (rt_backend_cuda.open(dev, device, err) == TILE_OK) {
             *ops = &rt_backend_cuda;
             return TILE_OK;
         }
@@ -58,7 +58,7 @@ static tile_Status open_device(tile_Backend kind, const BackendOps **ops, void *
     if (!*ops)
         return open_error_set(TILE_ERROR_INVALID_ARGUMENT, "tile_context_open",
                               "unknown backend");
-    tile_Status st = (*ops)->open(dev, err);
+    tile_Status st = (*ops)->open(dev, device, err);
     if (st != TILE_OK)
         return open_error_set(st, (*ops)->name, err);
     return TILE_OK;
@@ -66,14 +66,22 @@ static tile_Status open_device(tile_Backend kind, const BackendOps **ops, void *
 
 tile_Status tile_context_open(tile_Backend backend, tile_Context **out)
 {
+    return tile_context_open_device(backend, 0, out);
+}
+
+tile_Status tile_context_open_device(tile_Backend backend, int device, tile_Context **out)
+{
     if (!out)
         return open_error_set(TILE_ERROR_INVALID_ARGUMENT, "tile_context_open", "out is NULL");
+    if (device < 0)
+        return open_error_set(TILE_ERROR_INVALID_ARGUMENT, "tile_context_open_device",
+                              "a device number is 0 or more");
     *out = NULL;
     const BackendOps *ops;
     void *dev;
     tile_Status st = backend_from_env(&backend);
     if (st == TILE_OK)
-        st = open_device(backend, &ops, &dev);
+        st = open_device(backend, device, &ops, &dev);
     if (st != TILE_OK)
         return st;
     tile_Context *ctx = calloc(1, sizeof *ctx);

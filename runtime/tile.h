@@ -69,6 +69,11 @@ typedef uint64_t tile_DevPtr;
  * directories, is where a module's `import "PATH";` looks after the importing file's own
  * directory and tile_set_import_path's directories, before the standard library. */
 tile_Status tile_context_open(tile_Backend backend, tile_Context **out);
+/* The same on device number `device` (0-based; CUDA: the driver's device order, as
+ * CUDA_VISIBLE_DEVICES leaves it; the CPU and sim backends have device 0 only): a device that
+ * does not exist is TILE_ERROR_NO_DEVICE, naming how many there are. Several contexts, on one
+ * device or on several, may be open at once in one process. */
+tile_Status tile_context_open_device(tile_Backend backend, int device, tile_Context **out);
 void tile_context_close(tile_Context *ctx); /* frees its modules and memory */
 /* The message of the last failure on this context ("" if none). Valid until the next call.
  * tile_error(NULL) says why this thread's last call failed that had no live context to

@@ -86,7 +86,8 @@ def _library():
 
 def _declare(lib):
     p, i, c = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
-    sigs = {"tile_context_open": (i, [i, ctypes.POINTER(p)]), "tile_context_close": (None, [p]),
+    sigs = {"tile_context_open_device": (i, [i, i, ctypes.POINTER(p)]),
+            "tile_context_close": (None, [p]),
             "tile_error": (c, [p]), "tile_version": (c, []),
             "tile_module_load_file": (i, [p, c, ctypes.POINTER(p)]),
             "tile_module_load_string": (i, [p, c, c, ctypes.POINTER(p)]),
@@ -113,14 +114,15 @@ def version():
 
 class Context:
     """A device context: backend "auto" (CUDA when a GPU is found, else the CPU), "cpu",
-    "cuda" or "sim". Close it (or use `with`) to free what it holds."""
+    "cuda" or "sim", on device number `device`. Close it (or use `with`) to free what it
+    holds."""
 
-    def __init__(self, backend="auto", tuning=None):
+    def __init__(self, backend="auto", device=0, tuning=None):
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {sorted(_BACKENDS)}, not {backend!r}")
         lib = _library()
         self._h = ctypes.c_void_p()
-        if lib.tile_context_open(_BACKENDS[backend], ctypes.byref(self._h)) != 0:
+        if lib.tile_context_open_device(_BACKENDS[backend], int(device), ctypes.byref(self._h)) != 0:
             raise TileError(f"cannot open the {backend} backend: "
                             + (lib.tile_error(None) or b"").decode())
         self.backend = lib.tile_backend_name(lib.tile_backend(self._h)).decode()

@@ -36,6 +36,9 @@ rng = np.random.default_rng()
 ctx = tile.Context("cpu")
 check(tile.version() == "0.1.0" and ctx.backend == "cpu", f"version {tile.version()}, {ctx.device}")
 
+raises(tile.TileError, lambda: tile.Context("cpu", device=1), "a device that does not exist",
+       "has one device")
+
 # a kernel from a string: scalars by type, consts by name, the grid from @grid
 src = """
 @types(T = [f32, f16])

@@ -85,6 +85,14 @@ static int test_null_args(void)
     tile_Kernel *k;
     unsigned grid[3] = { 1, 1, 1 };
     FAILS(NULL, tile_context_open(backend, NULL));
+    /* device numbers: the CPU and sim backends have device 0 only; negative is a misuse */
+    tile_Context *c2 = NULL;
+    CHECK(tile_context_open_device(backend, 1, &c2) == TILE_ERROR_NO_DEVICE && !c2);
+    SAYS(NULL, "has one device, 0");
+    CHECK(tile_context_open_device(backend, -1, &c2) == TILE_ERROR_INVALID_ARGUMENT && !c2);
+    SAYS(NULL, "0 or more");
+    OK(NULL, tile_context_open_device(backend, 0, &c2));
+    tile_context_close(c2);
     FAILS(NULL, tile_module_load_string(NULL, "x", SOURCE, &m));
     FAILS(NULL, tile_module_load_file(NULL, "x.tile", &m));
     FAILS(NULL, tile_kernel_get(NULL, "add", &k));
