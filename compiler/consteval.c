@@ -183,7 +183,7 @@ static const ConstBinding *given_value(const ConstBinding *g, int n, const char 
     return NULL;
 }
 
-static int is_const_name(const Func *f, const char *name) {
+int tc_is_const_name(const Func *f, const char *name) {
     if (strcmp(name, "num_warps") == 0 || strcmp(name, "num_stages") == 0) return 1;
     for (int i = 0; i < f->nparams; i++)
         if (f->params[i].is_const && strcmp(f->params[i].name, name) == 0) return 1;
@@ -210,7 +210,7 @@ static int resolve_one(const Func *f, const char *name, const Expr *dflt, int64_
 
 static int check_given_names(const Func *f, const ConstBinding *given, int ngiven, Diags *d) {
     for (int i = 0; i < ngiven; i++)
-        if (!is_const_name(f, given[i].name)) {
+        if (!tc_is_const_name(f, given[i].name)) {
             diag_error(d, f->loc, "kernel '%s' has no const parameter '%s'", f->name, given[i].name);
             return TC_CONSTS_ERROR;
         }
@@ -241,7 +241,7 @@ int tc_resolve_consts(const Func *f, const ConstBinding *given, int ngiven, Cons
 int tc_defines_for(const Func *f, const ConstBinding *defs, int ndefs, ConstBinding *out) {
     int n = 0;
     for (int i = 0; i < ndefs; i++)
-        if (is_const_name(f, defs[i].name)) out[n++] = defs[i];
+        if (tc_is_const_name(f, defs[i].name)) out[n++] = defs[i];
     return n;
 }
 
@@ -250,7 +250,7 @@ int tc_check_defines(const Func *const *kernels, int nkernels, const ConstBindin
     int bad = 0;
     for (int i = 0; i < ndefs; i++) {
         int k = 0;
-        while (k < nkernels && !is_const_name(kernels[k], defs[i].name)) k++;
+        while (k < nkernels && !tc_is_const_name(kernels[k], defs[i].name)) k++;
         if (k < nkernels) continue;
         if (nkernels == 1)
             diag_error(d, (SrcLoc){0}, "kernel '%s' has no const parameter '%s'", kernels[0]->name, defs[i].name);

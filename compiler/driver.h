@@ -118,6 +118,9 @@ int64_t tc_float_to_int(ElemKind et, double f);
 /* "-128 to 127": the range tc_int_fits accepts, for messages. */
 void tc_int_range_text(ElemKind et, char *buf, size_t size);
 
+/* Whether `name` is a const parameter of f (num_warps and num_stages included). */
+int tc_is_const_name(const Func *f, const char *name);
+
 /* Checks a value for const parameter `name` of f (num_warps and num_stages included): it
  * fits the declared type and follows the parameter's rule. 0, or -1 with an error at loc. */
 int tc_const_check(const Func *f, const char *name, int64_t v, SrcLoc loc, Diags *diags);

@@ -63,6 +63,7 @@ static const char *stdlib_dir(Arena *a) {
 
 static void search_path_init(Walk *w) {
     for (int i = 0; w->opt && i < w->opt->ndirs; i++) push(w, &w->dirs, (void *)w->opt->dirs[i]);
+    add_path_list(w, w->opt ? w->opt->dir_list : NULL);
     add_path_list(w, getenv("TILE_PATH"));
     const char *std = stdlib_dir(w->arena);
     if (std) push(w, &w->dirs, (void *)std);

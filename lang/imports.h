@@ -15,6 +15,8 @@ typedef struct ImportOptions {
     int disabled;            /* every import is an error and no file is read (fuzzing) */
     const char *const *dirs; /* searched in order before $TILE_PATH (tilec -I); may be NULL */
     int ndirs;
+    const char *dir_list;    /* colon-separated directories searched after dirs (the runtime's
+                                tile_set_import_path); may be NULL */
     int main_from_string;    /* the main file's text did not come from its name: its directory
                                 is searched only when the name has one (tile_module_load_string) */
 } ImportOptions;

@@ -61,24 +61,11 @@ static tile_Status kernels_init(tile_Module *mod)
 /* The context's import path as ImportOptions in `arena`: 0, or -1 out of memory. */
 static int import_options(tile_Context *ctx, Arena *arena, int from_file, ImportOptions *o)
 {
-    *o = (ImportOptions){ .main_from_string = !from_file };
     pthread_mutex_lock(&ctx->lock);
-    char *path = ctx->import_path ? arena_strdup(arena, ctx->import_path) : "";
+    char *list = ctx->import_path ? arena_strdup(arena, ctx->import_path) : "";
     pthread_mutex_unlock(&ctx->lock);
-    const char **dirs = path ? arena_alloc(arena, sizeof *dirs * (strlen(path) + 1)) : NULL;
-    if (!dirs)
-        return -1;
-    for (char *p = path, *end; *p; p = end + 1) {
-        end = strchr(p, ':');
-        if (end)
-            *end = 0;
-        if (*p)
-            dirs[o->ndirs++] = p;
-        if (!end)
-            break;
-    }
-    o->dirs = dirs;
-    return 0;
+    *o = (ImportOptions){ .main_from_string = !from_file, .dir_list = list };
+    return list ? 0 : -1;
 }
 
 static tile_Status parse(tile_Module *mod)

@@ -70,13 +70,6 @@ int64_t space_size(const TuneSpace *s) {
     return n;
 }
 
-static int is_const_of(const Func *f, const char *name) {
-    if (!strcmp(name, "num_warps") || !strcmp(name, "num_stages")) return 1;
-    for (int i = 0; i < f->nparams; i++)
-        if (f->params[i].is_const && !strcmp(f->params[i].name, name)) return 1;
-    return 0;
-}
-
 /* Room for what a configuration's constraints see (with_defaults). */
 typedef struct ConstraintEnv {
     ConstBinding *given, *vals;
@@ -98,7 +91,7 @@ static int with_defaults(const TuneSpace *s, const ConstBinding *raw, int nraw, 
                          Arena *a) {
     int ngiven = 0, n;
     for (int i = 0; i < nraw; i++)
-        if (is_const_of(s->func, raw[i].name)) e->given[ngiven++] = raw[i];
+        if (tc_is_const_name(s->func, raw[i].name)) e->given[ngiven++] = raw[i];
     Diags quiet;
     diags_init(&quiet, a);
     quiet.max_errors = 1;
@@ -108,7 +101,7 @@ static int with_defaults(const TuneSpace *s, const ConstBinding *raw, int nraw, 
         return nraw;
     }
     for (int i = 0; i < nraw; i++)
-        if (!is_const_of(s->func, raw[i].name)) e->vals[n++] = raw[i];
+        if (!tc_is_const_name(s->func, raw[i].name)) e->vals[n++] = raw[i];
     return n;
 }
 
