@@ -262,14 +262,21 @@ static int propagate_rel(LP *p, const Rel *r)
     return 0;
 }
 
-/* One relation that changes something, stores first: a stored value's layout reaches its
- * address before index vectors shared with other accesses decide it. */
+/* One relation that changes something: reductions first (a row statistic of a tile takes the
+ * tile's slice before an index vector it meets, which is cheap to recompute, lends it another),
+ * then stores (a stored value's layout reaches its address before index vectors shared with
+ * other accesses decide it), then the rest. */
 static int propagate_one(LP *p)
 {
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < p->nrels; i++)
-            if ((p->rels[i].kind == REL_STORE) == (pass == 0) && propagate_rel(p, &p->rels[i]))
+    static const int order[3] = {REL_REDUCE, REL_STORE, -1};
+    for (int pass = 0; pass < 3; pass++)
+        for (int i = 0; i < p->nrels; i++) {
+            int kind = (int)p->rels[i].kind;
+            int mine = order[pass] >= 0 ? kind == order[pass]
+                                        : kind != REL_REDUCE && kind != REL_STORE;
+            if (mine && propagate_rel(p, &p->rels[i]))
                 return 1;
+        }
     return 0;
 }
 

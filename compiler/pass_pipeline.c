@@ -8,7 +8,9 @@
  *                stage (k + S - 1) % S; commit; ... the iteration's math ...
  *     after:     async_wait 0
  * so the copies of later iterations overlap this one's math. Run-time trip counts of 0, 1, ...
- * work: out-of-range iterations copy nothing (zero-filled) and are never read. Loops with
+ * work: out-of-range iterations copy nothing (zero-filled) and are never read. An address may
+ * also depend on loads (a block table's entries: paged attention's keys) when the loop stores
+ * nothing: those loads are issued again for the iteration copied, masked off with its copy. Loops with
  * break, continue or return, a step that is not a positive constant, or no such load are left
  * alone; so are targets without async copies. */
 #include <string.h>
@@ -27,6 +29,7 @@ typedef struct Map {
     const TirValue *from[MAX_MAP];
     TirValue *to[MAX_MAP];
     int n;
+    TirValue *valid; /* the copied iteration exists (a scalar bool): masks cloned loads */
 } Map;
 
 typedef struct PP {
@@ -34,6 +37,7 @@ typedef struct PP {
     const Target *t;
     const AxisInfo *axis;
     int stages;
+    int loads_ok; /* the loop being pipelined stores nothing: addresses may come from loads */
 } PP;
 
 static const TirLayout scalar_layout = {.kind = LAYOUT_SCALAR};
@@ -79,17 +83,31 @@ static int pure_op(TirOpcode c)
     }
 }
 
-/* v follows from the induction variable and loop invariants through pure ops. */
-static int from_iv(const TirValue *v, const TirBlock *body, int depth)
+/* v follows from the induction variable and loop invariants through pure ops (and loads,
+ * where loads_ok). */
+static int from_iv(const TirValue *v, const TirBlock *body, int loads_ok, int depth)
 {
     if (v == body->args[0] || !tir_defined_in(v, body))
         return 1;
-    if (!v->def || !pure_op(v->def->code) || depth > MAX_DEPTH)
+    if (!v->def || depth > MAX_DEPTH ||
+        !(pure_op(v->def->code) || (loads_ok && v->def->code == TIR_LOAD)))
         return 0;
     for (int i = 0; i < v->def->nops; i++)
-        if (!from_iv(v->def->ops[i], body, depth + 1))
+        if (!from_iv(v->def->ops[i], body, loads_ok, depth + 1))
             return 0;
     return 1;
+}
+
+static int stores_in(const TirBlock *b)
+{
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == TIR_STORE)
+            return 1;
+        for (int r = 0; r < op->nregions; r++)
+            if (stores_in(op->regions[r]))
+                return 1;
+    }
+    return 0;
 }
 
 static int leaves_loop(const TirBlock *b)
@@ -162,8 +180,8 @@ static int candidate(PP *p, TirBlock *body, TirOp *store, Cand *c)
         !only_loaded(body, buf, store))
         return 0;
     TirValue *mask = ld->nops > 1 ? ld->ops[1] : NULL;
-    if ((ld->nops > 2 && !is_zero(ld->ops[2])) || !from_iv(ld->ops[0], body, 0) ||
-        (mask && !from_iv(mask, body, 0)))
+    if ((ld->nops > 2 && !is_zero(ld->ops[2])) || !from_iv(ld->ops[0], body, p->loads_ok, 0) ||
+        (mask && !from_iv(mask, body, p->loads_ok, 0)))
         return 0;
     if (!async_copy_vector(ld->ops[0], mask, buf, p->axis))
         return 0;
@@ -197,6 +215,19 @@ static TirValue *emit_binary(PP *p, TirOp *at, int opc, TirValue *a, TirValue *b
     return r;
 }
 
+/* The mask of a cloned load: its own (if any) and the copied iteration's existence. */
+static TirValue *load_mask(PP *p, TirOp *at, const TirOp *ld, TirValue **ops, Map *m)
+{
+    TirValue *valid = m->valid;
+    const TirValue *ptr = ld->ops[0];
+    if (ptr->type.rank) {
+        TirType bt = ptr->type;
+        bt.elem = ET_BOOL, bt.pointee = ET_VOID;
+        valid = emit(p, at, TIR_SPLAT, &valid, 1, &bt, ptr->layout);
+    }
+    return ld->nops > 1 ? emit_binary(p, at, BIN_AND, ops[1], valid) : valid;
+}
+
 static TirValue *clone(PP *p, TirOp *at, TirValue *v, const TirBlock *body, Map *m)
 {
     if (!tir_defined_in(v, body))
@@ -206,9 +237,14 @@ static TirValue *clone(PP *p, TirOp *at, TirValue *v, const TirBlock *body, Map 
             return m->to[i];
     TirOp *d = v->def;
     TirValue *ops[8];
+    int nops = d->nops;
     for (int i = 0; i < d->nops && i < 8; i++)
         ops[i] = clone(p, at, d->ops[i], body, m);
-    TirValue *c = emit(p, at, d->code, ops, d->nops, &v->type, v->layout);
+    if (d->code == TIR_LOAD) { /* only what this iteration would load: never past the table */
+        ops[1] = load_mask(p, at, d, ops, m);
+        nops = d->nops > 2 ? 3 : 2;
+    }
+    TirValue *c = emit(p, at, d->code, ops, nops, &v->type, v->layout);
     c->def->attr = d->attr;
     if (m->n < MAX_MAP)
         m->from[m->n] = v, m->to[m->n++] = c;
@@ -220,7 +256,7 @@ static TirValue *clone(PP *p, TirOp *at, TirValue *v, const TirBlock *body, Map 
 static void copy_for(PP *p, TirOp *at, Cand *c, const TirBlock *body, TirValue *iv,
                      TirValue *valid, TirValue *index, int ring_write)
 {
-    Map m = {.n = 1};
+    Map m = {.n = 1, .valid = valid};
     m.from[0] = body->args[0], m.to[0] = iv;
     TirValue *ptr = clone(p, at, c->load->ops[0], body, &m);
     TirType bt = ptr->type;
@@ -382,6 +418,7 @@ static int pipeline_loop(PP *p, TirOp *loop)
     int n = 0;
     if (!const_int(loop->ops[2], &step) || step <= 0 || leaves_loop(body))
         return 0;
+    p->loads_ok = !stores_in(body);
     for (TirOp *op = body->first; op && n < MAX_CANDS; op = op->next)
         n += candidate(p, body, op, &cs[n]);
     if (!n)

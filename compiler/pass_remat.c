@@ -3,10 +3,14 @@
  * elementwise arithmetic, expand_dims and broadcasts over them) are used by loads in one
  * layout and by dot results in another; converting them would cost shared memory and
  * barriers, recomputing them costs a few integer instructions. The clone is placed where the
- * conversion was, and each op's layout is derived backwards from the wanted one. */
+ * conversion was, and each op's layout is derived backwards from the wanted one. Small
+ * integer gathers (a block table's entries for a tile of keys) are loaded again in the wanted
+ * layout too, when nothing is stored between the load and the conversion: a few cached loads
+ * instead of a shared-memory round trip, and an address that stays a function of the loop's
+ * induction variable, as the pipeliner needs. */
 #include "passes.h"
 
-enum { MAX_CHAIN = 16 };
+enum { MAX_CHAIN = 40, MAX_RELOAD = 256 };
 
 static int cheap_op(TirOpcode c)
 {
@@ -20,17 +24,49 @@ static int cheap_op(TirOpcode c)
     }
 }
 
-/* Counts the tile ops of x's chain; -1 when something in it is not cheap (a load, a block
- * argument, a reduction, ...). Scalars end the chain. */
-static int chain_cost(const TirValue *x, int budget)
+static int stores_in(const TirBlock *b)
+{
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == TIR_STORE)
+            return 1;
+        for (int r = 0; r < op->nregions; r++)
+            if (stores_in(op->regions[r]))
+                return 1;
+    }
+    return 0;
+}
+
+/* A load of a few integers that may run again at `at`: same block, no store in between. */
+static int reloadable(const TirOp *ld, const TirOp *at)
+{
+    const TirValue *v = ld->results[0];
+    if (!et_is_int(v->type.elem) || tir_type_numel(&v->type) > MAX_RELOAD || ld->block != at->block)
+        return 0;
+    for (const TirOp *op = ld->next; op && op != at; op = op->next) {
+        if (op->code == TIR_STORE)
+            return 0;
+        for (int r = 0; r < op->nregions; r++)
+            if (stores_in(op->regions[r]))
+                return 0;
+        if (!op->next)
+            return 0; /* `at` is not after the load */
+    }
+    return 1;
+}
+
+/* Counts the tile ops of x's chain (to be recomputed at `at`); -1 when something in it is not
+ * cheap (a large or overwritten load, a block argument, a reduction, ...). Scalars end the
+ * chain. */
+static int chain_cost(const TirValue *x, const TirOp *at, int budget)
 {
     if (x->type.rank == 0)
         return 0;
-    if (!x->def || !cheap_op(x->def->code) || budget <= 0)
+    if (!x->def || budget <= 0 ||
+        !(cheap_op(x->def->code) || (x->def->code == TIR_LOAD && reloadable(x->def, at))))
         return -1;
     int n = 1;
     for (int i = 0; i < x->def->nops; i++) {
-        int c = chain_cost(x->def->ops[i], budget - n);
+        int c = chain_cost(x->def->ops[i], at, budget - n);
         if (c < 0)
             return -1;
         n += c;
@@ -81,7 +117,7 @@ static void visit(TirKernel *k, TirBlock *b)
         for (int r = 0; r < op->nregions; r++)
             visit(k, op->regions[r]);
         if (op->code != TIR_CONVERT_LAYOUT || op->ops[0]->type.rank == 0 ||
-            op->ops[0]->type.buffers || chain_cost(op->ops[0], MAX_CHAIN) < 0)
+            op->ops[0]->type.buffers || chain_cost(op->ops[0], op, MAX_CHAIN) < 0)
             continue;
         TirValue *res = op->results[0];
         TirValue *x = clone(k, op, op->ops[0], res->layout);

@@ -22,6 +22,7 @@ for lib in $(ldd "$stage"/bin/* | awk '/=> \//{print $3}' | sort -u); do
     esac
 done
 mkdir -p .carry
-tar -C "$stage" -cJf .carry/bin.tar.xz bin lib
+# a dictionary larger than all binaries together: the LLVM they share is stored once
+XZ_OPT="--lzma2=preset=6,dict=256MiB -T1" tar -C "$stage" -cJf .carry/bin.tar.xz bin lib
 ls -l .carry/bin.tar.xz
 tar -tJf .carry/bin.tar.xz

@@ -132,6 +132,41 @@ static void product_f16(const char *kernel, int M, int N, int K, int stages)
         CONSTS({"num_warps", 4}, {"num_stages", stages}));
 }
 
+/* mm_paged: B's rows through a shuffled page table of exactly cdiv(K, PAGE) entries; with
+ * `store` the loop also writes each step's first entry into `seen` (left unpipelined). */
+static void product_paged(int M, int N, int K, int PAGE, int BK, int stages, int store)
+{
+    begin("mm_paged %dx%dx%d page %d BK %d stages %d%s", M, N, K, PAGE, BK, stages,
+          store ? " storing" : "");
+    int pages = (K + PAGE - 1) / PAGE, steps = (K + BK - 1) / BK;
+    Buf *a = input("a", T_F16, (size_t)M * K + 1, -1, 1);
+    Buf *b = input("b", T_F16, (size_t)pages * PAGE * N + 1, -1, 1);
+    Buf *table = input("table", T_I32, (size_t)(pages ? pages : 1), 0, 0);
+    for (int i = 0; i < pages; i++)
+        table->v[i] = i;
+    for (int i = pages - 1; i > 0; i--) {
+        int j = (int)rnd_int(0, i);
+        double t = table->v[i];
+        table->v[i] = table->v[j], table->v[j] = t;
+    }
+    Buf *seen = store ? output("seen", T_I32, (size_t)(steps ? steps : 1), EXACT)
+                      : scratch("seen", T_I32, 1);
+    for (int s = 0; store && s < steps; s++)
+        seen->v[s] = table->v[s * BK / PAGE];
+    if (store && !steps)
+        seen->scratch = 1; /* nothing written */
+    Buf *c = output("c", T_F32, (size_t)M * N, 1e-4);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++)
+            for (int k = 0; k < K; k++) {
+                int row = (int)table->v[k / PAGE] * PAGE + k % PAGE;
+                c->v[i * N + j] += a->v[i * K + k] * b->v[(size_t)row * N + j];
+            }
+    run(MMA, "mm_paged", ARGS(P(a), P(b), P(table), P(seen), P(c), I(M), I(N), I(K)),
+        CONSTS({"PAGE", PAGE}, {"BK", BK}, {"STORE", store}, {"num_warps", 4},
+               {"num_stages", stages}));
+}
+
 void t_mma(void)
 {
     int n = (int)(sizeof shapes / sizeof shapes[0]);
@@ -156,4 +191,12 @@ void t_mma(void)
     product_f16("mm_nested", 33, 70, 16, 4);
     product_f16("mm_nested", 64, 64, 0, 2);
     product_f16("mm_nested", 20, 90, 150, 2);
+    /* addresses through a page table: pages smaller than, equal to and larger than the step;
+     * 0, 1, 2 and many steps; a loop that stores stays unpipelined */
+    product_paged(40, 33, 100, 16, 32, 3, 0);
+    product_paged(64, 32, 64, 32, 32, 2, 0);
+    product_paged(33, 40, 45, 64, 16, 4, 0);
+    product_paged(16, 16, 0, 16, 32, 3, 0);
+    product_paged(20, 24, 20, 8, 32, 2, 0);
+    product_paged(50, 30, 130, 16, 32, 3, 1);
 }
