@@ -53,7 +53,7 @@ PEERS = {"flash": ["SDPA flash", "SDPA cuDNN"], "decode": list(SDPA_BACKENDS),
          "paged": ["tile decode"] + list(SDPA_BACKENDS), "mixed": ["torch reference"]}
 ALL_PEERS = ["tile decode"] + list(SDPA_BACKENDS) + ["torch reference"]
 PAGE = 16            # paged rows: tokens per KV-cache block
-MAX_SPLITS = 16      # decode's workspace: partial results per query row (its MAX_SPLITS const)
+MAX_SPLITS = 32      # decode's workspace: partial results per query row (its MAX_SPLITS const)
 REPEAT_LIMIT = 16 << 30  # bytes: a peer without GQA gets K/V repeated per query head up to this
 
 
