@@ -20,6 +20,10 @@ static void init_targets(void)
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTarget();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmPrinter();
     /* 32-bit shared-memory addresses: half the registers and the arithmetic of 64-bit ones
      * for every ldmatrix, cp.async destination and shared load or store */
     const char *const argv[] = {"tile", "-nvptx-short-ptr"};

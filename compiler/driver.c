@@ -9,6 +9,7 @@
 #include "check_registers.h"
 #include "codegen.h"
 #include "driver.h"
+#include "amdgpu_link.h"
 #include "lower.h"
 #include "layout.h"
 #include "passes.h"
@@ -98,6 +99,8 @@ static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t,
     char *code = NULL;
     size_t size = 0;
     if (rc == 0) rc = codegen_emit(mod, t, what, arena, &code, &size, d);
+    if (rc == 0 && what == CG_OBJECT && t->kind == TARGET_AMDGPU)
+        rc = amdgpu_link(code, size, arena, &code, &size, d);
     if (rc == 0 && req->dump && req->stop_after <= STAGE_ASM) fwrite(code, 1, size, req->dump);
     if (mod) LLVMDisposeModule(mod);
     LLVMContextDispose(ctx);
@@ -106,7 +109,9 @@ static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t,
         fill_result(k, out, arena);
         out->code = code;
         out->code_size = size;
-        out->kind = t->kind == TARGET_NVPTX ? CODE_PTX : CODE_HOST_OBJECT;
+        out->kind = t->kind == TARGET_NVPTX    ? CODE_PTX
+                    : t->kind == TARGET_AMDGPU ? CODE_AMDGPU_ELF
+                                               : CODE_HOST_OBJECT;
     }
     return rc;
 }

@@ -18,8 +18,9 @@ typedef enum {
     STAGE_AST,    /* syntax tree after sema */
     STAGE_TIR,    /* tile IR after all passes (layouts assigned) */
     STAGE_LLVM,   /* optimized LLVM IR */
-    STAGE_ASM,    /* PTX text (NVPTX) or host assembly */
-    STAGE_OBJECT, /* loadable code: PTX text (NVPTX) or a relocatable ELF object (host) */
+    STAGE_ASM,    /* PTX text (NVPTX), AMDGPU assembly or host assembly */
+    STAGE_OBJECT, /* loadable code: PTX text (NVPTX), an AMDGPU code object (linked by
+                     ld.lld) or a relocatable ELF object (host) */
 } Stage;
 
 typedef struct ConstBinding {
@@ -51,7 +52,7 @@ typedef struct CompiledParam {
 typedef enum {
     CODE_HOST_OBJECT = 0, /* a relocatable ELF object for the host (CPU and sim backends) */
     CODE_PTX,             /* PTX text, NUL-terminated (CUDA) */
-    CODE_AMDGPU_ELF,      /* an AMDGPU code object (HIP; not produced yet) */
+    CODE_AMDGPU_ELF,      /* an AMDGPU code object (HIP's module loader takes it) */
 } CodeKind;
 
 /* "a host object", "PTX", "an AMDGPU code object": for messages. */

@@ -382,7 +382,7 @@ static void finish_kernel(Lower *L)
     int threads = L->k->num_warps * L->t->threads_per_warp;
     L->t->kernel_finish(&L->tc, threads, L->smem_bytes);
     L->k->smem_bytes = L->smem_bytes;
-    if (L->t->module_finish(&L->tc) != 0)
+    if (L->t->module_finish && L->t->module_finish(&L->tc) != 0)
         L->failed = 1;
 }
 

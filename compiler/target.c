@@ -43,6 +43,23 @@ static const Target *nvptx_lookup(const char *name, int sm, int arch)
     return found;
 }
 
+/* The AMD records: one per known name, filled on first use. */
+static const Target *amdgpu_lookup(const char *name)
+{
+    enum { AMD_SLOTS = 8 };
+    static Target table[AMD_SLOTS];
+    static int count;
+    const Target *found = NULL;
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < count && !found; i++)
+        if (strcmp(table[i].name, name) == 0)
+            found = &table[i];
+    if (!found && count < AMD_SLOTS && target_amdgpu_init(&table[count], name))
+        found = &table[count++];
+    pthread_mutex_unlock(&table_lock);
+    return found;
+}
+
 const Target *target_lookup(const char *name)
 {
     int sm, arch;
@@ -52,6 +69,8 @@ const Target *target_lookup(const char *name)
         return target_sim();
     if (parse_sm(name, &sm, &arch) == 0 && sm >= 70)
         return nvptx_lookup(name, sm, arch);
+    if (target_is_amdgpu_name(name))
+        return amdgpu_lookup(name);
     return NULL;
 }
 

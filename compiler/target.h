@@ -9,7 +9,7 @@
 #include "diag.h"
 #include "tir.h"
 
-typedef enum { TARGET_HOST, TARGET_NVPTX, TARGET_SIM } TargetKind;
+typedef enum { TARGET_HOST, TARGET_NVPTX, TARGET_SIM, TARGET_AMDGPU } TargetKind;
 
 /* What the hooks work on: the module being built and the builder's current position. */
 typedef struct TargetCtx {
@@ -91,7 +91,8 @@ struct Target {
      * NaN -> 0, in one instruction where the target has one; NULL (or a NULL result): the
      * generic llvm.fpto[su]i.sat. */
     LLVMValueRef (*float_to_int)(TargetCtx *c, LLVMValueRef x, int is_f64, int bits, int is_signed);
-    /* Last step on the finished module (NVPTX: links libdevice when used). 0 ok, -1 error. */
+    /* Optional last step on the finished module (NVPTX: links libdevice when used). 0 ok,
+     * -1 error. */
     int (*module_finish)(TargetCtx *c);
 };
 
@@ -101,6 +102,10 @@ const Target *target_host(void);
 const Target *target_sim(void);
 /* Fills `out` for sm version `sm` (e.g. 90) and arch-specific flag; returns out. */
 const Target *target_nvptx_init(Target *out, const char *name, int sm, int arch_specific);
+/* Fills `out` for an AMD GPU ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200"); returns
+ * out, or NULL for a name it does not know. */
+const Target *target_amdgpu_init(Target *out, const char *name);
+int target_is_amdgpu_name(const char *name);
 
 /* Helpers shared by the target files. */
 /* The blocks every kernel function c->fn starts with: "entry" (where c->alloca_b puts

@@ -1,6 +1,7 @@
 /* tilec.c: the tile compiler's command line, in the habits of clang and nvcc.
  *   tilec check FILE             diagnostics, and every kernel specialized with its defaults
- *   tilec emit FILE --emit=STAGE print one stage (tokens, ast, tir, llvm, ptx, asm, obj)
+ *   tilec emit FILE --emit=STAGE print one stage (tokens, ast, tir, llvm, ptx, asm, obj,
+ *                                amdgcn, hsaco)
  *   tilec run FILE:KERNEL ...    launch with random inputs (or files) and time it
  *                                (tilec/tilec_run.c, tilec_run_io.c, tilec_run_device.c)
  *   tilec tune FILE:KERNEL ...   tune it for the given sizes (tilec/tilec_tune.c)
@@ -43,8 +44,11 @@ static const char *const HELP_CHECK_EMIT =
     "  -D NAME=VALUE, -DNAME=VALUE  value of a const parameter (integer, true or false);\n"
     "                             also num_warps and num_stages\n"
     "  --kernel=NAME              only this kernel (default: every kernel)\n"
-    "  --emit=STAGE               tokens | ast | tir | llvm | ptx | asm | obj\n"
-    "  --target=TARGET            host | sim | sm_80 | sm_86 | sm_89 | sm_90 | sm_90a ...\n"
+    "  --emit=STAGE               tokens | ast | tir | llvm | ptx | asm | obj | amdgcn | hsaco\n"
+    "                             (amdgcn: AMDGPU assembly; hsaco: an AMDGPU code object\n"
+    "                             linked by ld.lld; both default to --target=gfx942)\n"
+    "  --target=TARGET            host | sim | sm_80 | sm_86 | sm_89 | sm_90 | sm_90a ... |\n"
+    "                             gfx90a | gfx942 | gfx950 | gfx1100 | gfx1200\n"
     "                             (default host; sm_90 for --emit=ptx; sim: the GPU path as\n"
     "                             host code for the emulator of --backend=sim)\n"
     "  --dump-after=PASS          with --emit=tir: print the IR after that pass instead\n"
@@ -464,7 +468,8 @@ static const EmitKind EMIT_KINDS[] = {
     {"tokens", STAGE_TOKENS, TC_TARGET_HOST}, {"ast", STAGE_AST, TC_TARGET_HOST},
     {"tir", STAGE_TIR, TC_TARGET_HOST},       {"llvm", STAGE_LLVM, TC_TARGET_HOST},
     {"ptx", STAGE_ASM, "sm_90"},              {"asm", STAGE_ASM, TC_TARGET_HOST},
-    {"obj", STAGE_OBJECT, TC_TARGET_HOST},
+    {"obj", STAGE_OBJECT, TC_TARGET_HOST},    {"amdgcn", STAGE_ASM, "gfx942"},
+    {"hsaco", STAGE_OBJECT, "gfx942"},
 };
 
 static const EmitKind *emit_kind(const char *name)
@@ -553,8 +558,8 @@ static int emit_module(const Source *src, const Opts *o, const EmitKind *ek, FIL
     if (n > 0 && defines_or_fail(ks, n, o) != 0)
         return -1;
     if (ek->stage == STAGE_OBJECT && n > 1) {
-        tilec_error("%s has %d kernels: choose one with --kernel=NAME for --emit=obj",
-                    src->file.name, n);
+        tilec_error("%s has %d kernels: choose one with --kernel=NAME for --emit=%s",
+                    src->file.name, n, ek->name);
         return -1;
     }
     const char *target = o->target ? o->target : ek->default_target;
@@ -575,7 +580,7 @@ static int cmd_emit(int argc, char **argv)
     opts_parse(&o, argc, argv, arena);
     const EmitKind *ek = emit_kind(o.emit ? o.emit : "tir");
     if (!ek)
-        tilec_usage_error("unknown --emit=%s (expected tokens, ast, tir, llvm, ptx, asm or obj)",
+        tilec_usage_error("unknown --emit=%s (expected tokens, ast, tir, llvm, ptx, asm, obj, amdgcn or hsaco)",
                           o.emit);
     if (o.dump_after && ek->stage != STAGE_TIR)
         tilec_usage_error("--dump-after needs --emit=tir");

@@ -1,0 +1,88 @@
+#!/bin/sh
+# amdgpu_check.sh: every kernel of every example, of the attention stdlib and of the exec
+# tests' matrix files compiles for AMD GPUs (gfx90a, gfx942, gfx950 with wave64; gfx1100 with
+# wave32) into a code object linked by ld.lld, whose metadata (llvm-readobj --notes) names the
+# kernel with its argument layout and wavefront size, whose symbols hold the kernel
+# descriptor (NAME.kd), and (for the examples, on the wave64 targets the tuner will time)
+# that uses no scratch memory: no spills.
+# Nothing runs: no AMD GPU is reachable. Skips (exit 77) without ld.lld or llvm-readobj.
+# usage: tests/amdgpu_check.sh TILEC   (from the source root)
+tilec=${1:?usage: amdgpu_check.sh TILEC}
+readobj=$(command -v llvm-readobj-22 || command -v llvm-readobj || ls /usr/lib/llvm-22/bin/llvm-readobj 2>/dev/null || true)
+lld=$(command -v ld.lld-22 || command -v ld.lld || ls /usr/lib/llvm-22/bin/ld.lld 2>/dev/null || true)
+if [ -z "$readobj" ] || [ -z "$lld" ]; then
+    echo "skipped: llvm-readobj or ld.lld not found (Debian: llvm-22 and lld-22)"
+    exit 77
+fi
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+n=0
+# FILE KERNEL TARGET SCRATCH_OK [-D ...]: one code object, checked
+check() {
+    f=$1 k=$2 t=$3 scratch_ok=$4
+    shift 4
+    n=$((n + 1))
+    what="$f:$k $t"
+    if ! "$tilec" emit --emit=hsaco --target="$t" --kernel="$k" "$@" "$f" -o "$tmp/k.hsaco" 2>"$tmp/err"; then
+        echo "FAIL $what: tilec emit failed"
+        sed 's/^/    /' "$tmp/err" | head -10
+        fail=$((fail + 1))
+        return
+    fi
+    "$readobj" --notes --symbols "$tmp/k.hsaco" >"$tmp/meta" 2>&1
+    waves=64
+    case $t in gfx1*) waves=32 ;; esac
+    problem=
+    grep -q "\.name: *$k" "$tmp/meta" || problem="no kernel named $k in the metadata"
+    grep -q "Name: $k.*\.kd" "$tmp/meta" || problem="$problem; no kernel descriptor symbol"
+    grep -q "\.kernarg_segment_size:" "$tmp/meta" || problem="$problem; no argument layout"
+    grep -q "\.wavefront_size: *$waves" "$tmp/meta" || problem="$problem; not wave$waves"
+    if [ "$scratch_ok" = no ] && ! grep -q "\.private_segment_fixed_size: *0$" "$tmp/meta"; then
+        problem="$problem; uses scratch memory ($(grep private_segment "$tmp/meta" | tr -s ' '))"
+    fi
+    if [ -n "$problem" ]; then
+        echo "FAIL $what: ${problem#; }"
+        fail=$((fail + 1))
+    fi
+}
+for t in gfx90a gfx942 gfx950 gfx1100; do
+    for f in examples/*.tile tests/exec/mma.tile tests/exec/reduce.tile tests/exec/dot.tile; do
+        scratch=no
+        case $f:$t in tests/*|*:gfx1*) scratch=yes ;; esac
+        for k in $("$tilec" list "$f" | sed 's/(.*//'); do
+            check "$f" "$k" "$t" $scratch
+        done
+    done
+    check stdlib/attention/flash_fwd.tile flash_fwd "$t" yes -D HEAD_DIM=64 -D CAUSAL=true
+    check stdlib/attention/flash_fwd.tile flash_fwd_bf16 "$t" yes -D HEAD_DIM=128 -D CAUSAL=false \
+        -D BLOCK_M=64 -D BLOCK_N=32
+    check stdlib/attention/decode.tile decode "$t" yes -D GROUP=4
+    check stdlib/attention/decode.tile decode_combine "$t" yes
+    check stdlib/attention/paged.tile paged "$t" yes -D HEAD_DIM=128 -D GROUP=4 -D PAGE=16 -D SPLIT=true
+    check stdlib/attention/paged.tile paged_combine_bf16 "$t" yes -D HEAD_DIM=128
+done
+# without the linker: a clear error, and assembly still comes out
+n=$((n + 1))
+if TILE_LLD=/nonexistent/ld.lld "$tilec" emit --emit=hsaco examples/add.tile -o "$tmp/k.hsaco" 2>"$tmp/err" ||
+    ! grep -q "needs LLVM's linker ld.lld" "$tmp/err" ||
+    ! TILE_LLD=/nonexistent/ld.lld "$tilec" emit --emit=amdgcn examples/add.tile -o "$tmp/k.s"; then
+    echo "FAIL: a missing ld.lld is not reported as such"; cat "$tmp/err"
+    fail=$((fail + 1))
+fi
+# f64 math the backend has no instruction for: a diagnostic at the call, not a crash
+cat >"$tmp/f64.tile" <<'TILE'
+kernel f(x: *f64, n: i32) {
+    let i = arange(0, 64);
+    store(x + i, exp(load(x + i, mask=i < n)), mask=i < n);
+}
+TILE
+n=$((n + 1))
+"$tilec" emit --emit=amdgcn --target=gfx942 "$tmp/f64.tile" -o "$tmp/k.s" 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q "f64.tile:3:.*not available on AMD GPUs" "$tmp/err"; then
+    echo "FAIL: f64 exp on gfx942: exit $rc"; cat "$tmp/err"
+    fail=$((fail + 1))
+fi
+echo "$((n - fail))/$n AMDGPU code objects pass"
+[ $fail -eq 0 ]
