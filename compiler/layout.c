@@ -70,6 +70,19 @@ static int mma_ll(const TirLayout *l, LinearLayout *ll)
     return rc | push_reps(ll, 1, 8 * wn) | push_reps(ll, 0, 16 * wm);
 }
 
+/* MFMA accumulators (tir.h): rows 1, 2 in registers, the columns in lanes, rows 4 (and 8 for
+ * 16x16) in the top lanes; 32x32 puts rows 8 and 16 in registers. */
+static int mfma_ll(const TirLayout *l, LinearLayout *ll)
+{
+    int n = l->inst, wm = l->wpc[0], wn = l->wpc[1], rc = 0;
+    rc |= push_run(ll, LL_REG, 0, 1, 4) | push_run(ll, LL_LANE, 1, 1, n);
+    rc |= push_run(ll, LL_LANE, 0, 4, 64 / n);
+    if (n == 32)
+        rc |= push_run(ll, LL_REG, 0, 8, 4);
+    rc |= push_run(ll, LL_WARP, 0, n, wm) | push_run(ll, LL_WARP, 1, n, wn);
+    return rc | push_reps(ll, 1, n * wn) | push_reps(ll, 0, n * wm);
+}
+
 /* Zero bases for the warps along the result dim an operand does not have. */
 static int push_copies(LinearLayout *ll, int warps)
 {
@@ -99,6 +112,23 @@ static int dot_operand_ll(const TirLayout *l, LinearLayout *ll)
     rc |= push_copies(ll, wm) | push_run(ll, LL_WARP, 1, 8, wn);
     /* N before K: the fragments of one K step sit in consecutive registers (ldmatrix x4) */
     return rc | push_reps(ll, 1, 8 * wn) | push_reps(ll, 0, 8 * kw);
+}
+
+/* MFMA operands: 4 consecutive K elements in registers, the rows of A (columns of B) in the
+ * low lanes, K's next bits in the top lanes; repetitions along K before M (A) or N before K
+ * (B), as for mma.sync. */
+static int mfma_operand_ll(const TirLayout *l, LinearLayout *ll)
+{
+    int n = l->inst, wm = l->wpc[0], wn = l->wpc[1], rc = 0;
+    int k = l->op_idx == 0 ? 1 : 0, mn = 1 - k, kstep = 4 * (64 / n);
+    rc |= push_run(ll, LL_REG, k, 1, 4) | push_run(ll, LL_LANE, mn, 1, n);
+    rc |= push_run(ll, LL_LANE, k, 4, 64 / n);
+    if (l->op_idx == 0) {
+        rc |= push_run(ll, LL_WARP, 0, n, wm) | push_copies(ll, wn);
+        return rc | push_reps(ll, 1, kstep) | push_reps(ll, 0, n * wm);
+    }
+    rc |= push_copies(ll, wm) | push_run(ll, LL_WARP, 1, n, wn);
+    return rc | push_reps(ll, 1, n * wn) | push_reps(ll, 0, kstep);
 }
 
 /* Shared memory: input bits are the bits of an element's offset in its buffer (as register
@@ -154,6 +184,9 @@ static int supported(const TirLayout *l)
         return 0;
     if (l->kind == LAYOUT_MMA)
         return 1;
+    if (l->kind == LAYOUT_MFMA || (l->kind == LAYOUT_DOT_OPERAND && l->parent == LAYOUT_MFMA))
+        return (l->inst == 16 || l->inst == 32) && (l->kind == LAYOUT_MFMA ||
+                                                    (l->kwidth == 4 && (l->op_idx & ~1) == 0));
     return l->kind == LAYOUT_DOT_OPERAND && l->parent == LAYOUT_MMA &&
            (l->kwidth == 1 || l->kwidth == 2 || l->kwidth == 4) && (l->op_idx & ~1) == 0;
 }
@@ -169,7 +202,10 @@ static int parent_ll(const TirLayout *l, const int *S, LinearLayout *out)
     switch (l->kind) {
     case LAYOUT_BLOCKED: rc = blocked_ll(l, out->shape, out); break;
     case LAYOUT_MMA: rc = mma_ll(l, out); break;
-    case LAYOUT_DOT_OPERAND: rc = dot_operand_ll(l, out); break;
+    case LAYOUT_DOT_OPERAND:
+        rc = l->parent == LAYOUT_MFMA ? mfma_operand_ll(l, out) : dot_operand_ll(l, out);
+        break;
+    case LAYOUT_MFMA: rc = mfma_ll(l, out); break;
     case LAYOUT_SHARED: rc = shared_ll(l, out); break;
     case LAYOUT_LINEAR: rc = linear_ll(l, out); break;
     default: break;
@@ -301,9 +337,16 @@ TirLayout layout_mma(int warps_m, int warps_n)
     return l;
 }
 
+TirLayout layout_mfma(int inst, int warps_m, int warps_n)
+{
+    TirLayout l = {.kind = LAYOUT_MFMA, .rank = 2, .inst = inst, .wpc = {warps_m, warps_n}};
+    return l;
+}
+
 TirLayout layout_dot_operand(const TirLayout *parent, int op_idx, int kwidth)
 {
     TirLayout l = {.kind = LAYOUT_DOT_OPERAND, .rank = 2, .parent = parent->kind,
-                   .op_idx = op_idx, .kwidth = kwidth, .wpc = {parent->wpc[0], parent->wpc[1]}};
+                   .op_idx = op_idx, .kwidth = kwidth, .inst = parent->inst,
+                   .wpc = {parent->wpc[0], parent->wpc[1]}};
     return l;
 }

@@ -41,6 +41,8 @@ TirLayout layout_coalesced(int rank, const int *shape, int elem_bytes, const int
 TirLayout layout_slice(const TirLayout *parent, int value_axis);
 TirLayout layout_permute2(const TirLayout *l); /* rank-2 transpose */
 TirLayout layout_mma(int warps_m, int warps_n);
+/* AMD MFMA accumulators: `inst` 16 (16x16x16) or 32 (32x32x8), warps as for layout_mma. */
+TirLayout layout_mfma(int inst, int warps_m, int warps_n);
 /* Operand op_idx (0: A, 1: B) of a dot whose result has encoding `parent`. */
 TirLayout layout_dot_operand(const TirLayout *parent, int op_idx, int kwidth);
 /* The parent dim of value dim `axis` in layout l. */

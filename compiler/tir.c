@@ -68,6 +68,8 @@ int tir_layout_equal(const TirLayout *a, const TirLayout *b) {
     if (a->kind == LAYOUT_DOT_OPERAND &&
         (a->parent != b->parent || a->op_idx != b->op_idx || a->kwidth != b->kwidth))
         return 0;
+    if (a->inst != b->inst)
+        return 0;
     int blocked = a->kind == LAYOUT_BLOCKED || (a->kind == LAYOUT_DOT_OPERAND && a->parent == LAYOUT_BLOCKED);
     for (int d = 0; d < a->rank; d++)
         if (a->wpc[d] != b->wpc[d] || (blocked && (a->spt[d] != b->spt[d] || a->tpw[d] != b->tpw[d] ||
@@ -87,6 +89,9 @@ static int print_base(char *buf, size_t size, const TirLayout *l, LayoutKind kin
     int n;
     if (kind == LAYOUT_MMA) {
         n = snprintf(buf, size, "#mma<");
+        n += print_list(buf + n, size - (size_t)n, "warps", l->wpc, 2);
+    } else if (kind == LAYOUT_MFMA) {
+        n = snprintf(buf, size, "#mfma<%dx%d ", l->inst, l->inst);
         n += print_list(buf + n, size - (size_t)n, "warps", l->wpc, 2);
     } else if (kind == LAYOUT_SHARED) {
         n = snprintf(buf, size, "#shared<vec=%d phase=%dx%d ", l->vec, l->per_phase, l->max_phase);

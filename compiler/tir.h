@@ -62,10 +62,16 @@ char *tir_type_str(Arena *a, const TirType *t);
  * LAYOUT_MMA (rank 2): the accumulators of mma.sync m16n8 instructions, wpc[0] warps along
  * M and wpc[1] along N (the warp index counts along M first); each warp repeats its 16x8
  * instruction tile over the shape, N-repetitions before M-repetitions in the registers.
+ * LAYOUT_MFMA (rank 2): the accumulators of AMD's wave64 MFMA instructions, `inst` x `inst`
+ * each (16: v_mfma_f32_16x16x16, lane = col + 16 (row / 4), register row % 4; 32:
+ * v_mfma_f32_32x32x8, lane = col + 32 ((row / 4) % 2), register 4 (row / 8) + row % 4);
+ * warps and repetitions as for LAYOUT_MMA.
  * LAYOUT_DOT_OPERAND (rank 2): operand op_idx (0: A [M, K], 1: B [K, N]) of a dot whose
- * result has the parent encoding `parent` (LAYOUT_MMA; wpc as above), `kwidth` elements per
- * 32-bit register (f16/bf16 2, i8 4, tf32 1): the PTX fragments of mma.sync, repeated along
- * K before M (A) or N before K (B); warps along the other dim of the result hold copies.
+ * result has the parent encoding `parent` (LAYOUT_MMA or LAYOUT_MFMA; wpc and inst as
+ * above). Under LAYOUT_MMA, `kwidth` elements per 32-bit register (f16/bf16 2, i8 4, tf32 1):
+ * the PTX fragments of mma.sync, repeated along K before M (A) or N before K (B). Under
+ * LAYOUT_MFMA, kwidth 4 consecutive K elements per lane (lane = row or col + inst (k / 4)).
+ * Warps along the other dim of the result hold copies.
  * `transposed` (rank 2): the encoding evaluated at the transposed shape, dims swapped back
  * (how `trans` relabels a non-blocked layout).
  * LAYOUT_LINEAR: an explicit linear layout `ll` (for one shape), for values no encoding
@@ -79,7 +85,7 @@ char *tir_type_str(Arena *a, const TirType *t);
  * form lowering reads. */
 typedef enum {
     LAYOUT_SCALAR = 0, LAYOUT_BLOCKED, LAYOUT_MMA, LAYOUT_DOT_OPERAND, LAYOUT_LINEAR,
-    LAYOUT_SHARED
+    LAYOUT_SHARED, LAYOUT_MFMA
 } LayoutKind;
 
 struct LinearLayout;
@@ -91,6 +97,7 @@ typedef struct TirLayout {
     unsigned sliced; /* bitmask over parent dims */
     LayoutKind parent; /* LAYOUT_DOT_OPERAND: the dot result's encoding kind */
     int op_idx, kwidth; /* LAYOUT_DOT_OPERAND */
+    int inst;           /* LAYOUT_MFMA (and dot operands under it): 16 or 32 */
     int transposed;
     int vec, per_phase, max_phase;  /* LAYOUT_SHARED (with order) */
     const struct LinearLayout *ll;  /* LAYOUT_LINEAR */

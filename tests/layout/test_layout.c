@@ -233,6 +233,96 @@ static int t_mma_tiling(void)
     return 0;
 }
 
+/* ---- AMD MFMA fragments (wave64; the CDNA3 ISA's matrix layouts, "Dependent arithmetic
+ * MFMA", as the AMD matrix instruction calculator prints them) ---- */
+/* Element i of lane `lane`: (row, col) of the accumulator / A [M, K] / B [K, N] tile. */
+static void mfma_acc(int n, int lane, int i, int *rc)
+{
+    if (n == 16) /* v_mfma_f32_16x16x16: D[r][c] at lane c + 16 (r / 4), item r % 4 */
+        rc[0] = 4 * (lane / 16) + i, rc[1] = lane % 16;
+    else /* v_mfma_f32_32x32x8: lane c + 32 ((r / 4) % 2), item 4 (r / 8) + r % 4 */
+        rc[0] = 8 * (i / 4) + 4 * (lane / 32) + i % 4, rc[1] = lane % 32;
+}
+
+static void mfma_a(int n, int lane, int i, int *rc) /* A[r][k]: lane r + n (k / 4), item k % 4 */
+{
+    rc[0] = lane % n, rc[1] = 4 * (lane / n) + i;
+}
+
+static void mfma_b(int n, int lane, int i, int *rc) /* B[k][c]: lane c + n (k / 4), item k % 4 */
+{
+    rc[0] = 4 * (lane / n) + i, rc[1] = lane % n;
+}
+
+static int t_mfma_fragments(void)
+{
+    for (int n = 16; n <= 32; n *= 2) {
+        int K = n == 16 ? 16 : 8, nacc = n * n / 64;
+        TirLayout acc = layout_mfma(n, 1, 1);
+        TirLayout a = layout_dot_operand(&acc, 0, 4), b = layout_dot_operand(&acc, 1, 4);
+        LinearLayout ll, la, lb;
+        CHECK(layout_ll(&acc, (const int[]){n, n}, 2, &ll) == 0 && ll_regs(&ll) == nacc);
+        CHECK(layout_ll(&a, (const int[]){n, K}, 2, &la) == 0 && ll_regs(&la) == 4);
+        CHECK(layout_ll(&b, (const int[]){K, n}, 2, &lb) == 0 && ll_regs(&lb) == 4);
+        for (int lane = 0; lane < 64; lane++) {
+            int rc[2];
+            for (int i = 0; i < nacc; i++) {
+                mfma_acc(n, lane, i, rc);
+                CHECK(ll_apply(&ll, (uint32_t)i, (uint32_t)lane, 0) == ll_flat(&ll, rc));
+            }
+            for (int i = 0; i < 4; i++) {
+                mfma_a(n, lane, i, rc);
+                CHECK(ll_apply(&la, (uint32_t)i, (uint32_t)lane, 0) == ll_flat(&la, rc));
+                mfma_b(n, lane, i, rc);
+                CHECK(ll_apply(&lb, (uint32_t)i, (uint32_t)lane, 0) == ll_flat(&lb, rc));
+            }
+        }
+    }
+    return 0;
+}
+
+/* At every shape and wave grid: every element held equally often, operands copied across the
+ * other dim's waves, and each instruction tile of the accumulator is the fragment table
+ * shifted to its origin. */
+static int t_mfma_tiling(void)
+{
+    int dims[] = {32, 64, 128, 256};
+    for (int n = 16; n <= 32; n *= 2)
+        for (int wi = 0; wi < 3; wi++)
+            for (int wj = 0; wi + wj < 3; wj++) {
+                int wm = 1 << wi, wn = 1 << wj, K = n == 16 ? 16 : 8, nacc = n * n / 64;
+                TirLayout acc = layout_mfma(n, wm, wn);
+                for (int x = 0; x < 4; x++)
+                    for (int y = 0; y < 4; y++) {
+                        int S[2] = {dims[x], dims[y]};
+                        LinearLayout ll;
+                        CHECK(layout_ll(&acc, S, 2, &ll) == 0 && ll_single_dim_bases(&ll));
+                        CHECK(check_tiled(&ll, n, n, wm, wn, 2) == 0);
+                        for (uint32_t r = 0; r < (uint32_t)ll_regs(&ll); r += (uint32_t)nacc)
+                            for (int lane = 0; lane < 64; lane++)
+                                for (int i = 0; i < nacc; i++) {
+                                    int rc[2], o[2], c[2];
+                                    ll_coords(&ll, ll_apply(&ll, r, 0, 0), o);
+                                    mfma_acc(n, lane, i, rc);
+                                    ll_coords(&ll, ll_apply(&ll, r | (uint32_t)i, (uint32_t)lane, 0), c);
+                                    CHECK(c[0] == (o[0] + rc[0]) % S[0] && c[1] == (o[1] + rc[1]) % S[1]);
+                                }
+                        TirLayout opa = layout_dot_operand(&acc, 0, 4), opb = layout_dot_operand(&acc, 1, 4);
+                        int SA[2] = {dims[x], K << y}, SB[2] = {K << y, dims[y]};
+                        LinearLayout la, lb;
+                        CHECK(layout_ll(&opa, SA, 2, &la) == 0 && check_tiled(&la, n, K, wm, wn, 0) == 0);
+                        CHECK(layout_ll(&opb, SB, 2, &lb) == 0 && check_tiled(&lb, K, n, wm, wn, 1) == 0);
+                    }
+            }
+    /* a bad instruction size or operand width is refused, never guessed */
+    TirLayout bad = layout_mfma(8, 1, 1), acc = layout_mfma(16, 1, 1);
+    TirLayout badk = layout_dot_operand(&acc, 0, 2);
+    LinearLayout ll;
+    CHECK(layout_ll(&bad, (const int[]){16, 16}, 2, &ll) != 0);
+    CHECK(layout_ll(&badk, (const int[]){16, 16}, 2, &ll) != 0);
+    return 0;
+}
+
 /* ---- algebra ---- */
 static int t_solve(void)
 {
@@ -375,6 +465,16 @@ static int t_convert_paths(void)
         int s[2] = {16 << rnd(3), 32 << rnd(3)};
         CHECK(plan_kind(&x, &y, s, &k) == 0);
     }
+    /* wave64: MFMA accumulators and operands to and from blocked layouts of 64 lanes */
+    for (int iter = 0; iter < 300; iter++) {
+        int warps = 1 << rnd(3), inst = 16 << rnd(2);
+        TirLayout x = random_blocked(2, 64, warps), y = layout_mfma(inst, warps, 1);
+        if (iter % 3 == 1)
+            y = layout_dot_operand(&(TirLayout){.kind = LAYOUT_MFMA, .inst = inst, .wpc = {1, warps}},
+                                   (int)rnd(2), 4);
+        int s[2] = {32 << rnd(3), 32 << rnd(3)};
+        CHECK(plan_kind(iter % 2 ? &x : &y, iter % 2 ? &y : &x, s, &k) == 0);
+    }
     return 0;
 }
 
@@ -478,6 +578,8 @@ int main(int argc, char **argv)
         {"blocked_matches_formula", t_blocked_matches_formula},
         {"mma_fragments", t_mma_fragments},
         {"mma_tiling", t_mma_tiling},
+        {"mfma_fragments", t_mfma_fragments},
+        {"mfma_tiling", t_mfma_tiling},
         {"solve", t_solve},
         {"reduce_is_slice", t_reduce_is_slice},
         {"convert_paths", t_convert_paths},
