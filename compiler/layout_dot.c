@@ -13,6 +13,9 @@ int dot_kwidth(const TirOp *dot, const Target *t)
     int kw = 0;
     if (a != b)
         return 0;
+    if (t->mma == TARGET_MMA_MFMA) /* v_mfma_f32_16x16x16 f16/bf16 at least */
+        return (a == ET_F16 || a == ET_BF16) && c == ET_F32 && sa[0] >= 16 && sb[1] >= 16 &&
+                       sa[1] >= 16 ? 4 : 0;
     if ((a == ET_F16 || a == ET_BF16) && c == ET_F32)
         kw = 2;
     else if (a == ET_I8 && c == ET_I32)
@@ -34,17 +37,12 @@ MmaKind dot_mma_kind(const TirOp *dot)
     }
 }
 
-TirLayout dot_mma_layout(const TirOp *dot, int num_warps, int chained)
+/* Warps over the result's tiles of tm x tn. */
+static void spread_warps(int M, int N, int tm, int tn, int num_warps, int *wm_out, int *wn_out)
 {
-    int M = dot->results[0]->type.shape[0], N = dot->results[0]->type.shape[1];
     int wm = 1, wn = 1;
-    /* chained dots (attention) keep P in registers between them with warps along M, when
-     * there are rows for every warp; with fewer (decode's 16 rows) extra warps would only
-     * repeat the same rows, so they split the columns and P is converted to the next dot */
-    if (chained && M >= 16 * num_warps)
-        return layout_mma(num_warps, 1);
     while (wm * wn < num_warps) {
-        int rows = M / (16 * wm), cols = N / (8 * wn);
+        int rows = M / (tm * wm), cols = N / (tn * wn);
         if (rows >= 2 && rows >= cols)
             wm *= 2;
         else if (cols >= 2)
@@ -52,11 +50,38 @@ TirLayout dot_mma_layout(const TirOp *dot, int num_warps, int chained)
         else
             wm *= 2; /* more warps than tiles: the extra ones hold copies */
     }
+    *wm_out = wm, *wn_out = wn;
+}
+
+static TirLayout mfma_layout(int M, int N, int num_warps, int chained)
+{
+    int wm, wn;
+    if (chained && M >= 16 * num_warps)
+        wm = num_warps, wn = 1;
+    else
+        spread_warps(M, N, 16, 16, num_warps, &wm, &wn);
+    int inst = M / wm >= 32 && N / wn >= 32 ? 32 : 16;
+    return layout_mfma(inst, wm, wn);
+}
+
+TirLayout dot_mma_layout(const TirOp *dot, const Target *t, int num_warps, int chained)
+{
+    int M = dot->results[0]->type.shape[0], N = dot->results[0]->type.shape[1];
+    int wm = 1, wn = 1;
+    if (t->mma == TARGET_MMA_MFMA)
+        return mfma_layout(M, N, num_warps, chained);
+    /* chained dots (attention) keep P in registers between them with warps along M, when
+     * there are rows for every warp; with fewer (decode's 16 rows) extra warps would only
+     * repeat the same rows, so they split the columns and P is converted to the next dot */
+    if (chained && M >= 16 * num_warps)
+        return layout_mma(num_warps, 1);
+    spread_warps(M, N, 16, 8, num_warps, &wm, &wn);
     return layout_mma(wm, wn);
 }
 
 int dot_uses_mma(const TirOp *dot, const Target *t)
 {
     const TirLayout *l = dot->results[0]->layout;
-    return l && l->kind == LAYOUT_MMA && !l->sliced && !l->transposed && dot_kwidth(dot, t) > 0;
+    return l && (l->kind == LAYOUT_MMA || l->kind == LAYOUT_MFMA) && !l->sliced && !l->transposed &&
+           dot_kwidth(dot, t) > 0;
 }

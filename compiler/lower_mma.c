@@ -1,4 +1,4 @@
-/* lower_mma.c: dot on tensor cores (mma.sync m16n8). The operands arrive in their dot-operand
+/* lower_mma.c: dot on tensor cores (mma.sync m16n8; AMD's MFMA below). The operands arrive in their dot-operand
  * layouts and the accumulator in the mma layout, so every fragment is already in its
  * thread's registers: for each 16x8 tile of the result a thread owns and each step of K, the
  * registers of the A, B and C fragments are found by solving the linear layouts for the
@@ -124,8 +124,53 @@ static int tile_span(const LinearLayout *ll, int inst_bits, int d)
     return span;
 }
 
+/* One MFMA for the tile whose fragments a, b, c point at: 4 A and 4 B elements, the
+ * accumulator's inst * inst / 64 registers. */
+static void one_mfma(Lower *L, TirOp *op, int inst, Frag *a, Frag *b, Frag *c)
+{
+    TirValue *res = op->results[0];
+    LLVMValueRef xa[4], xb[4], acc[16], d[16];
+    int nacc = inst * inst / 64;
+    for (int i = 0; i < 4; i++) {
+        xa[i] = lw_get(L, op->ops[0], lw_i32c(L, (int)a->base + i));
+        xb[i] = lw_get(L, op->ops[1], lw_i32c(L, (int)b->base + i));
+    }
+    for (int i = 0; i < nacc; i++)
+        acc[i] = lw_get(L, res, lw_i32c(L, (int)c->base + i));
+    L->t->mfma(&L->tc, dot_mma_kind(op), inst, xa, xb, acc, d);
+    for (int i = 0; i < nacc; i++)
+        lw_set(L, res, lw_i32c(L, (int)c->base + i), d[i]);
+}
+
+/* dot on AMD's MFMA: the same walk as mma.sync's over inst x inst tiles and K steps of 16
+ * (16x16x16) or 8 (32x32x8); fragments are 4 consecutive K elements of A and B per lane. */
+static int lower_dot_mfma(Lower *L, TirOp *op)
+{
+    TirValue *res = op->results[0];
+    int inst = res->layout->inst, K = op->ops[0]->type.shape[1], kstep = inst == 16 ? 16 : 8;
+    Frag a = {lw_ll(L, op->ops[0]), 2}, b = {lw_ll(L, op->ops[1]), 2};
+    Frag c = {lw_ll(L, res), lg2(inst * inst / 64)};
+    if (L->failed)
+        return -1;
+    lw_tile_new(L, res);
+    lw_copy_value(L, res, op->ops[2]);
+    int sm = tile_span(c.ll, c.inst_bits, 0), sn = tile_span(c.ll, c.inst_bits, 1);
+    int M = res->type.shape[0], N = res->type.shape[1];
+    for (int k = 0; k < K; k += kstep)
+        for (int m = 0; m < M; m += sm)
+            for (int n = 0; n < N; n += sn) {
+                if (frag_at(&c, m, n) || frag_at(&a, m, k) || frag_at(&b, k, n))
+                    return lw_fail(L, op, "internal compiler error: mfma fragments do not tile "
+                                          "the dot's layouts");
+                one_mfma(L, op, inst, &a, &b, &c);
+            }
+    return 0;
+}
+
 int lower_dot_mma(Lower *L, TirOp *op)
 {
+    if (op->results[0]->layout->kind == LAYOUT_MFMA)
+        return lower_dot_mfma(L, op);
     TirValue *res = op->results[0];
     int kw = dot_kwidth(op, L->t), K = op->ops[0]->type.shape[1];
     MmaKind kind = dot_mma_kind(op);

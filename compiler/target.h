@@ -30,6 +30,10 @@ typedef struct TargetCtx {
  * numbering is shared with the sim target's emulator (compiler/sim_abi.h). */
 typedef enum { MMA_F16_F32 = 0, MMA_BF16_F32, MMA_TF32_F32, MMA_S8_S32 } MmaKind;
 
+/* Target.mma: which matrix instructions `dot` can use. */
+enum { TARGET_MMA_NONE = 0, TARGET_MMA_SYNC = 2 /* mma.sync m16n8, sm_80+ */,
+       TARGET_MMA_MFMA = 3 /* AMD CDNA v_mfma_f32_{16x16x16,32x32x8}, wave64 */ };
+
 typedef struct Target Target;
 struct Target {
     TargetKind kind;
@@ -44,7 +48,7 @@ struct Target {
     int global_as, shared_as; /* LLVM address spaces of global and shared memory */
     int unroll_elements;     /* mark per-element loops for full unrolling (GPU targets) */
     int soft_bf16;           /* convert f32 -> bf16 with integer ops (no native cvt) */
-    int mma;                 /* matrix instructions: 0 none, 2 mma.sync m16n8 (sm_80+) */
+    int mma;                 /* matrix instructions: TARGET_MMA_* */
     int smem_limit;          /* shared memory per program instance, bytes (0: no limit) */
     long long max_frame_bytes; /* stack frame of the kernel's code, at most (0: no check);
                                   below the stack the runtime runs it on (check_frame.c) */
@@ -72,6 +76,11 @@ struct Target {
      * i32 for MMA_S8_S32); writes d[4]. NULL where `mma` is 0. */
     void (*mma_sync)(TargetCtx *c, MmaKind kind, LLVMValueRef *a, LLVMValueRef *b,
                      LLVMValueRef *acc, LLVMValueRef *d);
+    /* MFMA over one wave64 (mma == TARGET_MMA_MFMA): v_mfma_f32_{inst}x{inst}x{16|8} of
+     * `kind` (MMA_F16_F32 or MMA_BF16_F32): a[4], b[4] this lane's 16-bit elements (K
+     * consecutive), acc[inst * inst / 64] f32; writes d[] of the same count. */
+    void (*mfma)(TargetCtx *c, MmaKind kind, int inst, LLVMValueRef *a, LLVMValueRef *b,
+                 LLVMValueRef *acc, LLVMValueRef *d);
     /* ldmatrix.m8n8.x{nmat}{.trans}.b16 over one warp: lane i gives the shared address of
      * row i % 8 of matrix i / 8; out[j] gets this lane's 32-bit piece of matrix j. NULL:
      * shared memory is read element by element. */

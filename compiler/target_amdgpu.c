@@ -3,7 +3,7 @@
  * workgroup and workitem intrinsics, the grid's size from the implicit kernel arguments (code
  * object v5: hidden_block_count_x/y/z at bytes 0, 4, 8), cross-lane values from ds_bpermute,
  * shared memory is LDS (address space 3). Wave64 on CDNA (gfx9), wave32 on RDNA (gfx10+).
- * No matrix instructions and no asynchronous copies yet: dot takes the FMA path. */
+ * CDNA targets (wave64) run f16 and bf16 dots on MFMA; no asynchronous copies yet. */
 #include <stdio.h>
 #include <string.h>
 #include "target.h"
@@ -131,6 +131,33 @@ static LLVMValueRef amd_math(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f6
     return target_math_llvm(c, op, x, is_f64);
 }
 
+/* v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k}: A and B as 4-vectors of half (i16 for bf16),
+ * the accumulator as a vector of f32; no broadcast controls (cbsz, abid, blgp 0). */
+static void amd_mfma(TargetCtx *c, MmaKind kind, int inst, LLVMValueRef *a, LLVMValueRef *b,
+                     LLVMValueRef *acc, LLVMValueRef *d)
+{
+    int bf16 = kind == MMA_BF16_F32, nacc = inst * inst / 64;
+    char name[64];
+    snprintf(name, sizeof name, "llvm.amdgcn.mfma.f32.%s%s", inst == 16 ? "16x16x16" : "32x32x8",
+             bf16 ? "bf16.1k" : "f16");
+    LLVMTypeRef et = bf16 ? LLVMInt16TypeInContext(c->ctx) : LLVMHalfTypeInContext(c->ctx);
+    LLVMTypeRef f32 = LLVMFloatTypeInContext(c->ctx);
+    LLVMValueRef va = LLVMGetUndef(LLVMVectorType(et, 4)), vb = va;
+    LLVMValueRef vc = LLVMGetUndef(LLVMVectorType(f32, (unsigned)nacc));
+    for (int i = 0; i < 4; i++) {
+        LLVMValueRef x = bf16 ? LLVMBuildBitCast(c->b, a[i], et, "") : a[i];
+        LLVMValueRef y = bf16 ? LLVMBuildBitCast(c->b, b[i], et, "") : b[i];
+        va = LLVMBuildInsertElement(c->b, va, x, i32_c(c, i), "");
+        vb = LLVMBuildInsertElement(c->b, vb, y, i32_c(c, i), "");
+    }
+    for (int i = 0; i < nacc; i++)
+        vc = LLVMBuildInsertElement(c->b, vc, acc[i], i32_c(c, i), "");
+    LLVMValueRef args[6] = {va, vb, vc, i32_c(c, 0), i32_c(c, 0), i32_c(c, 0)};
+    LLVMValueRef r = target_intrinsic(c, name, NULL, 0, args, 6);
+    for (int i = 0; i < nacc; i++)
+        d[i] = LLVMBuildExtractElement(c->b, r, i32_c(c, i), "");
+}
+
 typedef struct AmdArch {
     const char *name;
     int wave64, lds_bytes;
@@ -163,6 +190,7 @@ const Target *target_amdgpu_init(Target *t, const char *name)
         .num_programs = amd_num_programs, .barrier = amd_barrier,
         .shuffle_xor = a->wave64 ? amd_shuffle_xor64 : amd_shuffle_xor32,
         .shuffle_idx = amd_shuffle_idx, .smem_base = amd_smem_base, .math = amd_math,
+        .mma = a->wave64 ? TARGET_MMA_MFMA : TARGET_MMA_NONE, .mfma = amd_mfma,
     };
     return t;
 }

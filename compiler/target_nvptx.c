@@ -323,7 +323,7 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .kernel_begin = nv_kernel_begin, .kernel_finish = nv_kernel_finish,
         .thread_id = nv_thread_id, .program_id = nv_program_id,
         .num_programs = nv_num_programs, .barrier = nv_barrier,
-        .mma = sm >= 80 ? 2 : 0, .mma_sync = nv_mma_sync, .smem_limit = smem_limit(sm),
+        .mma = sm >= 80 ? TARGET_MMA_SYNC : TARGET_MMA_NONE, .mma_sync = nv_mma_sync, .smem_limit = smem_limit(sm),
         .ldmatrix = sm >= 75 ? nv_ldmatrix : NULL,
         .async_copy = sm >= 80 ? nv_async_copy : NULL, .async_commit = nv_async_commit,
         .async_wait = nv_async_wait,

@@ -4,14 +4,16 @@
 # wave32) into a code object linked by ld.lld, whose metadata (llvm-readobj --notes) names the
 # kernel with its argument layout and wavefront size, whose symbols hold the kernel
 # descriptor (NAME.kd), and (for the examples, on the wave64 targets the tuner will time)
-# that uses no scratch memory: no spills.
+# that uses no scratch memory: no spills. On the wave64 (CDNA) targets, the kernels whose dots
+# are f16 or bf16 must use MFMA (llvm-objdump shows v_mfma).
 # Nothing runs: no AMD GPU is reachable. Skips (exit 77) without ld.lld or llvm-readobj.
 # usage: tests/amdgpu_check.sh TILEC   (from the source root)
 tilec=${1:?usage: amdgpu_check.sh TILEC}
 readobj=$(command -v llvm-readobj-22 || command -v llvm-readobj || ls /usr/lib/llvm-22/bin/llvm-readobj 2>/dev/null || true)
+objdump=$(command -v llvm-objdump-22 || command -v llvm-objdump || ls /usr/lib/llvm-22/bin/llvm-objdump 2>/dev/null || true)
 lld=$(command -v ld.lld-22 || command -v ld.lld || ls /usr/lib/llvm-22/bin/ld.lld 2>/dev/null || true)
-if [ -z "$readobj" ] || [ -z "$lld" ]; then
-    echo "skipped: llvm-readobj or ld.lld not found (Debian: llvm-22 and lld-22)"
+if [ -z "$readobj" ] || [ -z "$objdump" ] || [ -z "$lld" ]; then
+    echo "skipped: llvm-readobj, llvm-objdump or ld.lld not found (Debian: llvm-22 and lld-22)"
     exit 77
 fi
 tmp=$(mktemp -d) || exit 2
@@ -41,6 +43,12 @@ check() {
     if [ "$scratch_ok" = no ] && ! grep -q "\.private_segment_fixed_size: *0$" "$tmp/meta"; then
         problem="$problem; uses scratch memory ($(grep private_segment "$tmp/meta" | tr -s ' '))"
     fi
+    case $t:$k in
+    gfx9*:matmul_f16|gfx9*:matmul_bf16|gfx9*:flash_attention|gfx9*:flash_attention_bf16|\
+    gfx9*:mm_f16|gfx9*:mm_bf16|gfx9*:chain_bf16|gfx9*:flash_fwd*|gfx9*:decode|gfx9*:paged)
+        "$objdump" -d "$tmp/k.hsaco" | grep -q "v_mfma_f32_" || problem="$problem; no v_mfma"
+        ;;
+    esac
     if [ -n "$problem" ]; then
         echo "FAIL $what: ${problem#; }"
         fail=$((fail + 1))
