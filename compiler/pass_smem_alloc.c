@@ -1,8 +1,8 @@
 /* pass_smem_alloc.c: places every local_alloc buffer in the program's shared memory. Ops are
  * numbered in program order; a buffer lives from its local_alloc to its last use, and a use
  * inside a loop the buffer was allocated outside of keeps it alive to the loop's end, and one
- * allocated inside a loop lives to the end of the iteration; a use of what a local_load read
- * counts as a use of its buffer (the reads may be made there). Largest
+ * allocated inside a loop lives to the end of the iteration; on targets with ldmatrix a use of
+ * what a local_load read counts as a use of its buffer (the reads may be made there). Largest
  * first, each buffer takes the lowest 128-byte-aligned offset that overlaps no buffer alive
  * at the same time. */
 #include <stdlib.h>
@@ -19,6 +19,7 @@ typedef struct Buf {
 typedef struct Alloc {
     Buf bufs[MAX_BUFS];
     int nbufs, pos, overflow;
+    int deferred_reads; /* the target may leave a local_load's reads to its user (ldmatrix) */
     int loop_end[64];   /* end position of each enclosing loop, innermost last */
     int loop_start[64];
     int nloops;
@@ -83,7 +84,7 @@ static void walk(Alloc *a, TirBlock *blk)
         for (int i = 0; i < op->nops; i++) {
             const TirValue *v = op->ops[i];
             /* a local_load's reads may be left to its user (mma fragments, lower_smem.c) */
-            if (v->def && v->def->code == TIR_LOCAL_LOAD)
+            if (a->deferred_reads && v->def && v->def->code == TIR_LOCAL_LOAD)
                 v = v->def->ops[0];
             Buf *b = v->type.buffers > 0 ? find_buf(a, v) : NULL;
             if (b)
@@ -135,6 +136,7 @@ int pass_smem_alloc(TirKernel *k, const Target *t, Diags *d)
         diag_error(d, (SrcLoc){0}, "out of memory allocating shared memory");
         return -1;
     }
+    a->deferred_reads = t->ldmatrix != NULL;
     walk(a, k->body);
     qsort(a->bufs, (size_t)a->nbufs, sizeof(Buf), by_size);
     int total = 0;

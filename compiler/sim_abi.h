@@ -25,7 +25,8 @@ typedef enum {
     TILE_SIM_MMA_M16N8K32_S8_S32 = 3,
 } TileSimMmaKind;
 
-/* The simulated thread's index in its program, 0 .. num_threads-1 (lane = id % warp size). */
+/* The simulated thread's index in its program, 0 .. num_threads-1 (lane = id % warp size;
+ * warps of 32 lanes, or 64 for code of the "sim-amd" target). */
 int32_t tile_sim_thread_id(void *thread);
 /* This program instance's shared memory (16-byte aligned, as large as the kernel asked). */
 void *tile_sim_smem(void *thread);
@@ -39,6 +40,15 @@ void tile_sim_smem_access(void *thread, const void *addr, int32_t bytes, int32_t
 /* mma.sync of `kind` (TileSimMmaKind) over the warp: d = a * b + c with the fragments above. */
 void tile_sim_mma(void *thread, int32_t kind, const uint32_t *a, const uint32_t *b,
                   const uint32_t *c, uint32_t *d);
+/* AMD MFMA over a wave of 64 lanes (the "sim-amd" target): v_mfma_f32_{inst}x{inst}x{16|8}
+ * with f16 (kind 0) or bf16 (kind 1) inputs, d = a * b + c. a, b: this lane's 4 K-consecutive
+ * 16-bit elements in two words (element i in bits 16 (i % 2) of word i / 2); c, d: its
+ * inst * inst / 64 f32 accumulators (as bits). Lane and element of each matrix entry as in
+ * AMD's ISA: A[r][k] lane r + inst (k / 4), element k % 4; B[k][c] lane c + inst (k / 4);
+ * D[r][c] lane c + 16 (r / 4), element r % 4 (16x16), or lane c + 32 ((r / 4) % 2),
+ * element 4 (r / 8) + r % 4 (32x32). */
+void tile_sim_mfma(void *thread, int32_t kind, int32_t inst, const uint32_t *a,
+                   const uint32_t *b, const uint32_t *c, uint32_t *d);
 /* ldmatrix.sync.aligned.m8n8.x{nmat}{.trans}.b16 over the warp: lane i gives the address of
  * row i % 8 of matrix i / 8 (lanes of matrices >= nmat are ignored); out[j] receives this
  * lane's 32-bit piece of matrix j (nmat = 1, 2 or 4). */

@@ -67,6 +67,8 @@ const Target *target_lookup(const char *name)
         return target_host();
     if (strcmp(name, "sim") == 0)
         return target_sim();
+    if (strcmp(name, "sim-amd") == 0)
+        return target_sim_amd();
     if (parse_sm(name, &sm, &arch) == 0 && sm >= 70)
         return nvptx_lookup(name, sm, arch);
     if (target_is_amdgpu_name(name))

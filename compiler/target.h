@@ -109,6 +109,7 @@ struct Target {
 const Target *target_lookup(const char *name);
 const Target *target_host(void);
 const Target *target_sim(void);
+const Target *target_sim_amd(void); /* "sim-amd": AMD's path (wave64, MFMA) emulated */
 /* Fills `out` for sm version `sm` (e.g. 90) and arch-specific flag; returns out. */
 const Target *target_nvptx_init(Target *out, const char *name, int sm, int arch_specific);
 /* Fills `out` for an AMD GPU ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200"); returns

@@ -1,5 +1,6 @@
 /* target_sim.c: the "sim" target: the GPU lowering path (warps of 32 lanes, shared memory,
- * barriers, shuffles) emitted as host code for the runtime's SIMT emulator (runtime/sim.c),
+ * barriers, shuffles, mma.sync; "sim-amd": AMD's, waves of 64 lanes and MFMA) emitted as
+ * host code for the runtime's SIMT emulator (runtime/sim.c),
  * which runs every simulated thread as a coroutine. The entry is the host wrapper with a
  * third argument, `void SYMBOL(void **args, const int32_t *grid, void *thread)`; thread
  * ids, shared memory, barriers, shuffles and a check before every shared-memory access are
@@ -121,6 +122,34 @@ static void sim_mma_sync(TargetCtx *c, MmaKind kind, LLVMValueRef *a, LLVMValueR
         d[i] = LLVMBuildBitCast(c->b, LLVMBuildLoad2(c->b, i32_t(c), word_at(c, pd, i), ""), out, "");
 }
 
+/* Four 16-bit values into two words: element i in bits 16 (i % 2) of word i / 2. */
+static LLVMValueRef fill_halves(TargetCtx *c, LLVMValueRef *v)
+{
+    LLVMTypeRef i16 = LLVMInt16TypeInContext(c->ctx);
+    LLVMValueRef w[2];
+    for (int j = 0; j < 2; j++) {
+        LLVMValueRef lo = LLVMBuildZExt(c->b, LLVMBuildBitCast(c->b, v[2 * j], i16, ""), i32_t(c), "");
+        LLVMValueRef hi = LLVMBuildZExt(c->b, LLVMBuildBitCast(c->b, v[2 * j + 1], i16, ""), i32_t(c), "");
+        w[j] = LLVMBuildOr(c->b, lo, LLVMBuildShl(c->b, hi, LLVMConstInt(i32_t(c), 16, 0), ""), "");
+    }
+    return fill(c, w, 2);
+}
+
+static void sim_mfma(TargetCtx *c, MmaKind kind, int inst, LLVMValueRef *a, LLVMValueRef *b,
+                     LLVMValueRef *acc, LLVMValueRef *d)
+{
+    int nacc = inst * inst / 64;
+    LLVMValueRef pa = fill_halves(c, a), pb = fill_halves(c, b), pc = fill(c, acc, nacc);
+    LLVMValueRef pd = words(c, nacc);
+    LLVMTypeRef pt[7] = {ptr_t(c), i32_t(c), i32_t(c), ptr_t(c), ptr_t(c), ptr_t(c), ptr_t(c)};
+    LLVMValueRef args[7] = {c->thread, LLVMConstInt(i32_t(c), kind == MMA_BF16_F32, 0),
+                            LLVMConstInt(i32_t(c), (unsigned)inst, 0), pa, pb, pc, pd};
+    sim_call(c, c->b, "tile_sim_mfma", LLVMVoidTypeInContext(c->ctx), pt, args, 7);
+    LLVMTypeRef f32 = LLVMFloatTypeInContext(c->ctx);
+    for (int i = 0; i < nacc; i++)
+        d[i] = LLVMBuildBitCast(c->b, LLVMBuildLoad2(c->b, i32_t(c), word_at(c, pd, i), ""), f32, "");
+}
+
 static void sim_ldmatrix(TargetCtx *c, int nmat, int trans, LLVMValueRef ptr, LLVMValueRef *out)
 {
     LLVMValueRef po = words(c, 4);
@@ -185,4 +214,34 @@ static const Target sim_target = {
     .module_finish = sim_module_finish,
 };
 
+/* "sim-amd": the AMD lowering path (CDNA: waves of 64 lanes, MFMA, 64 KiB of LDS, no
+ * asynchronous copies) on the same emulator, so the code an AMD GPU would run is executed and
+ * checked in CI, where no AMD GPU is. */
+static const Target sim_amd_target = {
+    .kind = TARGET_SIM,
+    .name = "sim-amd",
+    .threads_per_warp = 64,
+    .max_warps = 16,
+    .max_regs = 256,
+    .unroll_elements = 1,
+    .soft_bf16 = 1,
+    .max_frame_bytes = 768 << 10,
+    .kernel_begin = sim_kernel_begin,
+    .kernel_finish = sim_kernel_finish,
+    .thread_id = sim_thread_id,
+    .program_id = sim_program_id,
+    .num_programs = sim_num_programs,
+    .barrier = sim_barrier,
+    .mma = TARGET_MMA_MFMA,
+    .smem_limit = 65536,
+    .shuffle_xor = sim_shuffle_xor,
+    .shuffle_idx = sim_shuffle_idx,
+    .mfma = sim_mfma,
+    .smem_base = sim_smem_base,
+    .smem_access = sim_smem_access,
+    .math = target_math_llvm,
+    .module_finish = sim_module_finish,
+};
+
 const Target *target_sim(void) { return &sim_target; }
+const Target *target_sim_amd(void) { return &sim_amd_target; }

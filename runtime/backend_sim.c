@@ -19,28 +19,44 @@ static const CjSymbol SIM_SYMBOLS[] = {
     S(tile_sim_thread_id), S(tile_sim_smem), S(tile_sim_barrier), S(tile_sim_shfl_xor),
     S(tile_sim_shfl_idx), S(tile_sim_smem_access), S(tile_sim_mma), S(tile_sim_ldmatrix),
     S(tile_sim_cp_async), S(tile_sim_cp_async_commit), S(tile_sim_cp_async_wait),
+    S(tile_sim_mfma),
 #undef S
 };
 
+/* TILE_SIM_TARGET=sim-amd: compile for and emulate AMD's path (waves of 64 lanes, MFMA). */
+static int amd_path(void)
+{
+    const char *t = getenv("TILE_SIM_TARGET");
+    return t && strcmp(t, "sim-amd") == 0;
+}
+
 static tile_Status sim_open(void **out, int device, char *err)
 {
+    const char *t = getenv("TILE_SIM_TARGET");
+    if (t && *t && strcmp(t, "sim") != 0 && strcmp(t, "sim-amd") != 0) {
+        snprintf(err, BK_ERR_MAX, "TILE_SIM_TARGET='%s' is not sim or sim-amd", t);
+        return TILE_ERROR_INVALID_ARGUMENT;
+    }
     if (device != 0) {
         snprintf(err, BK_ERR_MAX, "device %d: the sim backend has one device, 0", device);
         return TILE_ERROR_NO_DEVICE;
     }
-    return cj_open(out, "SIMT emulator on the host CPU", "sim|", SIM_SYMBOLS,
+    int amd = amd_path();
+    return cj_open(out, amd ? "SIMT emulator on the host CPU (AMD wave64 path)"
+                            : "SIMT emulator on the host CPU",
+                   amd ? "sim-amd|" : "sim|", SIM_SYMBOLS,
                    (int)(sizeof SIM_SYMBOLS / sizeof SIM_SYMBOLS[0]), err);
 }
 
-static const char *sim_arch(void *dev) { return "sim"; }
-static const char *sim_target(void *dev) { return "sim"; }
+static const char *sim_arch(void *dev) { return amd_path() ? "sim-amd" : "sim"; }
+static const char *sim_target(void *dev) { return sim_arch(dev); }
 
 /* ---- launch ---- */
 typedef struct SimLaunch {
     SimEntry fn;
     void **args;
     unsigned grid[3];
-    int threads, smem_bytes, strict;
+    int threads, smem_bytes, strict, warp;
     pthread_mutex_t lock;
     _Atomic uint64_t first_bad; /* lowest program index that failed; UINT64_MAX: none */
     char err[BK_ERR_MAX];
@@ -67,7 +83,7 @@ static void run_program(void *user, uint64_t i)
     SimProgram p = { l->fn, l->args,
                      { (int32_t)(i % gx), (int32_t)(i / gx % gy), (int32_t)(i / (gx * gy)),
                        (int32_t)l->grid[0], (int32_t)l->grid[1], (int32_t)l->grid[2] },
-                     l->threads, l->smem_bytes, l->strict };
+                     l->threads, l->smem_bytes, l->strict, l->warp };
     char err[BK_ERR_MAX];
     if (sim_run(&p, err, sizeof err) != 0)
         failed(l, i, err);
@@ -84,7 +100,8 @@ static tile_Status sim_launch(void *dev, void *fn, const unsigned grid[3], int t
 {
     CpuDev *d = dev;
     SimLaunch l = { (SimEntry)(uintptr_t)fn, args, { grid[0], grid[1], grid[2] }, threads,
-                    smem_bytes, strict_mode(), PTHREAD_MUTEX_INITIALIZER, UINT64_MAX, "" };
+                    smem_bytes, strict_mode(), amd_path() ? 64 : 32, PTHREAD_MUTEX_INITIALIZER,
+                    UINT64_MAX, "" };
     cpu_pool_run(d->pool, (uint64_t)grid[0] * grid[1] * grid[2], run_program, &l);
     pthread_mutex_destroy(&l.lock);
     if (l.first_bad == UINT64_MAX)

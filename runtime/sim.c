@@ -31,9 +31,14 @@ int sim_fail(SimState *s, const char *fmt, ...)
     return -1;
 }
 
+/* The warp of the program this worker runs (set by program_begin). */
+static _Thread_local int current_warp = 32;
+
+int sim_warp_size(void) { return current_warp; }
+
 const char *sim_who(int tid, char buf[48])
 {
-    snprintf(buf, 48, "thread %d (warp %d, lane %d)", tid, tid / SIM_WARP, tid % SIM_WARP);
+    snprintf(buf, 48, "thread %d (warp %d, lane %d)", tid, tid / current_warp, tid % current_warp);
     return buf;
 }
 
@@ -150,6 +155,7 @@ static int program_begin(SimState *s, const SimProgram *p)
     s->err[0] = 0;
     s->prog = p;
     s->nthreads = p->threads;
+    s->warp = current_warp = p->warp ? p->warp : 32;
     if (smem_reserve(s, (size_t)p->smem_bytes) != 0)
         return sim_fail(s, "out of memory for %d bytes of shared memory", p->smem_bytes);
     sim_shadow_next_epoch(s);
@@ -179,7 +185,8 @@ static const char *wait_name(SimWait w)
     static const char *names[] = {
         [SW_RUN] = "running", [SW_BARRIER] = "waits at a barrier",
         [SW_SHFL_XOR] = "waits at shfl.xor", [SW_SHFL_IDX] = "waits at shfl.idx",
-        [SW_MMA] = "waits at mma.sync", [SW_LDMATRIX] = "waits at ldmatrix",
+        [SW_MMA] = "waits at mma.sync", [SW_MFMA] = "waits at mfma",
+        [SW_LDMATRIX] = "waits at ldmatrix",
         [SW_DONE] = "has returned",
     };
     return names[w];
@@ -196,19 +203,19 @@ static int divergent(SimState *s, const SimThread *a, const SimThread *b)
 static int resolve_warp(SimState *s, SimThread *lanes)
 {
     const SimThread *first = NULL;
-    for (int l = 0; l < SIM_WARP; l++)
+    for (int l = 0; l < s->warp; l++)
         if (is_collective(lanes[l].wait)) {
             first = &lanes[l];
             break;
         }
     if (!first)
         return 0;
-    for (int l = 0; l < SIM_WARP; l++)
+    for (int l = 0; l < s->warp; l++)
         if (lanes[l].wait != first->wait)
             return divergent(s, first, &lanes[l]);
     if (sim_warp_complete(s, lanes) != 0)
         return -1;
-    for (int l = 0; l < SIM_WARP; l++)
+    for (int l = 0; l < s->warp; l++)
         lanes[l].wait = SW_RUN;
     return 1;
 }
@@ -237,8 +244,8 @@ static int resolve_barrier(SimState *s)
 static int resolve(SimState *s)
 {
     int progress = 0;
-    for (int w = 0; w < s->nthreads / SIM_WARP; w++) {
-        int r = resolve_warp(s, &s->threads[w * SIM_WARP]);
+    for (int w = 0; w < s->nthreads / s->warp; w++) {
+        int r = resolve_warp(s, &s->threads[w * s->warp]);
         if (r < 0)
             return -1;
         progress |= r;
@@ -262,10 +269,11 @@ static int schedule(SimState *s)
 
 static int check_program(const SimProgram *p, char *err, size_t errlen)
 {
+    int warp = p && p->warp ? p->warp : 32;
     const char *why = !p || !p->fn ? "no kernel entry"
-                    : p->threads < SIM_WARP || p->threads > SIM_MAX_THREADS ||
-                              p->threads % SIM_WARP
-                        ? "threads must be a multiple of 32 in 32..1024"
+                    : warp != 32 && warp != 64 ? "warps have 32 or 64 lanes"
+                    : p->threads < warp || p->threads > SIM_MAX_THREADS || p->threads % warp
+                        ? "threads must be a multiple of the warp (32 or 64) up to 1024"
                     : p->smem_bytes < 0 ? "negative shared-memory size" : NULL;
     if (why)
         snprintf(err, errlen, "sim: %s (threads %d)", why, p ? p->threads : 0);

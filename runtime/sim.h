@@ -16,10 +16,11 @@ typedef struct SimProgram {
     SimEntry fn;
     void **args;
     int32_t grid[6];  /* program id x, y, z, then the grid's size x, y, z */
-    int threads;      /* a multiple of 32, 32 .. 1024 */
+    int threads;      /* a multiple of the warp, up to 1024 */
     int smem_bytes;   /* shared memory: exactly this much, accesses beyond are errors */
     int strict;       /* also report stores of equal values to the same bytes by several
                        * threads between two barriers (harmless on hardware) */
+    int warp;         /* lanes per warp: 32, or 64 (AMD's waves, the sim-amd target); 0: 32 */
 } SimProgram;
 
 /* Runs one program instance on the calling thread, with the calling thread's emulator state

@@ -46,8 +46,26 @@ void tile_sim_mma(void *thread, int32_t kind, const uint32_t *a, const uint32_t 
     }
     t->kind = kind;
     t->trans = 0;
+    t->inst = 0;
     t->a = a, t->b = b, t->c = c, t->d = d;
     sim_block(t, SW_MMA);
+}
+
+void tile_sim_mfma(void *thread, int32_t kind, int32_t inst, const uint32_t *a,
+                   const uint32_t *b, const uint32_t *c, uint32_t *d)
+{
+    SimThread *t = thread;
+    if ((kind != 0 && kind != 1) || (inst != 16 && inst != 32)) {
+        char who[48];
+        sim_fail(t->s, "mfma: %s gives an unknown kind %d or size %d", sim_who(t->id, who),
+                 kind, inst);
+        sim_abandon(t);
+    }
+    t->kind = kind;
+    t->trans = 0;
+    t->inst = inst;
+    t->a = a, t->b = b, t->c = c, t->d = d;
+    sim_block(t, SW_MFMA);
 }
 
 void tile_sim_ldmatrix(void *thread, int32_t nmat, int32_t trans, const void *row_addr,
@@ -62,6 +80,7 @@ void tile_sim_ldmatrix(void *thread, int32_t nmat, int32_t trans, const void *ro
     }
     t->kind = nmat;
     t->trans = trans != 0;
+    t->inst = 0;
     t->addr = row_addr;
     t->d = out;
     sim_block(t, SW_LDMATRIX);

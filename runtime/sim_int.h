@@ -10,13 +10,13 @@
 #include "sim_fiber.h"
 
 enum {
-    SIM_WARP = 32, SIM_MAX_THREADS = 1024, SIM_STACK_BYTES = 1 << 20, SIM_ERR = 512,
+    SIM_MAX_WARP = 64, SIM_MAX_THREADS = 1024, SIM_STACK_BYTES = 1 << 20, SIM_ERR = 512,
     SIM_RECHECK_MAX = 64, /* widest store whose equal-value overlap is confirmed, not reported */
 };
 
 /* Where a simulated thread is: running (or ready to), waiting at a sync point, returned. */
 typedef enum {
-    SW_RUN, SW_BARRIER, SW_SHFL_XOR, SW_SHFL_IDX, SW_MMA, SW_LDMATRIX, SW_DONE
+    SW_RUN, SW_BARRIER, SW_SHFL_XOR, SW_SHFL_IDX, SW_MMA, SW_MFMA, SW_LDMATRIX, SW_DONE
 } SimWait;
 
 /* One shared-memory byte's history in the current barrier interval ("epoch"). */
@@ -53,7 +53,7 @@ typedef struct SimThread {
     SimWait wait;
     Fiber fiber;
     /* operands of the collective it waits at, and its result */
-    int32_t value, arg, kind, trans, result;
+    int32_t value, arg, kind, trans, inst, result;
     const void *addr;
     const uint32_t *a, *b, *c;
     uint32_t *d;
@@ -67,6 +67,7 @@ struct SimState {
     Fiber sched;                 /* the worker's own stack */
     SimThread *threads;          /* SIM_MAX_THREADS; stacks mapped on first use */
     int nthreads;
+    int warp;                    /* lanes per warp: 32 or 64 */
     const SimProgram *prog;
     unsigned char *smem;         /* this program's shared memory */
     size_t smem_size, smem_cap;
@@ -80,6 +81,7 @@ struct SimState {
 /* sim.c */
 int sim_fail(SimState *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *sim_who(int tid, char buf[48]); /* "thread 37 (warp 1, lane 5)" */
+int sim_warp_size(void);                    /* the running program's warp: 32 or 64 */
 void sim_block(SimThread *t, SimWait w);    /* waits at a sync point until it completes */
 _Noreturn void sim_abandon(SimThread *t);   /* after sim_fail: never resumes */
 
@@ -97,7 +99,7 @@ int sim_shadow_access(SimState *s, SimThread *t, const void *addr, int bytes, Sh
 int sim_shadow_recheck(SimThread *t);
 void sim_shadow_pend(SimState *s, uint32_t off, int bytes, uint16_t mark);
 
-/* sim_warp.c: completes the collective all 32 lanes wait at. 0, or -1 (sim_fail). */
+/* sim_warp.c: completes the collective all lanes of a warp wait at. 0, or -1 (sim_fail). */
 int sim_warp_complete(SimState *s, SimThread *lanes);
 
 /* sim_async.c */

@@ -1,5 +1,6 @@
-/* sim_warp.c: warp collectives, computed once all 32 lanes of a warp wait at one. Shuffles
- * are shfl.sync with a full mask and clamp 31; mma.sync and ldmatrix follow the fragment
+/* sim_warp.c: warp collectives, computed once all lanes of a warp (32, or AMD's 64) wait at
+ * one. Shuffles are shfl.sync with a full mask (a lane past the warp keeps its own value);
+ * AMD's MFMA follows the ISA's matrix layouts (sim_abi.h); mma.sync and ldmatrix follow the fragment
  * tables of the PTX ISA (groupID = lane / 4, threadID_in_group = lane % 4). mma: products are
  * exact (f16, bf16 and tf32 products fit a double), the k products and c are summed in double
  * and rounded once to f32; tf32 inputs keep their top 19 bits (the low 13 mantissa bits are
@@ -11,18 +12,18 @@
 
 /* ---- shuffles ---- */
 
-static void shfl_xor(SimThread *l)
+static void shfl_xor(SimThread *l, int warp)
 {
-    for (int i = 0; i < SIM_WARP; i++) {
-        uint32_t j = (uint32_t)i ^ (uint32_t)l[i].arg; /* past lane 31: keeps its own value */
-        l[i].result = j < SIM_WARP ? l[j].value : l[i].value;
+    for (int i = 0; i < warp; i++) {
+        uint32_t j = (uint32_t)i ^ (uint32_t)l[i].arg; /* past the last lane: its own value */
+        l[i].result = j < (uint32_t)warp ? l[j].value : l[i].value;
     }
 }
 
-static void shfl_idx(SimThread *l)
+static void shfl_idx(SimThread *l, int warp)
 {
-    for (int i = 0; i < SIM_WARP; i++)
-        l[i].result = l[(uint32_t)l[i].arg & 31].value;
+    for (int i = 0; i < warp; i++)
+        l[i].result = l[(uint32_t)l[i].arg & (uint32_t)(warp - 1)].value;
 }
 
 /* ---- mma.sync ---- */
@@ -102,7 +103,7 @@ static void mma(SimThread *l, int kind)
 {
     MmaShape sh = mma_shape(kind);
     double A[16][32], B[32][8], C[16][8];
-    for (int lane = 0; lane < SIM_WARP; lane++) {
+    for (int lane = 0; lane < 32; lane++) {
         for (int i = 0; i < 4 * sh.per_word; i++) {
             int r, c;
             a_coord(kind, lane, i, &r, &c);
@@ -116,7 +117,7 @@ static void mma(SimThread *l, int kind)
                 kind == TILE_SIM_MMA_M16N8K32_S8_S32 ? (double)(int32_t)c : f32_value(c);
         }
     }
-    for (int lane = 0; lane < SIM_WARP; lane++)
+    for (int lane = 0; lane < 32; lane++)
         for (int i = 0; i < 4; i++) {
             int r = (lane >> 2) + 8 * (i >> 1), n = 2 * (lane & 3) + (i & 1);
             double s = C[r][n];
@@ -126,6 +127,47 @@ static void mma(SimThread *l, int kind)
             uint32_t bits;
             memcpy(&bits, &f, 4);
             l[lane].d[i] = kind == TILE_SIM_MMA_M16N8K32_S8_S32 ? (uint32_t)(int64_t)s : bits;
+        }
+}
+
+/* ---- AMD MFMA (wave64) ---- */
+
+static double half_value(int bf16, uint32_t x)
+{
+    return bf16 ? f32_value(x << 16) : f16_value(x);
+}
+
+/* Element i (0..3) of a lane's 4 16-bit operand elements. */
+static uint32_t elem16(const uint32_t *w, int i) { return w[i / 2] >> (16 * (i % 2)) & 0xffff; }
+
+/* Row of accumulator element i of `lane` (its column is lane % inst). */
+static int mfma_row(int inst, int lane, int i)
+{
+    return inst == 16 ? 4 * (lane / 16) + i : 8 * (i / 4) + 4 * ((lane / 32) % 2) + i % 4;
+}
+
+/* D = A * B + C over the wave, in double, rounded once to f32. */
+static void mfma(SimThread *l, int bf16, int inst)
+{
+    int K = inst == 16 ? 16 : 8, nacc = inst * inst / 64;
+    double A[32][16], B[16][32], C[32][32];
+    for (int lane = 0; lane < 64; lane++) {
+        for (int i = 0; i < 4; i++) {
+            int k = 4 * (lane / inst) + i;
+            A[lane % inst][k] = half_value(bf16, elem16(l[lane].a, i));
+            B[k][lane % inst] = half_value(bf16, elem16(l[lane].b, i));
+        }
+        for (int i = 0; i < nacc; i++)
+            C[mfma_row(inst, lane, i)][lane % inst] = f32_value(l[lane].c[i]);
+    }
+    for (int lane = 0; lane < 64; lane++)
+        for (int i = 0; i < nacc; i++) {
+            int r = mfma_row(inst, lane, i), c = lane % inst;
+            double s = C[r][c];
+            for (int k = 0; k < K; k++)
+                s += A[r][k] * B[k][c];
+            float f = (float)s;
+            memcpy(&l[lane].d[i], &f, 4);
         }
 }
 
@@ -156,7 +198,7 @@ static int ldmatrix(SimState *s, SimThread *l)
         for (int r = 0; r < 8; r++)
             if (ldm_row(s, &l[8 * j + r], m[j][r]) != 0)
                 return -1;
-    for (int i = 0; i < SIM_WARP; i++)
+    for (int i = 0; i < 32; i++)
         for (int j = 0; j < nmat; j++) {
             int r = i >> 2, c = 2 * (i & 3);
             uint32_t lo = trans ? m[j][c][r] : m[j][r][c];
@@ -171,12 +213,14 @@ static int ldmatrix(SimState *s, SimThread *l)
 /* Lanes of one collective must agree on its shape. */
 static int agree(SimState *s, SimThread *l)
 {
-    for (int i = 1; i < SIM_WARP; i++)
-        if (l[i].kind != l[0].kind || l[i].trans != l[0].trans) {
+    for (int i = 1; i < s->warp; i++)
+        if (l[i].kind != l[0].kind || l[i].trans != l[0].trans || l[i].inst != l[0].inst) {
             char a[48], b[48];
             return sim_fail(s, "divergent barrier/shuffle: %s and %s wait at %s of different "
                             "shapes (%d%s, %d%s)", sim_who(l[0].id, a), sim_who(l[i].id, b),
-                            l[0].wait == SW_MMA ? "mma.sync" : "ldmatrix", l[0].kind,
+                            l[0].wait == SW_MMA    ? "mma.sync"
+                            : l[0].wait == SW_MFMA ? "mfma"
+                                                   : "ldmatrix", l[0].kind,
                             l[0].trans ? " trans" : "", l[i].kind, l[i].trans ? " trans" : "");
         }
     return 0;
@@ -185,14 +229,26 @@ static int agree(SimState *s, SimThread *l)
 int sim_warp_complete(SimState *s, SimThread *lanes)
 {
     switch (lanes[0].wait) {
-    case SW_SHFL_XOR: shfl_xor(lanes); return 0;
-    case SW_SHFL_IDX: shfl_idx(lanes); return 0;
+    case SW_SHFL_XOR: shfl_xor(lanes, s->warp); return 0;
+    case SW_SHFL_IDX: shfl_idx(lanes, s->warp); return 0;
+    case SW_MFMA:
+        if (s->warp != 64)
+            return sim_fail(s, "mfma in a warp of %d lanes (AMD's waves have 64)", s->warp);
+        if (agree(s, lanes) != 0)
+            return -1;
+        mfma(lanes, lanes[0].kind, lanes[0].inst);
+        return 0;
     case SW_MMA:
+        if (s->warp != 32)
+            return sim_fail(s, "mma.sync in a warp of %d lanes (32 on NVIDIA)", s->warp);
         if (agree(s, lanes) != 0)
             return -1;
         mma(lanes, lanes[0].kind);
         return 0;
-    case SW_LDMATRIX: return agree(s, lanes) != 0 ? -1 : ldmatrix(s, lanes);
+    case SW_LDMATRIX:
+        if (s->warp != 32)
+            return sim_fail(s, "ldmatrix in a warp of %d lanes (32 on NVIDIA)", s->warp);
+        return agree(s, lanes) != 0 ? -1 : ldmatrix(s, lanes);
     default: return sim_fail(s, "internal error: no collective to complete");
     }
 }

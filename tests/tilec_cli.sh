@@ -99,6 +99,13 @@ has "ok" out "run --check"
 expect 0 "run on the sim backend, checked against the CPU" -- "$tilec" run examples/add.tile:add n=1000 --backend=sim --check
 has "on sim (SIMT emulator" out "run --backend=sim names the emulator"
 has "check out against cpu: .*ok" out "run --backend=sim --check"
+expect 0 "run on the sim backend's AMD path" -- env TILE_SIM_TARGET=sim-amd "$tilec" run \
+    examples/softmax.tile:softmax n_rows=5 n_cols=300 --backend=sim --check
+has "AMD wave64 path" out "TILE_SIM_TARGET=sim-amd names the AMD path"
+has "check out against cpu: .*ok" out "TILE_SIM_TARGET=sim-amd --check"
+expect 1 "an unknown TILE_SIM_TARGET" -- env TILE_SIM_TARGET=gfx942 "$tilec" run \
+    examples/add.tile:add n=10 --backend=sim
+has "TILE_SIM_TARGET='gfx942' is not sim or sim-amd" err "an unknown TILE_SIM_TARGET says so"
 expect 0 "emit for the sim target" -- "$tilec" emit --emit=llvm --target=sim examples/softmax.tile
 has "tile_sim_barrier" out "sim code calls the emulator's barrier"
 expect 2 "run: missing scalar" -- "$tilec" run examples/add.tile:add --backend=cpu n=

@@ -458,8 +458,9 @@ static int runner_open(Runner *r, tile_Backend b, const char *file, const char *
 {
     tile_Status s = tile_context_open(b, &r->ctx);
     if (s != TILE_OK) {
+        const char *why = tile_error(r->ctx); /* NULL context: this thread's last error */
         tilec_error("cannot open the %s backend: %s%s%s", tile_backend_name(b), status_name(s),
-                    r->ctx ? ": " : "", r->ctx ? tile_error(r->ctx) : "");
+                    why && *why ? ": " : "", why ? why : "");
         return -1;
     }
     tilec_log_install(r->ctx);

@@ -701,7 +701,14 @@ static int t_targets(Arena *a)
     const Target *t = target_lookup("sm_90a");
     CHECKF(t && t->kind == TARGET_NVPTX && t->sm == 90 && strcmp(t->cpu, "sm_90a") == 0, "sm_90a");
     CHECKF(target_lookup("sm_90a") == t, "targets are cached");
-    CHECKF(!target_lookup("sm_x") && !target_lookup("gfx90a"), "unknown targets");
+    CHECKF(!target_lookup("sm_x") && !target_lookup("gfx91x") && !target_lookup("gfx"),
+           "unknown targets");
+    const Target *amd = target_lookup("gfx942"), *rdna = target_lookup("gfx1100");
+    CHECKF(amd && amd->kind == TARGET_AMDGPU && amd->threads_per_warp == 64 &&
+           amd->mma == TARGET_MMA_MFMA && target_lookup("gfx942") == amd, "gfx942");
+    CHECKF(rdna && rdna->threads_per_warp == 32 && rdna->mma == TARGET_MMA_NONE, "gfx1100");
+    const Target *samd = target_lookup("sim-amd");
+    CHECKF(samd && samd->kind == TARGET_SIM && samd->threads_per_warp == 64, "sim-amd");
     (void)a;
     return 0;
 }

@@ -224,7 +224,7 @@ static int t_after_errors(void)
     int at = 200;
     CHECK(sim_test_run(k_oob, &at, 1024, 100, 0, err) != 0);
     CHECK(sim_test_run(k_oob, &at, 33, 100, 0, err) != 0);
-    HAS(err, "threads must be a multiple of 32");
+    HAS(err, "threads must be a multiple of the warp");
     CHECK(sim_test_run(NULL, NULL, 32, 0, 0, err) != 0);
     return t_barrier();
 }
