@@ -72,6 +72,12 @@ typedef struct BackendOps {
     /* 1 once a sticky fault (illegal address, ...) made the device context unusable. */
     int (*context_lost)(void *dev);
     const char *(*driver_version)(void *dev); /* "12080"; "" on the CPU */
+
+    /* ---- a caller's stream; NULL where a backend has none (only the default exists) ---- */
+    /* Later launches go on `stream` (a CUstream; NULL: the default stream). */
+    tile_Status (*set_stream)(void *dev, void *stream, char *err);
+    /* 1 while the launch stream is being captured into a graph: nothing may synchronize. */
+    int (*capturing)(void *dev);
 } BackendOps;
 
 extern const BackendOps rt_backend_cpu;

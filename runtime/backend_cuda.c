@@ -32,6 +32,7 @@ typedef struct CudaDev {
     pthread_mutex_t tune_lock; /* guards the timing events and the L2 flush buffer */
     CUevent ev[2];
     CUdeviceptr flush_buf;
+    _Atomic(CUstream) stream; /* where launches go: the caller's (tile_set_stream) or NULL */
 } CudaDev;
 
 static void load_driver(void)
@@ -338,10 +339,31 @@ static tile_Status cuda_launch(void *dev, void *fn, const unsigned grid[3], int 
                                int smem_bytes, void **args, char *err)
 {
     tile_Status st = current(dev, err);
+    CUstream stream = atomic_load(&((CudaDev *)dev)->stream);
     if (st == TILE_OK)
         CU_TRY(cuLaunchKernel, (fn, grid[0], grid[1], grid[2], (unsigned)threads, 1, 1,
-                                (unsigned)smem_bytes, NULL, args, NULL));
+                                (unsigned)smem_bytes, stream, args, NULL));
     return st;
+}
+
+static tile_Status cuda_set_stream(void *dev, void *stream, char *err)
+{
+    (void)err;
+    atomic_store(&((CudaDev *)dev)->stream, (CUstream)stream);
+    return TILE_OK;
+}
+
+/* A stream being captured (or one the driver cannot ask about) counts as capturing: then
+ * nothing synchronizes or times on the device. */
+static int cuda_capturing(void *dev)
+{
+    CUstream stream = atomic_load(&((CudaDev *)dev)->stream);
+    int status = CU_STREAM_CAPTURE_STATUS_NONE;
+    char err[BK_ERR_MAX];
+    if (current(dev, err) != TILE_OK)
+        return 0;
+    return cu.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS ||
+           status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 /* ---- for the tuner ---- */
@@ -436,5 +458,5 @@ const BackendOps rt_backend_cuda = {
     cuda_fallback, cuda_cache_id, cuda_max_grid, cuda_malloc, cuda_free, cuda_h2d, cuda_d2h,
     cuda_memset, cuda_sync, cuda_finalize, cuda_load, cuda_unload, cuda_get_function,
     cuda_launch, cuda_limits, cuda_func_attrs, cuda_timed_launch, cuda_flush_l2,
-    cuda_context_lost, cuda_driver_version,
+    cuda_context_lost, cuda_driver_version, cuda_set_stream, cuda_capturing,
 };

@@ -39,6 +39,7 @@ enum {
     CU_JIT_ERROR_LOG_BUFFER = 5,
     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
     CU_JIT_INPUT_PTX = 1,
+    CU_STREAM_CAPTURE_STATUS_NONE = 0,
 };
 
 /* X(name, symbol in libcuda, (parameters)) */
@@ -79,6 +80,7 @@ enum {
       (CUlinkState state, int type, void *data, size_t size, const char *name, unsigned n, \
        CUjit_option *opts, void **vals)) \
     X(cuLinkComplete, "cuLinkComplete", (CUlinkState state, void **cubin, size_t *size)) \
-    X(cuLinkDestroy, "cuLinkDestroy", (CUlinkState state))
+    X(cuLinkDestroy, "cuLinkDestroy", (CUlinkState state)) \
+    X(cuStreamIsCapturing, "cuStreamIsCapturing", (CUstream s, int *status))
 
 #endif

@@ -136,7 +136,7 @@ static tile_Status check_copy(tile_Context *ctx, const char *fn, uint64_t dev,
                               const void *host, size_t bytes)
 {
     tile_Status st = rt_handle_check(ctx, RT_CONTEXT, fn);
-    if (st != TILE_OK || !bytes)
+    if (st != TILE_OK || !bytes || (st = rt_refuse_in_capture(ctx, fn)) != TILE_OK)
         return st;
     if (!host)
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
@@ -176,7 +176,7 @@ tile_Status tile_memset(tile_Context *ctx, tile_DevPtr dst, int byte, size_t byt
 tile_Status tile_synchronize(tile_Context *ctx)
 {
     tile_Status st = rt_handle_check(ctx, RT_CONTEXT, "tile_synchronize");
-    if (st != TILE_OK)
+    if (st != TILE_OK || (st = rt_refuse_in_capture(ctx, "tile_synchronize")) != TILE_OK)
         return st;
     char err[BK_ERR_MAX];
     st = ctx->ops->sync(ctx->dev, err);

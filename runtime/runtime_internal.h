@@ -120,6 +120,11 @@ tile_Status rt_error(tile_Context *ctx, tile_Status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void rt_log(tile_Context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* 1 while the context's stream is being captured into a graph (tile_set_stream). */
+int rt_capturing(tile_Context *ctx);
+/* TILE_OK, or TILE_ERROR_INVALID_ARGUMENT and the message "WHAT: ... captured" when it is. */
+tile_Status rt_refuse_in_capture(tile_Context *ctx, const char *what);
+
 /* The allocation or borrowed range holding addr, copied into *out: 1, or 0 when none. */
 int rt_alloc_of(tile_Context *ctx, uint64_t addr, RtRange *out);
 

@@ -146,6 +146,20 @@ tile_Status tile_borrow(tile_Context *ctx, tile_DevPtr ptr, size_t bytes);
 tile_Status tile_unborrow(tile_Context *ctx, tile_DevPtr ptr);
 tile_Status tile_synchronize(tile_Context *ctx);
 
+/* ---- streams ----
+ * tile_set_stream: this context's launches go on `stream`, a CUstream the caller created on the
+ * context's device (NULL: the default stream, as after tile_context_open); the caller keeps
+ * it alive while it is set. Launches are asynchronous on a stream; copies, memsets and
+ * tile_synchronize stay synchronous (default stream, whole device). The CPU and sim backends
+ * have only the default stream: any other is TILE_ERROR_UNSUPPORTED.
+ * CUDA graphs: launches on a stream being captured (cuStreamBeginCapture) are recorded into
+ * the graph. Inside a capture nothing synchronizes or times: a launch whose configuration
+ * would be tuned uses the tuning cache's choice, else the fallback (first) configuration,
+ * and logs that it did; tile_tune, tile_synchronize, copies and memsets fail with
+ * TILE_ERROR_INVALID_ARGUMENT. Launch each kernel once before capturing: its first launch
+ * compiles and loads code, which a capture may not allow. */
+tile_Status tile_set_stream(tile_Context *ctx, void *stream);
+
 /* ---- launching ---- */
 typedef enum tile_ArgKind { TILE_ARG_PTR, TILE_ARG_INT, TILE_ARG_FLOAT } tile_ArgKind;
 typedef struct tile_Arg {

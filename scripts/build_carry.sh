@@ -11,9 +11,13 @@ BUILD_DIR=build-static scripts/build.sh -DTILE_STATIC_LLVM=ON -DCMAKE_BUILD_TYPE
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-for b in tilec tests/exec/test_exec examples/embed examples/paged_attention bench/launch_overhead; do
+for b in tilec tests/exec/test_exec tests/runtime/test_stream examples/embed \
+         examples/paged_attention bench/launch_overhead; do
     strip -s -o "$stage/bin/$(basename "$b")" "build-static/$b"
 done
+# libtile.so with LLVM inside, for the Python package's tests there
+cp -L build-static/libtile.so.0 "$stage/lib/"
+strip -s "$stage/lib/libtile.so.0"
 # shared libraries outside glibc (libz3, libxml2, ...) travel along
 for lib in $(ldd "$stage"/bin/* | awk '/=> \//{print $3}' | sort -u); do
     case $(basename "$lib") in

@@ -31,6 +31,12 @@ run_example ../stdlib/attention/flash_fwd.tile:flash_fwd batch=2 heads=8 kv_head
     q_sb=heads*seq_q*64 q_sh=seq_q*64 q_ss=64 k_sb=kv_heads*seq_k*64 k_sh=seq_k*64 k_ss=64 \
     v_sb=k_sb v_sh=k_sh v_ss=64 o_sb=q_sb o_sh=q_sh o_ss=64 scale=0.125 window=0 softcap=0 \
     q=batch*q_sb k=batch*k_sb v=batch*k_sb o=batch*q_sb lse=1 -D CAUSAL=true
+echo "== launches on a caller's stream and in a CUDA graph"
+"$bin/test_stream" cuda || rc=1
+echo "== the Python package on PyTorch tensors (streams, CUDA graphs)"
+TILE_LIBRARY="$dir/lib/libtile.so.0" python3 tests/python/test_torch.py "$PWD"
+prc=$?
+[ $prc -eq 0 ] || [ $prc -eq 77 ] || rc=1
 echo "== embed and paged_attention"
 "$bin/embed" --backend=cuda examples/softmax.tile || rc=1
 "$bin/paged_attention" --backend=cuda || rc=1

@@ -407,7 +407,12 @@ static tile_Status resolve_miss(Miss *m, tile_Tuning mode, const ConstBinding *c
     tile_Status st = TILE_OK;
     if (n >= 0 && tcache_get(tc, m->key, best, &r))
         ms = r.ms;
-    if (n < 0 && mode == TILE_TUNING_AUTO) {
+    int captured = n < 0 && mode == TILE_TUNING_AUTO && rt_capturing(ctx);
+    if (captured) /* said through the context's log as well: the user asked for tuning */
+        rt_log(ctx, "tile: '%s' key '%s' not tuned: the stream is being captured into a graph; "
+               "using the fallback configuration (launch once before capturing to tune)",
+               m->k->func->name, m->key);
+    if (n < 0 && mode == TILE_TUNING_AUTO && !captured) {
         src = SRC_TUNED;
         if ((st = from_tuning(m, vals, &n, &ms)) != TILE_OK)
             return st;
@@ -506,6 +511,8 @@ tile_Status tune_tile_grid(tile_Kernel *k, const unsigned *grid, const tile_Arg 
     tile_Context *ctx = k->mod->ctx;
     if (nargs < 0 || (nargs && !args) || nconsts < 0 || (nconsts && !consts))
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_tune: bad args or consts");
+    if ((st = rt_refuse_in_capture(ctx, "tile_tune")) != TILE_OK)
+        return st;
     st = rt_args_check(k, args, nargs);
     if (st != TILE_OK)
         return st;

@@ -6,6 +6,11 @@ tensors (CUDA), through libtile.so and ctypes (no compiled extension).
     add = ctx.load("examples/add.tile")["add"]
     add(x, y, out, len(x), BLOCK=512)     # arguments in order, consts by name; grid from @grid
 
+On PyTorch CUDA tensors a kernel launches on PyTorch's current stream of the first tensor's
+device and returns without waiting, as a torch operation does (so it orders with torch's work
+and can be captured by torch.cuda.graph once it has run before); on NumPy arrays and CPU
+tensors it waits for the launch.
+
 Arrays are lent to the library for the launch (tile_borrow) and must be contiguous; their
 element type must be the parameter's (uint16 arrays stand for bf16). The library is found at
 $TILE_LIBRARY, else beside this package when installed (PREFIX/lib/python/tile ->
@@ -97,6 +102,7 @@ def _declare(lib):
             "tile_kernel_param": (i, [p, i, ctypes.POINTER(_Param)]),
             "tile_borrow": (i, [p, ctypes.c_uint64, ctypes.c_size_t]),
             "tile_unborrow": (i, [p, ctypes.c_uint64]), "tile_synchronize": (i, [p]),
+            "tile_set_stream": (i, [p, p]),
             "tile_launch": (i, [p, ctypes.POINTER(_Arg), i, ctypes.POINTER(_Const), i]),
             "tile_set_tuning": (None, [p, i]), "tile_backend": (i, [p]),
             "tile_backend_name": (c, [i]), "tile_device_name": (c, [p]),
@@ -205,6 +211,17 @@ def _buffer(x):
     return None
 
 
+def _torch_stream(args):
+    """PyTorch's current CUDA stream (a CUstream address) on the device of the first CUDA
+    tensor among args, or None when there is none: the launch then goes on the default stream
+    and is waited for, as on NumPy arrays."""
+    for x in args:
+        if hasattr(x, "is_cuda") and hasattr(x, "data_ptr") and x.is_cuda:
+            import torch
+            return torch.cuda.current_stream(x.device).cuda_stream or None
+    return None
+
+
 def _merged(ranges):
     """Overlapping or touching (address, bytes) ranges merged: views of one buffer are lent once."""
     out = []
@@ -297,8 +314,12 @@ class Kernel:
                         for x in r.results[:r.nresults]]
                 return {"key": r.key.decode(), "results": rows,
                         "best": rows[r.best][0] if r.best >= 0 else None}
+            stream = _torch_stream(args)
+            if ctx.backend == "cuda":
+                ctx._check(lib.tile_set_stream(ctx._handle(), stream), "setting the stream: ")
             ctx._check(lib.tile_launch(self._h, cargs, len(args), cconsts, len(consts)))
-            ctx._check(lib.tile_synchronize(ctx._handle()))
+            if stream is None:  # PyTorch's stream orders the launch as it orders its own ops
+                ctx._check(lib.tile_synchronize(ctx._handle()))
         finally:
             for addr in lent:
                 lib.tile_unborrow(ctx._handle(), addr)

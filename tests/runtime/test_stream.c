@@ -1,0 +1,169 @@
+/* test_stream.c: launches on a caller's CUDA stream and into a CUDA graph (tile_set_stream).
+ * The stream and graph calls go straight to the driver (dlopen libcuda), as a program that
+ * embeds tile on its framework's stream does. Checked: launches land on the stream (they run
+ * when it runs, not before); a capture records them and nothing in it synchronizes (copies,
+ * tile_synchronize and tile_tune are refused, a launch that would tune does not); replaying
+ * the graph twice applies them twice. Without a CUDA device: skipped (77). The CPU and sim
+ * backends accept only the default stream.
+ *   usage: test_stream [cuda | cpu]   (no argument: both) */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testing.h"
+#include "tile.h"
+
+typedef int CUresult;
+typedef struct CUstream_st *CUstream;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+
+static struct {
+    CUresult (*stream_create)(CUstream *, unsigned);
+    CUresult (*stream_destroy)(CUstream);
+    CUresult (*stream_sync)(CUstream);
+    CUresult (*begin_capture)(CUstream, int);
+    CUresult (*end_capture)(CUstream, CUgraph *);
+    CUresult (*instantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*graph_launch)(CUgraphExec, CUstream);
+    CUresult (*exec_destroy)(CUgraphExec);
+    CUresult (*graph_destroy)(CUgraph);
+} cu;
+
+static int load_cuda(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return -1;
+    void **slots[] = {(void **)&cu.stream_create, (void **)&cu.stream_destroy,
+                      (void **)&cu.stream_sync, (void **)&cu.begin_capture,
+                      (void **)&cu.end_capture, (void **)&cu.instantiate,
+                      (void **)&cu.graph_launch, (void **)&cu.exec_destroy,
+                      (void **)&cu.graph_destroy};
+    const char *names[] = {"cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize",
+                           "cuStreamBeginCapture_v2", "cuStreamEndCapture",
+                           "cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuGraphExecDestroy",
+                           "cuGraphDestroy"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!(*slots[i] = dlsym(h, names[i])))
+            return -1;
+    return 0;
+}
+
+/* add1: x += 1 over n elements; add2: the same with a tuned block size, never launched before
+ * the capture (so the capture is where it would tune). */
+static const char *const SRC =
+    "@grid(cdiv(n, BLOCK))\n"
+    "kernel add1(x: *f32, n: i32, const BLOCK: i32 = 256) {\n"
+    "    let i = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    store(x + i, load(x + i, mask=i < n) + 1.0, mask=i < n);\n"
+    "}\n"
+    "@grid(cdiv(n, BLOCK))\n"
+    "@tune(BLOCK = [128, 512])\n"
+    "@key(n: pow2)\n"
+    "kernel add2(x: *f32, n: i32, const BLOCK: i32 = 128) {\n"
+    "    let i = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    store(x + i, load(x + i, mask=i < n) + 2.0, mask=i < n);\n"
+    "}\n";
+
+enum { N = 100003 };
+
+static int all_equal(const float *x, float want)
+{
+    for (int i = 0; i < N; i++)
+        if (x[i] != want) {
+            fprintf(stderr, "x[%d] = %g, expected %g\n", i, (double)x[i], (double)want);
+            return 0;
+        }
+    return 1;
+}
+
+static void note_log(void *user, const char *msg)
+{
+    if (strstr(msg, "being captured"))
+        *(int *)user = 1;
+}
+
+static int graph_on(tile_Context *ctx, CUstream s, tile_Kernel *k1, tile_Kernel *k2,
+                    tile_DevPtr x, float *host)
+{
+    tile_Arg args[2] = {tile_ptr(x), tile_int(N)};
+    CHECK(cu.begin_capture(s, 0 /* global mode */) == 0);
+    for (int i = 0; i < 3; i++)
+        EXPECT(ctx, TILE_OK, tile_launch(k1, args, 2, NULL, 0));
+    EXPECT(ctx, TILE_OK, tile_launch(k2, args, 2, NULL, 0)); /* would tune: must not */
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_synchronize(ctx));
+    CHECK(strstr(tile_error(ctx), "captured"));
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_copy_to_host(ctx, host, x, sizeof(float)));
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_tune(k2, args, 2, NULL, 0, NULL, NULL));
+    CUgraph g;
+    CUgraphExec e;
+    CHECK(cu.end_capture(s, &g) == 0);
+    CHECK(cu.instantiate(&e, g, 0) == 0);
+    /* recorded, not run: nothing changed yet */
+    CHECK(cu.stream_sync(s) == 0);
+    EXPECT(ctx, TILE_OK, tile_copy_to_host(ctx, host, x, N * sizeof(float)));
+    CHECK(all_equal(host, 1.0f));
+    for (int r = 0; r < 2; r++)
+        CHECK(cu.graph_launch(e, s) == 0);
+    CHECK(cu.stream_sync(s) == 0);
+    EXPECT(ctx, TILE_OK, tile_copy_to_host(ctx, host, x, N * sizeof(float)));
+    CHECK(all_equal(host, 1.0f + 2 * (3 + 2)));
+    CHECK(cu.exec_destroy(e) == 0 && cu.graph_destroy(g) == 0);
+    return 0;
+}
+
+static int t_cuda(void)
+{
+    tile_Context *ctx;
+    if (tile_context_open(TILE_BACKEND_CUDA, &ctx) != TILE_OK || load_cuda() != 0) {
+        fprintf(stderr, "skipped: no CUDA device or driver\n");
+        return TEST_SKIP;
+    }
+    setenv("TILE_TUNE", "auto", 1);
+    int said = 0;
+    tile_set_log(ctx, note_log, &said);
+    tile_Module *m;
+    tile_Kernel *k1, *k2;
+    tile_DevPtr x;
+    float *host = calloc(N, sizeof(float));
+    CHECK(host);
+    EXPECT(ctx, TILE_OK, tile_module_load_string(ctx, "stream", SRC, &m));
+    EXPECT(ctx, TILE_OK, tile_kernel_get(m, "add1", &k1));
+    EXPECT(ctx, TILE_OK, tile_kernel_get(m, "add2", &k2));
+    EXPECT(ctx, TILE_OK, tile_malloc(ctx, N * sizeof(float), &x));
+    EXPECT(ctx, TILE_OK, tile_copy_to_device(ctx, x, host, N * sizeof(float)));
+    CUstream s;
+    CHECK(cu.stream_create(&s, 1 /* non-blocking */) == 0);
+    EXPECT(ctx, TILE_OK, tile_set_stream(ctx, s));
+    tile_Arg args[2] = {tile_ptr(x), tile_int(N)};
+    EXPECT(ctx, TILE_OK, tile_launch(k1, args, 2, NULL, 0)); /* compiles, loads, runs on s */
+    CHECK(cu.stream_sync(s) == 0);
+    EXPECT(ctx, TILE_OK, tile_copy_to_host(ctx, host, x, N * sizeof(float)));
+    CHECK(all_equal(host, 1.0f));
+    int rc = graph_on(ctx, s, k1, k2, x, host);
+    CHECK(rc != 0 || said); /* the launch that would have tuned said why it did not */
+    EXPECT(ctx, TILE_OK, tile_set_stream(ctx, NULL));
+    EXPECT(ctx, TILE_OK, tile_synchronize(ctx));
+    CHECK(cu.stream_destroy(s) == 0);
+    free(host);
+    tile_context_close(ctx);
+    return rc;
+}
+
+static int t_cpu(void)
+{
+    tile_Context *ctx;
+    EXPECT(NULL, TILE_OK, tile_context_open(TILE_BACKEND_CPU, &ctx));
+    EXPECT(ctx, TILE_OK, tile_set_stream(ctx, NULL));
+    EXPECT(ctx, TILE_ERROR_UNSUPPORTED, tile_set_stream(ctx, (void *)0x10));
+    CHECK(strstr(tile_error(ctx), "only the default stream"));
+    EXPECT(NULL, TILE_ERROR_INVALID_ARGUMENT, tile_set_stream(NULL, NULL));
+    tile_context_close(ctx);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const NamedTest tests[] = {{"cuda", t_cuda}, {"cpu", t_cpu}};
+    return run_named_tests("test_stream", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
+}
