@@ -3,8 +3,11 @@
 # nothing when everything is there). Uses sudo only when not run as root.
 set -euo pipefail
 
+# libamdhip64-5: Debian's HIP runtime, so the HIP backend's loader runs against the real
+# library in CI (with no AMD GPU it must report "no device", cleanly)
 PKGS=(cmake ninja-build make gcc libc6-dev git xz-utils file
       llvm-22-dev llvm-22-tools lld-22 clang-22 libclang-rt-22-dev
+      libamdhip64-5
       re2c bison zlib1g-dev libzstd-dev libxml2-dev libz3-dev libjansson-dev python3 python3-numpy pkg-config)
 
 missing=()

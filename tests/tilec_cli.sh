@@ -103,6 +103,14 @@ expect 0 "run on the sim backend's AMD path" -- env TILE_SIM_TARGET=sim-amd "$ti
     examples/softmax.tile:softmax n_rows=5 n_cols=300 --backend=sim --check
 has "AMD wave64 path" out "TILE_SIM_TARGET=sim-amd names the AMD path"
 has "check out against cpu: .*ok" out "TILE_SIM_TARGET=sim-amd --check"
+expect 1 "the HIP backend without its runtime library" -- env TILE_HIP_LIBRARY=/nonexistent/libamdhip64.so \
+    "$tilec" run examples/add.tile:add n=10 --backend=hip
+has "cannot load the HIP runtime (/nonexistent/libamdhip64.so)" err "a missing HIP runtime says so"
+if [ -e /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 ] || [ -e /opt/rocm/lib/libamdhip64.so ]; then
+    expect 1 "the HIP backend on a machine without an AMD GPU" -- "$tilec" run \
+        examples/add.tile:add n=10 --backend=hip
+    has "cannot open the hip backend: no device: hip: " err "no AMD GPU: a clean no-device status"
+fi
 expect 1 "an unknown TILE_SIM_TARGET" -- env TILE_SIM_TARGET=gfx942 "$tilec" run \
     examples/add.tile:add n=10 --backend=sim
 has "TILE_SIM_TARGET='gfx942' is not sim or sim-amd" err "an unknown TILE_SIM_TARGET says so"
