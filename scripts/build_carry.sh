@@ -19,7 +19,7 @@ done
 cp -L build-static/libtile.so.0 "$stage/lib/"
 strip -s "$stage/lib/libtile.so.0"
 # shared libraries outside glibc (libz3, libxml2, ...) travel along
-for lib in $(ldd "$stage"/bin/* | awk '/=> \//{print $3}' | sort -u); do
+for lib in $(ldd "$stage"/bin/* "$stage"/lib/libtile.so.0 | awk '/=> \//{print $3}' | sort -u); do
     case $(basename "$lib") in
     libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libgcc_s.so*) ;;
     *) cp -L "$lib" "$stage/lib/" ;;
