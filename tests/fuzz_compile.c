@@ -1,6 +1,6 @@
 /* fuzz_compile.c: libFuzzer target for everything before LLVM: front end, const
- * resolution, specialization to tile IR, verification and every pass after it (for sm_90, sim and
- * the host) on arbitrary source. Nothing may crash, hang or leak. Built by
+ * resolution, specialization to tile IR, verification and every pass after it (for sm_90, sim,
+ * the host, and AMD's gfx942 with waves of 64 lanes and MFMA layouts) on arbitrary source. Nothing may crash, hang or leak. Built by
  * scripts/fuzz.sh with clang -fsanitize=fuzzer,address,undefined; seeds in tests/fuzz_corpus. */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,10 +14,12 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void specialize_all(Arena *a, const Module *m, Diags *d) {
-    const Target *targets[3] = {target_lookup("sm_90"), target_lookup("sim"), target_lookup("host")};
+    enum { NT = 4 };
+    const Target *targets[NT] = {target_lookup("sm_90"), target_lookup("sim"), target_lookup("host"),
+                                 target_lookup("gfx942")};
     for (int i = 0; i < m->nfuncs; i++) {
         if (!m->funcs[i]->is_kernel) continue;
-        for (int t = 0; t < 3; t++) {
+        for (int t = 0; t < NT; t++) {
             ConstBinding c[96];
             int n = tc_resolve_consts(m->funcs[i], NULL, 0, c, 96, a, d);
             if (n < 0 || !targets[t]) continue;
