@@ -79,8 +79,10 @@ static int test_api_errors(void)
     tile_Kernel *k;
     setenv("TILE_NO_DISK_CACHE", "1", 1);
     EXPECT(NULL, TILE_ERROR_INVALID_ARGUMENT, tile_context_open(TILE_BACKEND_CPU, NULL));
+    /* no AMD GPU anywhere we test: no runtime library, or one that finds no device */
     EXPECT(NULL, TILE_ERROR_NO_DEVICE, tile_context_open(TILE_BACKEND_HIP, &ctx));
-    CHECK(strstr(tile_error(NULL), "HIP backend not built yet") && !ctx);
+    CHECK((strstr(tile_error(NULL), "cannot load the HIP runtime") ||
+           strstr(tile_error(NULL), "AMD GPU")) && !ctx);
     setenv("TILE_BACKEND", "tpu", 1);
     EXPECT(NULL, TILE_ERROR_INVALID_ARGUMENT, tile_context_open(TILE_BACKEND_AUTO, &ctx));
     CHECK(strstr(tile_error(NULL), "tpu"));
