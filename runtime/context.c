@@ -1,5 +1,6 @@
 /* context.c: contexts (a backend plus its device), the last-error message, the log sink, and
- * choosing the backend: TILE_BACKEND_AUTO takes CUDA when a GPU answers, else the CPU; the
+ * choosing the backend: TILE_BACKEND_AUTO takes CUDA when an NVIDIA GPU answers, else HIP
+ * when an AMD GPU does, else the CPU; the
  * environment variable TILE_BACKEND=cpu|cuda|hip|sim overrides AUTO. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,7 +30,8 @@ static tile_Status open_error_set(tile_Status st, const char *what, const char *
     return rt_thread_error(st, "%s: %s", what, why);
 }
 
-/* AUTO resolved through the environment; TILE_BACKEND_AUTO again means "try CUDA, then CPU". */
+/* AUTO resolved through the environment; TILE_BACKEND_AUTO again means "try CUDA, HIP, then
+ * the CPU". */
 static tile_Status backend_from_env(tile_Backend *kind)
 {
     const char *env = getenv("TILE_BACKEND");
@@ -50,6 +52,10 @@ static tile_Status open_device(tile_Backend kind, int device, const BackendOps *
     if (kind == TILE_BACKEND_AUTO) {
         if (rt_backend_cuda.open(dev, device, err) == TILE_OK) {
             *ops = &rt_backend_cuda;
+            return TILE_OK;
+        }
+        if (rt_backend_hip.open(dev, device, err) == TILE_OK) {
+            *ops = &rt_backend_hip;
             return TILE_OK;
         }
         kind = TILE_BACKEND_CPU;

@@ -40,7 +40,8 @@ typedef enum tile_Status {
 } tile_Status;
 
 typedef enum tile_Backend {
-    TILE_BACKEND_AUTO = 0, /* CUDA when a GPU is found, else the CPU */
+    TILE_BACKEND_AUTO = 0, /* CUDA when an NVIDIA GPU is found, else HIP when an AMD one is,
+                              else the CPU */
     TILE_BACKEND_CPU,
     TILE_BACKEND_CUDA,
     TILE_BACKEND_HIP,

@@ -119,7 +119,7 @@ def version():
 
 
 class Context:
-    """A device context: backend "auto" (CUDA when a GPU is found, else the CPU), "cpu",
+    """A device context: backend "auto" (CUDA when an NVIDIA GPU is found, else HIP when an AMD one is, else the CPU), "cpu",
     "cuda" or "sim", on device number `device`. Close it (or use `with`) to free what it
     holds."""
 
