@@ -119,9 +119,9 @@ def version():
 
 
 class Context:
-    """A device context: backend "auto" (CUDA when an NVIDIA GPU is found, else HIP when an AMD one is, else the CPU), "cpu",
-    "cuda" or "sim", on device number `device`. Close it (or use `with`) to free what it
-    holds."""
+    """A device context: backend "auto" (CUDA when an NVIDIA GPU is found, else HIP when an
+    AMD one is, else the CPU), "cpu", "cuda", "hip" or "sim", on device number `device`. Close
+    it (or use `with`) to free what it holds."""
 
     def __init__(self, backend="auto", device=0, tuning=None):
         if backend not in _BACKENDS:
