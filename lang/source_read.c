@@ -96,3 +96,32 @@ int fd_write_all(int fd, const void *data, size_t n) {
     }
     return 0;
 }
+
+/* mkdir that accepts an existing directory, and only a directory (ENOTDIR otherwise). */
+static int mkdir_one(const char *path)
+{
+    struct stat st;
+    if (mkdir(path, 0755) == 0)
+        return 0;
+    if (errno != EEXIST)
+        return -1;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    errno = ENOTDIR;
+    return -1;
+}
+
+int fs_mkdir_p(const char *path)
+{
+    char *p = strdup(path);
+    int bad = !p;
+    for (char *s = p ? p + 1 : NULL; s && *s && !bad; s++)
+        if (*s == '/') {
+            *s = 0;
+            bad = mkdir_one(p) < 0;
+            *s = '/';
+        }
+    bad = bad || mkdir_one(p) < 0;
+    free(p);
+    return bad ? -1 : 0;
+}

@@ -1,6 +1,6 @@
 /* source_read.h: reading a .tile source file from disk, shared by the runtime
- * (tile_module_load_file), tilec and imports (lang/imports.c); and the complete write the
- * caches use (runtime/diskcache.c, tuner/tcache_json.c). Only regular files are read,
+ * (tile_module_load_file), tilec and imports (lang/imports.c); and the complete write and
+ * the directory creation the caches use (runtime/diskcache.c, tuner/tcache*.c). Only regular files are read,
  * opened without blocking (a FIFO or a device never hangs or streams forever), and no more
  * than SRC_MAX_BYTES of them; anything else is an error with a message. */
 #ifndef TILE_SOURCE_READ_H
@@ -32,5 +32,9 @@ SrcReadStatus src_read_file(const char *path, char **text, size_t *len, SrcFileI
 /* Writes all n bytes to fd, again after an interrupted or short write (the caches' files):
  * 0, or -1 with errno set. */
 int fd_write_all(int fd, const void *data, size_t n);
+
+/* mkdir -p that accepts existing directories and only directories (ENOTDIR otherwise): the
+ * caches' directories. 0, or -1 with errno set. */
+int fs_mkdir_p(const char *path);
 
 #endif

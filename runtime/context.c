@@ -70,12 +70,8 @@ static tile_Status open_device(tile_Backend kind, int device, const BackendOps *
     return TILE_OK;
 }
 
-tile_Status tile_context_open(tile_Backend backend, tile_Context **out)
-{
-    return tile_context_open_device(backend, 0, out);
-}
-
-tile_Status tile_context_open_device(tile_Backend backend, int device, tile_Context **out)
+tile_Status rt_context_open(tile_Backend backend, int device, const RtChooser *chooser,
+                            tile_Context **out)
 {
     if (!out)
         return open_error_set(TILE_ERROR_INVALID_ARGUMENT, "tile_context_open", "out is NULL");
@@ -98,6 +94,7 @@ tile_Status tile_context_open_device(tile_Backend backend, int device, tile_Cont
     }
     ctx->ops = ops;
     ctx->dev = dev;
+    ctx->chooser = chooser;
     snprintf(ctx->target, sizeof ctx->target, "%s", ops->target(dev));
     pthread_mutex_init(&ctx->lock, NULL);
     rt_thread_error_clear();

@@ -20,7 +20,6 @@
 #include "build_id.h"
 #include "runtime_internal.h"
 #include "source_read.h"
-#include "tcache.h"
 
 static const char MAGIC[8] = { 'T', 'I', 'L', 'E', 'K', 'C', 1, 0 };
 enum { HEXLEN = 64, SUMLEN = 32, MAX_NAME = 4096, MAX_FILE = 1 << 30 };
@@ -127,7 +126,7 @@ int rt_cache_path(tile_Kernel *k, const ConstBinding *c, int n, const unsigned c
     if (cache_dir(dir) < 0 || strlen(dir) + 16 + HEXLEN >= PATH_MAX)
         return -1;
     strcat(dir, "/kernels");
-    if (tcache_mkdir_p(dir) < 0) {
+    if (fs_mkdir_p(dir) < 0) {
         warn_once(k->mod->ctx, "tile: cannot create the kernel cache directory %s: %s (compiled "
                   "code is not saved)", dir, strerror(errno));
         return -1;

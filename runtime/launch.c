@@ -2,8 +2,8 @@
  * expressions over consts and integer scalar arguments, finds or compiles the
  * specialization (spec.c) and hands the packed arguments to the backend. A grid with a zero
  * dimension launches nothing; one of more than 2^63 - 1 programs in all is refused. Tuned
- * kernels get their tuned const values first (rt_tune_choose, tuner/tune_state.c: a map
- * lookup once the launch's key is known).
+ * kernels get their tuned const values first from the context's chooser (RtChooser: the
+ * tuner's map lookup once the launch's key is known).
  * rt_launch_plan makes the same decisions without launching (for tilec run --verbose). */
 #include <stdlib.h>
 #include <string.h>
@@ -183,9 +183,10 @@ static tile_Status plan(Launch *l, const unsigned *explicit_grid, const tile_Arg
         st = check_consts(k, consts, nconsts);
     if (st == TILE_OK)
         st = resolve_consts(l, consts, nconsts);
-    if (st == TILE_OK)
-        st = rt_tune_choose(k, args, consts, nconsts, l->consts, l->nconsts, explicit_grid,
-                            l->arena);
+    const RtChooser *chooser = k->mod->ctx->chooser;
+    if (st == TILE_OK && chooser)
+        st = chooser->choose(k, args, consts, nconsts, l->consts, l->nconsts, explicit_grid,
+                             l->arena);
     if (st == TILE_OK && explicit_grid) {
         int64_t g[3] = { explicit_grid[0], explicit_grid[1], explicit_grid[2] };
         st = check_grid(k, g, grid);

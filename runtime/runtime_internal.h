@@ -100,6 +100,8 @@ struct tile_Module {
     RtMap specs;                  /* hash of key -> Spec chain */
 };
 
+typedef struct RtChooser RtChooser; /* below: who picks tuned consts at launch */
+
 struct tile_Context {
     const BackendOps *ops;
     void *dev;
@@ -112,6 +114,7 @@ struct tile_Context {
     RtRanges allocs; /* tile_malloc'ed and borrowed memory (CPU and GPU), under lock */
     _Atomic int tuning; /* tile_Tuning; 0: not set (TILE_TUNE, else auto on GPUs, off on CPU) */
     char *import_path;  /* tile_set_import_path's directories, colon-separated, or NULL */
+    const RtChooser *chooser; /* picks tuned consts at launch; NULL: the defaults */
 };
 
 /* ---- errors and logging ---- */
@@ -206,13 +209,21 @@ tile_Status rt_spec_install(tile_Kernel *k, const ConstBinding *c, int n,
                             const unsigned char *div16, const char *target,
                             const CacheEntry *e, Spec **out, char *err);
 
-/* ---- tuning at launch (tuner/tune_state.c) ---- */
-/* When k is tuned and the caller did not give every tuned const: replaces the tuned values
- * in the resolved consts `c` with the chosen configuration of this launch's key (from
- * memory, the tuning cache, tuning now, or the fallback, by the context's mode). */
-tile_Status rt_tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *given,
-                           int ngiven, ConstBinding *c, int n, const unsigned *grid, Arena *a);
-void rt_tune_free(tile_Kernel *k);
+/* ---- choosing tuned consts at launch ----
+ * The runtime does not tune: a context asks the chooser it was opened with (the tuner, a
+ * layer above, installs itself through tile_context_open: tuner/tune_context.c). */
+struct RtChooser {
+    /* When k is tuned and the caller did not give every tuned const: replaces the tuned
+     * values in the resolved consts `c` with this launch's chosen configuration. */
+    tile_Status (*choose)(tile_Kernel *k, const tile_Arg *args, const tile_Const *given,
+                          int ngiven, ConstBinding *c, int n, const unsigned *grid, Arena *a);
+    /* Drops what the chooser keeps for k (its module is being freed). */
+    void (*forget)(tile_Kernel *k);
+};
+
+/* tile_context_open_device with a chooser (NULL: every launch takes the defaults). */
+tile_Status rt_context_open(tile_Backend backend, int device, const RtChooser *chooser,
+                            tile_Context **out);
 
 /* ---- counters and hooks for tests ---- */
 typedef struct RtStats {

@@ -79,8 +79,9 @@ static int insert(tile_Module *mod, Spec *s, uint64_t h)
 
 void rt_spec_free_all(tile_Module *mod)
 {
-    for (int i = 0; i < mod->nkernels; i++)
-        rt_tune_free(&mod->kernels[i]); /* the kernels' tuning state dies with their specs */
+    const RtChooser *chooser = mod->ctx->chooser;
+    for (int i = 0; i < mod->nkernels && chooser; i++)
+        chooser->forget(&mod->kernels[i]); /* the kernels' tuning state dies with their specs */
     for (size_t i = 0; i < mod->specs.cap; i++)
         for (Spec *s = mod->specs.vals[i], *next; s; s = next) {
             next = s->next;

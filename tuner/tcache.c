@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "source_read.h"
 #include "tcache_int.h"
 
 struct TCache {
@@ -269,7 +270,7 @@ int tcache_save(TCache *c, char *err, size_t errlen)
     int fd = -1, bad = !dir;
     if (bad)
         tc_msg(err, errlen, "out of memory");
-    else if (slash && tcache_mkdir_p(dir) < 0) {
+    else if (slash && fs_mkdir_p(dir) < 0) {
         tc_msg(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         bad = 1;
     }

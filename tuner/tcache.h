@@ -74,9 +74,6 @@ int tcache_config_parse(const char *config, const char **names, long long *value
 /* The directory of tuning files, "<dir>/tuning" (dir NULL: the default above); malloc'd,
  * NULL when the cache is turned off (TILE_CACHE_DIR empty) or no home is known. */
 char *tcache_dir(const char *dir);
-/* mkdir -p that accepts existing directories and only directories (ENOTDIR otherwise); 0 or -1
- * with errno. The disk kernel cache (runtime/diskcache.c) uses it too. */
-int tcache_mkdir_p(const char *path);
 /* The tuning files (*.json) under tcache_dir(dir), sorted, as a malloc'd array of malloc'd
  * paths (free with tcache_free_list); *n receives the count. NULL with *n = 0 when the
  * directory does not exist or cannot be read. */

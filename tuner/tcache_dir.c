@@ -33,35 +33,6 @@ char *tcache_dir(const char *dir)
     return out;
 }
 
-/* mkdir that accepts an existing directory, and only a directory (ENOTDIR otherwise). */
-static int mkdir_one(const char *path)
-{
-    struct stat st;
-    if (mkdir(path, 0755) == 0)
-        return 0;
-    if (errno != EEXIST)
-        return -1;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return 0;
-    errno = ENOTDIR;
-    return -1;
-}
-
-int tcache_mkdir_p(const char *path)
-{
-    char *p = strdup(path);
-    int bad = !p;
-    for (char *s = p ? p + 1 : NULL; s && *s && !bad; s++)
-        if (*s == '/') {
-            *s = 0;
-            bad = mkdir_one(p) < 0;
-            *s = '/';
-        }
-    bad = bad || mkdir_one(p) < 0;
-    free(p);
-    return bad ? -1 : 0;
-}
-
 static void put_str(llvm_blake3_hasher *h, const char *s)
 {
     uint64_t len = s ? strlen(s) : 0; /* length-prefixed: no two field lists hash alike */

@@ -53,6 +53,14 @@ tile_Status tune_tile_grid(tile_Kernel *k, const unsigned *grid, const tile_Arg 
                            int nargs, const tile_Const *consts, int nconsts,
                            const tile_TuneOptions *opts, const tile_TuneReport **report);
 
+/* The runtime's chooser (RtChooser; tune_context.c installs it): when k is tuned and the
+ * caller did not give every tuned const, replaces the tuned values in the resolved consts
+ * `c` with this launch key's configuration (from memory, the tuning cache, tuning now, or
+ * the fallback, by the context's mode); tune_forget drops k's tuning state. */
+tile_Status tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *given,
+                        int ngiven, ConstBinding *c, int n, const unsigned *grid, Arena *a);
+void tune_forget(tile_Kernel *k);
+
 /* ---- parallel compilation (tune_compile.c) ---- */
 typedef struct CompileJob {
     const ConstBinding *consts; /* fully resolved */

@@ -100,7 +100,7 @@ static KTune *kt_get(tile_Kernel *k)
     return kt;
 }
 
-void rt_tune_free(tile_Kernel *k)
+void tune_forget(tile_Kernel *k)
 {
     KTune *kt = atomic_load(&k->tune);
     if (!kt)
@@ -434,8 +434,8 @@ static tile_Status resolve_miss(Miss *m, tile_Tuning mode, const ConstBinding *c
     return choice_set(ctx, m->kt, m->key, vals, n);
 }
 
-tile_Status rt_tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *given,
-                           int ngiven, ConstBinding *c, int n, const unsigned *grid, Arena *a)
+tile_Status tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *given,
+                        int ngiven, ConstBinding *c, int n, const unsigned *grid, Arena *a)
 {
     KTune *kt = kt_get(k);
     if (!kt || !kt->ntuned || pinned(kt, given, ngiven))
