@@ -33,6 +33,7 @@ run_example ../stdlib/attention/flash_fwd.tile:flash_fwd batch=2 heads=8 kv_head
     q=batch*q_sb k=batch*k_sb v=batch*k_sb o=batch*q_sb lse=1 -D CAUSAL=true
 echo "== launches on a caller's stream and in a CUDA graph"
 "$bin/test_stream" cuda || rc=1
+"$bin/test_stream" two_contexts || rc=1
 echo "== the Python package on PyTorch tensors (streams, CUDA graphs)"
 TILE_LIBRARY="$dir/lib/libtile.so.0" python3 tests/python/test_torch.py "$PWD"
 prc=$?

@@ -4,9 +4,11 @@
  * when it runs, not before); a capture records them and nothing in it synchronizes (copies,
  * tile_synchronize and tile_tune are refused, a launch that would tune does not); replaying
  * the graph twice applies them twice. Without a CUDA device: skipped (77). The CPU and sim
- * backends accept only the default stream.
- *   usage: test_stream [cuda | cpu]   (no argument: both) */
+ * backends accept only the default stream. Two contexts on one GPU, driven from two threads
+ * at once, each on its own stream, keep to their own memory and results.
+ *   usage: test_stream [cuda | two_contexts | cpu]   (no argument: all) */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testing.h"
@@ -150,6 +152,70 @@ static int t_cuda(void)
     return rc;
 }
 
+/* One of two threads: its own context, module, buffer and stream; ROUNDS launches of add1. */
+enum { ROUNDS = 50 };
+
+typedef struct Side {
+    int rc;
+    float start;
+} Side;
+
+static int side_run(Side *me)
+{
+    tile_Context *ctx;
+    tile_Module *m;
+    tile_Kernel *k;
+    tile_DevPtr x;
+    CUstream s;
+    float *host = malloc(N * sizeof(float));
+    CHECK(host);
+    for (int i = 0; i < N; i++)
+        host[i] = me->start;
+    EXPECT(NULL, TILE_OK, tile_context_open(TILE_BACKEND_CUDA, &ctx));
+    EXPECT(ctx, TILE_OK, tile_module_load_string(ctx, "side", SRC, &m));
+    EXPECT(ctx, TILE_OK, tile_kernel_get(m, "add1", &k));
+    EXPECT(ctx, TILE_OK, tile_malloc(ctx, N * sizeof(float), &x));
+    EXPECT(ctx, TILE_OK, tile_copy_to_device(ctx, x, host, N * sizeof(float)));
+    CHECK(cu.stream_create(&s, 1) == 0);
+    EXPECT(ctx, TILE_OK, tile_set_stream(ctx, s));
+    tile_Arg args[2] = {tile_ptr(x), tile_int(N)};
+    for (int r = 0; r < ROUNDS; r++)
+        EXPECT(ctx, TILE_OK, tile_launch(k, args, 2, NULL, 0));
+    CHECK(cu.stream_sync(s) == 0);
+    EXPECT(ctx, TILE_OK, tile_copy_to_host(ctx, host, x, N * sizeof(float)));
+    CHECK(all_equal(host, me->start + ROUNDS));
+    EXPECT(ctx, TILE_OK, tile_set_stream(ctx, NULL));
+    CHECK(cu.stream_destroy(s) == 0);
+    tile_context_close(ctx);
+    free(host);
+    return 0;
+}
+
+static void *side_main(void *arg)
+{
+    Side *me = arg;
+    me->rc = side_run(me);
+    return NULL;
+}
+
+static int t_two_contexts(void)
+{
+    tile_Context *probe;
+    if (tile_context_open(TILE_BACKEND_CUDA, &probe) != TILE_OK || load_cuda() != 0) {
+        fprintf(stderr, "skipped: no CUDA device or driver\n");
+        return TEST_SKIP;
+    }
+    Side sides[2] = {{1, 0.0f}, {1, 1000.0f}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&th[i], NULL, side_main, &sides[i]) == 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    tile_context_close(probe);
+    CHECK(sides[0].rc == 0 && sides[1].rc == 0);
+    return 0;
+}
+
 static int t_cpu(void)
 {
     tile_Context *ctx;
@@ -164,6 +230,7 @@ static int t_cpu(void)
 
 int main(int argc, char **argv)
 {
-    static const NamedTest tests[] = {{"cuda", t_cuda}, {"cpu", t_cpu}};
+    static const NamedTest tests[] = {{"cuda", t_cuda}, {"two_contexts", t_two_contexts},
+                                      {"cpu", t_cpu}};
     return run_named_tests("test_stream", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }
