@@ -98,18 +98,6 @@ static int from_iv(const TirValue *v, const TirBlock *body, int loads_ok, int de
     return 1;
 }
 
-static int stores_in(const TirBlock *b)
-{
-    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
-        if (op->code == TIR_STORE)
-            return 1;
-        for (int r = 0; r < op->nregions; r++)
-            if (stores_in(op->regions[r]))
-                return 1;
-    }
-    return 0;
-}
-
 static int leaves_loop(const TirBlock *b)
 {
     for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
@@ -418,7 +406,7 @@ static int pipeline_loop(PP *p, TirOp *loop)
     int n = 0;
     if (!const_int(loop->ops[2], &step) || step <= 0 || leaves_loop(body))
         return 0;
-    p->loads_ok = !stores_in(body);
+    p->loads_ok = !tir_block_stores(body);
     for (TirOp *op = body->first; op && n < MAX_CANDS; op = op->next)
         n += candidate(p, body, op, &cs[n]);
     if (!n)

@@ -24,18 +24,6 @@ static int cheap_op(TirOpcode c)
     }
 }
 
-static int stores_in(const TirBlock *b)
-{
-    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
-        if (op->code == TIR_STORE)
-            return 1;
-        for (int r = 0; r < op->nregions; r++)
-            if (stores_in(op->regions[r]))
-                return 1;
-    }
-    return 0;
-}
-
 /* A load of a few integers that may run again at `at`: same block, no store in between. */
 static int reloadable(const TirOp *ld, const TirOp *at)
 {
@@ -46,7 +34,7 @@ static int reloadable(const TirOp *ld, const TirOp *at)
         if (op->code == TIR_STORE)
             return 0;
         for (int r = 0; r < op->nregions; r++)
-            if (stores_in(op->regions[r]))
+            if (tir_block_stores(op->regions[r]))
                 return 0;
         if (!op->next)
             return 0; /* `at` is not after the load */

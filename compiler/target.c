@@ -121,6 +121,17 @@ LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f
     return unary_intrinsic(c, names[op], x);
 }
 
+LLVMValueRef target_extern_smem(TargetCtx *c)
+{
+    if (!c->smem) {
+        LLVMTypeRef arr = LLVMArrayType2(LLVMInt8TypeInContext(c->ctx), 0);
+        c->smem = LLVMAddGlobalInAddressSpace(c->mod, arr, "tile_smem", 3);
+        LLVMSetLinkage(c->smem, LLVMExternalLinkage);
+        LLVMSetAlignment(c->smem, 16);
+    }
+    return c->smem;
+}
+
 void target_entry_blocks(TargetCtx *c)
 {
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(c->ctx, c->fn, "entry");

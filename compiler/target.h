@@ -131,6 +131,9 @@ LLVMValueRef target_call_named(TargetCtx *c, const char *name, LLVMTypeRef ret,
 LLVMValueRef target_host_entry(TargetCtx *c, const char *symbol, LLVMTypeRef *ptypes,
                                int nparams, LLVMValueRef *params_out, int with_thread);
 LLVMValueRef target_host_grid(TargetCtx *c, int i); /* grid[i]: pid x,y,z, nprog x,y,z */
+/* The GPU targets' shared scratch: an external, 16-byte aligned array `tile_smem` in address
+ * space 3 whose size the launch gives (dynamic shared memory / LDS), made once per module. */
+LLVMValueRef target_extern_smem(TargetCtx *c);
 /* Generic math built from LLVM intrinsics (llvm.exp.f32, ...); used by the host. */
 LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
 

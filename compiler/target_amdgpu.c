@@ -107,17 +107,6 @@ static LLVMValueRef amd_shuffle_idx(TargetCtx *c, LLVMValueRef v, LLVMValueRef l
     return bpermute(c, v, lane);
 }
 
-static LLVMValueRef amd_smem_base(TargetCtx *c)
-{
-    if (!c->smem) {
-        LLVMTypeRef arr = LLVMArrayType2(LLVMInt8TypeInContext(c->ctx), 0);
-        c->smem = LLVMAddGlobalInAddressSpace(c->mod, arr, "tile_smem", 3);
-        LLVMSetLinkage(c->smem, LLVMExternalLinkage);
-        LLVMSetAlignment(c->smem, 16);
-    }
-    return c->smem;
-}
-
 /* f32 math and f64 square roots and absolute values are instructions (or short expansions)
  * of the backend; the other f64 functions need AMD's device library, not linked yet. */
 static LLVMValueRef amd_math(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64)
@@ -189,7 +178,7 @@ const Target *target_amdgpu_init(Target *t, const char *name)
         .thread_id = amd_thread_id, .program_id = amd_program_id,
         .num_programs = amd_num_programs, .barrier = amd_barrier,
         .shuffle_xor = a->wave64 ? amd_shuffle_xor64 : amd_shuffle_xor32,
-        .shuffle_idx = amd_shuffle_idx, .smem_base = amd_smem_base, .math = amd_math,
+        .shuffle_idx = amd_shuffle_idx, .smem_base = target_extern_smem, .math = amd_math,
         .mma = a->wave64 ? TARGET_MMA_MFMA : TARGET_MMA_NONE, .mfma = amd_mfma,
     };
     return t;

@@ -162,17 +162,6 @@ static int smem_limit(int sm)
     return sm == 75 ? 65536 : 98304;
 }
 
-static LLVMValueRef nv_smem_base(TargetCtx *c)
-{
-    if (!c->smem) {
-        LLVMTypeRef arr = LLVMArrayType2(LLVMInt8TypeInContext(c->ctx), 0);
-        c->smem = LLVMAddGlobalInAddressSpace(c->mod, arr, "tile_smem", 3);
-        LLVMSetLinkage(c->smem, LLVMExternalLinkage);
-        LLVMSetAlignment(c->smem, 16);
-    }
-    return c->smem;
-}
-
 static LLVMValueRef libdevice_call(TargetCtx *c, const char *name, LLVMValueRef x)
 {
     char buf[512];
@@ -327,7 +316,7 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .ldmatrix = sm >= 75 ? nv_ldmatrix : NULL,
         .async_copy = sm >= 80 ? nv_async_copy : NULL, .async_commit = nv_async_commit,
         .async_wait = nv_async_wait,
-        .shuffle_xor = nv_shuffle_xor, .shuffle_idx = nv_shuffle_idx, .smem_base = nv_smem_base, .math = nv_math,
+        .shuffle_xor = nv_shuffle_xor, .shuffle_idx = nv_shuffle_idx, .smem_base = target_extern_smem, .math = nv_math,
         .float_to_int = nv_float_to_int,
         .module_finish = nv_module_finish,
     };

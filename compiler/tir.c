@@ -260,6 +260,15 @@ int tir_defined_in(const TirValue *v, const TirBlock *b) {
     return 0;
 }
 
+int tir_block_stores(const TirBlock *b) {
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == TIR_STORE) return 1;
+        for (int r = 0; r < op->nregions; r++)
+            if (tir_block_stores(op->regions[r])) return 1;
+    }
+    return 0;
+}
+
 void tir_replace_uses(TirBlock *b, TirValue *from, TirValue *to) {
     for (TirOp *op = b->first; op; op = op->next) {
         for (int i = 0; i < op->nops; i++)

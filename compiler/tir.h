@@ -262,6 +262,8 @@ void tir_op_remove(TirOp *op);
 TirValue *tir_for_add_carried(TirKernel *k, TirOp *loop, TirValue *init);
 /* Whether v is computed inside block b or a region nested in it (block arguments included). */
 int tir_defined_in(const TirValue *v, const TirBlock *b);
+/* Whether b (or a region nested in it) stores to global memory. */
+int tir_block_stores(const TirBlock *b);
 /* Replaces every use of `from` inside `b` (recursively through regions) by `to`. */
 void tir_replace_uses(TirBlock *b, TirValue *from, TirValue *to);
 /* Adds to uses[id] the number of operands naming value id in b and its regions. */

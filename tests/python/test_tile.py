@@ -14,22 +14,7 @@ root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
 sys.path.insert(0, os.path.join(root, "python"))
 import tile  # noqa: E402
 
-failed = 0
-
-
-def check(ok, what):
-    global failed
-    print(("ok   " if ok else "FAIL ") + what)
-    failed += not ok
-
-
-def raises(exc, fn, what, text=""):
-    try:
-        fn()
-    except exc as e:
-        check(text in str(e), f"{what}: {type(e).__name__}: {e}")
-        return
-    check(False, f"{what}: no {exc.__name__}")
+from checks import check, finish, raises  # noqa: E402
 
 
 rng = np.random.default_rng()
@@ -121,5 +106,4 @@ check(err < 3e-3, f"stdlib flash_fwd causal GQA 4:2 s={s}: relative error {err:.
 ctx.close()
 raises(tile.TileError, lambda: ctx.load_string(src), "a closed context", "closed")
 shutil.rmtree(cache_dir, ignore_errors=True)
-print(f"{'FAILED' if failed else 'passed'}: {failed} failures")
-sys.exit(1 if failed else 0)
+finish()

@@ -18,22 +18,7 @@ if not torch.cuda.is_available():
     sys.exit(77)
 import tile  # noqa: E402
 
-failed = 0
-
-
-def check(ok, what):
-    global failed
-    print(("ok   " if ok else "FAIL ") + what)
-    failed += not ok
-
-
-def raises(exc, fn, what, text=""):
-    try:
-        fn()
-    except exc as e:
-        check(text in str(e), f"{what}: {type(e).__name__}: {e}")
-        return
-    check(False, f"{what}: no {exc.__name__}")
+from checks import check, finish, raises  # noqa: E402
 
 
 ctx = tile.Context("cuda")
@@ -86,5 +71,4 @@ raises(TypeError, lambda: add(x.half(), y, out, n), "an f16 tensor for an f32 pa
 raises(tile.TileError, lambda: add(x.cpu(), y, out, n), "a CPU tensor on the CUDA context", "cpu")
 raises(tile.TileError, lambda: add(x[::2], y, out, n // 2), "a strided view", "contiguous")
 
-print(f"{'FAILED' if failed else 'passed'}: {failed} failures")
-sys.exit(1 if failed else 0)
+finish()
