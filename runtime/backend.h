@@ -85,6 +85,12 @@ extern const BackendOps rt_backend_cuda;
 extern const BackendOps rt_backend_hip;
 extern const BackendOps rt_backend_sim;
 
+/* finalize for backends whose loadable image is the compiler's output itself (the CPU and sim
+ * backends' host objects, HIP's code objects): a malloc'ed copy when kind is `want`, else
+ * TILE_ERROR_UNSUPPORTED naming what `who` loads. */
+tile_Status bk_copy_image(const char *who, CodeKind want, const void *code, size_t size,
+                          CodeKind kind, void **out, size_t *out_size, char *err);
+
 /* The ops for a backend kind (AUTO excluded); NULL if unknown. */
 const BackendOps *rt_backend_ops(tile_Backend kind);
 

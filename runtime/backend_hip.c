@@ -265,18 +265,7 @@ static tile_Status hip_sync(void *dev, char *err)
 static tile_Status hip_finalize(void *dev, const void *code, size_t size, CodeKind kind,
                                 void **out, size_t *out_size, char *err)
 {
-    if (kind != CODE_AMDGPU_ELF) {
-        snprintf(err, BK_ERR_MAX, "the HIP backend loads AMDGPU code objects, not %s",
-                 tc_code_kind_name(kind));
-        return TILE_ERROR_UNSUPPORTED;
-    }
-    if (!(*out = malloc(size ? size : 1))) {
-        snprintf(err, BK_ERR_MAX, "out of memory");
-        return TILE_ERROR_OUT_OF_MEMORY;
-    }
-    memcpy(*out, code, size);
-    *out_size = size;
-    return TILE_OK;
+    return bk_copy_image("HIP", CODE_AMDGPU_ELF, code, size, kind, out, out_size, err);
 }
 
 static tile_Status hip_load(void *dev, const void *image, size_t size, void **mod, char *err)

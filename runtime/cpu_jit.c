@@ -176,18 +176,7 @@ tile_Status cj_sync(void *dev, char *err) { return TILE_OK; }
 tile_Status cj_finalize(void *dev, const void *code, size_t size, CodeKind kind, void **out,
                         size_t *out_size, char *err)
 {
-    if (kind != CODE_HOST_OBJECT) {
-        snprintf(err, BK_ERR_MAX, "the CPU backend loads host objects, not %s",
-                 tc_code_kind_name(kind));
-        return TILE_ERROR_UNSUPPORTED;
-    }
-    if (!(*out = malloc(size ? size : 1))) {
-        snprintf(err, BK_ERR_MAX, "out of memory");
-        return TILE_ERROR_OUT_OF_MEMORY;
-    }
-    memcpy(*out, code, size);
-    *out_size = size;
-    return TILE_OK;
+    return bk_copy_image("CPU", CODE_HOST_OBJECT, code, size, kind, out, out_size, err);
 }
 
 static void symbol_pair(CpuDev *d, LLVMOrcCSymbolMapPair *pair, const char *fn, void *addr)
