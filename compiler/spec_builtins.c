@@ -256,6 +256,8 @@ static const struct { const char *name; TirUnOp op; double (*fold)(double); } un
     {"exp", UN_EXP, exp},     {"exp2", UN_EXP2, exp2}, {"log", UN_LOG, log},
     {"log2", UN_LOG2, log2},  {"sqrt", UN_SQRT, sqrt}, {"rsqrt", UN_RSQRT, NULL},
     {"sin", UN_SIN, sin},     {"cos", UN_COS, cos},    {"abs", UN_ABS, fabs},
+    {"floor", UN_FLOOR, floor}, {"ceil", UN_CEIL, ceil}, {"trunc", UN_TRUNC, trunc},
+    {"tanh", UN_TANH, tanh},  {"erf", UN_ERF, erf},
 };
 
 static Val b_unary_math(Spec *s, Args *a) {
@@ -280,28 +282,66 @@ static Val b_unary_math(Spec *s, Args *a) {
     return val_tile(r);
 }
 
-static Val b_minmax(Spec *s, Args *a) {
-    if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
-    int is_max = strcmp(a->call->name, "maximum") == 0;
-    Val x = a->v[0], y = a->v[1];
-    for (int i = 0; i < 2; i++)
+/* Arguments first .. n-1 are numbers (not pointers); a diagnostic otherwise. */
+static int numbers(Spec *s, Args *a, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!need_value(s, a, i)) return 0;
         if (val_elem(&a->v[i]) == ET_PTR) {
             diag_error(s->diags, a->e[i]->loc, "%s() needs numbers, got %s", a->call->name, val_type_str(s, &a->v[i]));
-            return val_error();
+            return 0;
         }
+    }
+    return 1;
+}
+
+static Val minmax_of(Spec *s, int is_max, Val x, Val y, SrcLoc loc) {
+    if (x.kind == V_ERROR || y.kind == V_ERROR) return val_error();
     if (x.kind == V_CONST && y.kind == V_CONST) {
-        Val gt = spec_binary(s, OP_GT, x, y, a->call->loc);
+        Val gt = spec_binary(s, OP_GT, x, y, loc);
         return (gt.i != 0) == is_max ? x : y;
     }
+    Val both[2] = {x, y};
     ElemKind et = spec_promote(&x, &y);
     int rank, shape[TIR_MAX_RANK];
-    if (!spec_broadcast_shape(s, a->v, 2, &rank, shape, a->call->loc)) return val_error();
-    TirValue *ops[2] = {spec_materialize(s, x, et, rank, shape, a->call->loc),
-                        spec_materialize(s, y, et, rank, shape, a->call->loc)};
+    if (!spec_broadcast_shape(s, both, 2, &rank, shape, loc)) return val_error();
+    TirValue *ops[2] = {spec_materialize(s, x, et, rank, shape, loc),
+                        spec_materialize(s, y, et, rank, shape, loc)};
     if (!ops[0] || !ops[1]) return val_error();
-    TirValue *r = spec_emit(s, TIR_BINARY, a->call->loc, ops, 2, tir_type_make(et, rank, shape));
+    TirValue *r = spec_emit(s, TIR_BINARY, loc, ops, 2, tir_type_make(et, rank, shape));
     r->def->attr.i = is_max ? BIN_MAX : BIN_MIN;
     return val_tile(r);
+}
+
+static Val b_minmax(Spec *s, Args *a) {
+    if (!numbers(s, a, 2)) return val_error();
+    return minmax_of(s, strcmp(a->call->name, "maximum") == 0, a->v[0], a->v[1], a->call->loc);
+}
+
+/* clamp(x, lo, hi) = minimum(maximum(x, lo), hi), as Triton's. */
+static Val b_clamp(Spec *s, Args *a) {
+    if (!numbers(s, a, 3)) return val_error();
+    SrcLoc at = a->call->loc;
+    return minmax_of(s, 0, minmax_of(s, 1, a->v[0], a->v[1], at), a->v[2], at);
+}
+
+/* sigmoid(x) = 1 / (1 + exp(-x)): 0 and 1 at the far ends, never NaN but for a NaN x. */
+static Val b_sigmoid(Spec *s, Args *a) {
+    if (!numbers(s, a, 1)) return val_error();
+    Val x = a->v[0];
+    SrcLoc at = a->call->loc;
+    if (x.kind == V_CONST) {
+        double f = et_is_float(x.ct) ? x.f : (double)x.i;
+        return val_const_float(et_is_float(x.ct) ? x.ct : ET_F32, 1.0 / (1.0 + exp(-f)), 0);
+    }
+    TirValue *v = as_float(s, x, at);
+    if (!v) return val_error();
+    Val neg = spec_binary(s, OP_SUB, val_const_float(v->type.elem, 0.0, 1), val_tile(v), at);
+    TirValue *e = spec_as_tile(s, neg, at);
+    if (!e) return val_error();
+    TirValue *ex = spec_emit(s, TIR_UNARY, at, &e, 1, e->type);
+    ex->def->attr.i = UN_EXP;
+    Val one = val_const_float(v->type.elem, 1.0, 1);
+    return spec_binary(s, OP_DIV, one, spec_binary(s, OP_ADD, one, val_tile(ex), at), at);
 }
 
 static Val b_fma(Spec *s, Args *a) {
@@ -514,6 +554,10 @@ static const struct {
     {"sqrt", b_unary_math, 1, {"x"}},  {"rsqrt", b_unary_math, 1, {"x"}},
     {"sin", b_unary_math, 1, {"x"}},   {"cos", b_unary_math, 1, {"x"}},
     {"abs", b_unary_math, 1, {"x"}},
+    {"floor", b_unary_math, 1, {"x"}}, {"ceil", b_unary_math, 1, {"x"}},
+    {"trunc", b_unary_math, 1, {"x"}}, {"tanh", b_unary_math, 1, {"x"}},
+    {"erf", b_unary_math, 1, {"x"}},   {"sigmoid", b_sigmoid, 1, {"x"}},
+    {"clamp", b_clamp, 3, {"x", "min", "max"}},
     {"minimum", b_minmax, 2, {"a", "b"}}, {"maximum", b_minmax, 2, {"a", "b"}},
     {"fma", b_fma, 3, {"a", "b", "c"}},
     {"where", b_where, 3, {"cond", "a", "b"}},

@@ -108,8 +108,13 @@ LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f
     static const char *names[] = {
         [UN_ABS] = "llvm.fabs", [UN_EXP] = "llvm.exp", [UN_EXP2] = "llvm.exp2",
         [UN_LOG] = "llvm.log", [UN_LOG2] = "llvm.log2", [UN_SQRT] = "llvm.sqrt",
-        [UN_SIN] = "llvm.sin", [UN_COS] = "llvm.cos",
+        [UN_SIN] = "llvm.sin", [UN_COS] = "llvm.cos", [UN_FLOOR] = "llvm.floor",
+        [UN_CEIL] = "llvm.ceil", [UN_TRUNC] = "llvm.trunc", [UN_TANH] = "llvm.tanh",
     };
+    if (op == UN_ERF) { /* no LLVM intrinsic: the C library's (host and sim code) */
+        LLVMTypeRef t = LLVMTypeOf(x);
+        return target_call_named(c, is_f64 ? "erf" : "erff", t, &t, 1, &x);
+    }
     if (op == UN_RSQRT) {
         LLVMValueRef s = unary_intrinsic(c, "llvm.sqrt", x);
         return LLVMBuildFDiv(c->b, LLVMConstReal(LLVMTypeOf(x), 1.0), s, "");

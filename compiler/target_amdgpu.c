@@ -111,7 +111,14 @@ static LLVMValueRef amd_shuffle_idx(TargetCtx *c, LLVMValueRef v, LLVMValueRef l
  * of the backend; the other f64 functions need AMD's device library, not linked yet. */
 static LLVMValueRef amd_math(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64)
 {
-    if (is_f64 && op != UN_ABS && op != UN_SQRT && op != UN_RSQRT) {
+    if (op == UN_TANH || op == UN_ERF) {
+        diag_error(c->diags, c->loc, "%s is not available on AMD GPUs yet (it needs AMD's device "
+                   "library)", op == UN_TANH ? "tanh" : "erf");
+        return NULL;
+    }
+    int exact = op == UN_ABS || op == UN_SQRT || op == UN_RSQRT || op == UN_FLOOR ||
+                op == UN_CEIL || op == UN_TRUNC;
+    if (is_f64 && !exact) {
         diag_error(c->diags, c->loc,
                    "this f64 math function is not available on AMD GPUs yet (it needs AMD's "
                    "device library); compute it in f32");

@@ -185,6 +185,8 @@ static LLVMValueRef nv_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
     case UN_RSQRT: return libdevice_call(c, "__nv_rsqrt", x);
     case UN_SIN: return libdevice_call(c, "__nv_sin", x);
     case UN_COS: return libdevice_call(c, "__nv_cos", x);
+    case UN_TANH: return libdevice_call(c, "__nv_tanh", x);
+    case UN_ERF: return libdevice_call(c, "__nv_erf", x);
     default: return target_math_llvm(c, op, x, 1);
     }
 }
@@ -219,6 +221,8 @@ static LLVMValueRef nv_math_f32(TargetCtx *c, TirUnOp op, LLVMValueRef x)
         if (libdevice_path(buf, sizeof buf))
             return libdevice_call(c, "__nv_cosf", x);
         return target_intrinsic(c, "llvm.nvvm.cos.approx.f", NULL, 0, &x, 1);
+    case UN_TANH: return libdevice_call(c, "__nv_tanhf", x);
+    case UN_ERF: return libdevice_call(c, "__nv_erff", x);
     default: return target_math_llvm(c, op, x, 0);
     }
 }

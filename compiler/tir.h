@@ -192,6 +192,7 @@ typedef enum { CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_EQ, CMP_NE } TirCmp;
 typedef enum {
     UN_NEG, UN_NOT /* bool or bitwise int */, UN_ABS,
     UN_EXP, UN_EXP2, UN_LOG, UN_LOG2, UN_SQRT, UN_RSQRT, UN_SIN, UN_COS, /* floats only */
+    UN_FLOOR, UN_CEIL, UN_TRUNC, UN_TANH, UN_ERF,                           /* floats only */
 } TirUnOp;
 
 typedef enum { DOT_IEEE = 0, DOT_TF32 } DotPrecision;

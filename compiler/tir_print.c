@@ -21,7 +21,8 @@ static const char *const binop_names[] = {"add", "sub", "mul", "div", "rem", "an
                                           "xor", "shl", "shr", "min", "max"};
 static const char *const cmp_names[] = {"lt", "le", "gt", "ge", "eq", "ne"};
 static const char *const unop_names[] = {"neg", "not", "abs", "exp", "exp2", "log",
-                                         "log2", "sqrt", "rsqrt", "sin", "cos"};
+                                         "log2", "sqrt", "rsqrt", "sin", "cos", "floor",
+                                         "ceil", "trunc", "tanh", "erf"};
 static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin"};
 
 const char *tir_opcode_name(TirOpcode c) {

@@ -52,15 +52,23 @@ static double math_ref(int fn, double a)
     case 5: return 1 / sqrt(a);
     case 6: return fabs(a);
     case 7: return sin(a);
-    default: return cos(a);
+    case 8: return cos(a);
+    case 9: return floor(a);
+    case 10: return ceil(a);
+    case 11: return trunc(a);
+    case 12: return tanh(a);
+    case 13: return erf(a);
+    case 14: return 1 / (1 + exp(-a));
+    default: return a < -1 ? -1 : a > 2 ? 2 : a;
     }
 }
 
 void t_math(void)
 {
     static const char *const names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs",
-                                        "sin", "cos"};
-    for (int fn = 0; fn < 9; fn++)
+                                        "sin", "cos", "floor", "ceil", "trunc", "tanh", "erf",
+                                        "sigmoid", "clamp"};
+    for (int fn = 0; fn < 16; fn++)
         for (int f16 = 0; f16 < 2; f16++) {
             int n = f16 ? 333 : 1000;
             Ty t = f16 ? T_F16 : T_F32;
