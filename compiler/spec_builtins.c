@@ -324,6 +324,63 @@ static Val b_clamp(Spec *s, Args *a) {
     return minmax_of(s, 0, minmax_of(s, 1, a->v[0], a->v[1], at), a->v[2], at);
 }
 
+/* div_rn(x, y), fdiv(x, y): x / y of floats (integers are converted to f32), rounded to
+ * nearest on every backend (fdiv is allowed to be faster and less exact; today it is the
+ * same division). */
+static Val b_fdiv(Spec *s, Args *a) {
+    if (!numbers(s, a, 2)) return val_error();
+    SrcLoc at = a->call->loc;
+    Val x = a->v[0], y = a->v[1];
+    if (!et_is_float(val_elem(&x)) && !et_is_float(val_elem(&y)))
+        x = x.kind == V_CONST ? val_const_float(ET_F32, (double)x.i, 0) : val_tile(as_float(s, x, at));
+    if (x.kind == V_ERROR || (x.kind != V_CONST && !x.v)) return val_error();
+    return spec_binary(s, OP_DIV, x, y, at);
+}
+
+/* A 32-bit integer, or an integer literal that fits 32 bits (signed or not). */
+static int int32_arg(const Val *v) {
+    ElemKind k = val_elem(v);
+    if (v->kind == V_CONST && v->weak && et_is_int(k))
+        return v->i >= INT32_MIN && v->i <= (int64_t)UINT32_MAX;
+    return k == ET_I32 || k == ET_U32;
+}
+
+/* umulhi(x, y): the high 32 bits of the 64-bit product of two 32-bit integers, taken as
+ * unsigned (CUDA's __umulhi); the result has x's type. */
+static Val b_umulhi(Spec *s, Args *a) {
+    if (!numbers(s, a, 2)) return val_error();
+    SrcLoc at = a->call->loc;
+    ElemKind k = val_elem(&a->v[0]);
+    if (!int32_arg(&a->v[0]) || !int32_arg(&a->v[1])) {
+        diag_error(s->diags, a->call->loc, "umulhi() takes 32-bit integers, got %s and %s",
+                   val_type_str(s, &a->v[0]), val_type_str(s, &a->v[1]));
+        return val_error();
+    }
+    if (k != ET_I32 && k != ET_U32) /* a literal x: the type of y (i32 for two literals) */
+        k = val_elem(&a->v[1]) == ET_U32 ? ET_U32 : ET_I32;
+    if (a->v[0].kind == V_CONST && a->v[1].kind == V_CONST) {
+        uint64_t p = (uint64_t)(uint32_t)a->v[0].i * (uint32_t)a->v[1].i;
+        uint32_t hi32 = (uint32_t)(p >> 32);
+        return val_const_int(k, k == ET_I32 ? (int64_t)(int32_t)hi32 : (int64_t)hi32, 0);
+    }
+    Val wide[2];
+    for (int i = 0; i < 2; i++) {
+        Val u = a->v[i];
+        if (u.kind == V_CONST) {
+            wide[i] = val_const_int(ET_U64, (int64_t)(uint32_t)u.i, 0);
+            continue;
+        }
+        TirValue *t = spec_as_tile(s, u, at);
+        if (!t || !(t = spec_cast(s, t, ET_U32, at)) || !(t = spec_cast(s, t, ET_U64, at)))
+            return val_error();
+        wide[i] = val_tile(t);
+    }
+    Val hi = spec_binary(s, OP_SHR, spec_binary(s, OP_MUL, wide[0], wide[1], at),
+                         val_const_int(ET_U64, 32, 0), at);
+    TirValue *t = spec_as_tile(s, hi, at);
+    return t ? val_tile(spec_cast(s, t, k, at)) : val_error();
+}
+
 /* sigmoid(x) = 1 / (1 + exp(-x)): 0 and 1 at the far ends, never NaN but for a NaN x. */
 static Val b_sigmoid(Spec *s, Args *a) {
     if (!numbers(s, a, 1)) return val_error();
@@ -558,6 +615,8 @@ static const struct {
     {"trunc", b_unary_math, 1, {"x"}}, {"tanh", b_unary_math, 1, {"x"}},
     {"erf", b_unary_math, 1, {"x"}},   {"sigmoid", b_sigmoid, 1, {"x"}},
     {"clamp", b_clamp, 3, {"x", "min", "max"}},
+    {"div_rn", b_fdiv, 2, {"x", "y"}}, {"fdiv", b_fdiv, 2, {"x", "y"}},
+    {"umulhi", b_umulhi, 2, {"x", "y"}},
     {"minimum", b_minmax, 2, {"a", "b"}}, {"maximum", b_minmax, 2, {"a", "b"}},
     {"fma", b_fma, 3, {"a", "b", "c"}},
     {"where", b_where, 3, {"cond", "a", "b"}},

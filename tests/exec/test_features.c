@@ -80,6 +80,22 @@ void t_math(void)
                 o->v[i] = ty_round(t, math_ref(fn, x->v[i]));
             run(EW, f16 ? "math_f16" : "math_f32", ARGS(P(x), P(o), I(n)), CONSTS({"FN", fn}));
         }
+    begin("mulhi_div n=1001");
+    {
+        int n = 1001;
+        Buf *x = input("x", T_I32, n, -2147483648.0, 2147483647.0);
+        Buf *y = input("y", T_U32, n, 0, 4294967295.0);
+        Buf *f = input("f", T_F32, n, -100, 100);
+        Buf *oi = output("o_i", T_I32, n, EXACT), *ou = output("o_u", T_U32, n, EXACT);
+        Buf *g = output("g", T_F32, n, TOL_F32);
+        for (int i = 0; i < n; i++) {
+            uint64_t a = (uint32_t)(int32_t)x->v[i], b = (uint32_t)y->v[i];
+            oi->v[i] = (int32_t)(uint32_t)((a * b) >> 32);
+            ou->v[i] = (uint32_t)((b * 3000000000ull) >> 32);
+            g->v[i] = (double)((float)f->v[i] / 3.0f) - (double)((float)i / 7.0f);
+        }
+        run(EW, "mulhi_div", ARGS(P(x), P(y), P(oi), P(ou), P(f), P(g), I(n)), NO_CONSTS);
+    }
     begin("math_int sqrt n=100");
     Buf *x = input("x", T_I32, 100, 0, 10000);
     Buf *o = output("o", T_F32, 100, 1e-6);
