@@ -120,6 +120,9 @@ static LLVMValueRef float_binop(Lower *L, TirBinOp op, LLVMValueRef a, LLVMValue
     case BIN_REM: return LLVMBuildFRem(L->b, a, b, "");
     case BIN_MIN: return intrinsic1(L, "llvm.minimum", ab, 2);
     case BIN_MAX: return intrinsic1(L, "llvm.maximum", ab, 2);
+    case BIN_POW:
+        return L->t->pow ? L->t->pow(&L->tc, a, b, LLVMTypeOf(a) == LLVMDoubleTypeInContext(L->ctx))
+                         : intrinsic1(L, "llvm.pow", ab, 2);
     default: return NULL;
     }
 }
@@ -177,6 +180,7 @@ static LLVMValueRef int_binop(Lower *L, TirBinOp op, int sgn, LLVMValueRef a, LL
     case BIN_OR: return LLVMBuildOr(L->b, a, b, "");
     case BIN_XOR: return LLVMBuildXor(L->b, a, b, "");
     case BIN_SHL: case BIN_SHR: return int_shift(L, op, sgn, a, b);
+    case BIN_POW: return NULL; /* floats only (spec_builtins.c) */
     case BIN_MIN: case BIN_MAX: {
         LLVMIntPredicate p = op == BIN_MIN ? (sgn ? LLVMIntSLT : LLVMIntULT)
                                            : (sgn ? LLVMIntSGT : LLVMIntUGT);
@@ -276,15 +280,26 @@ static LLVMValueRef compute(Lower *L, const TirOp *op, LLVMValueRef *in)
     }
 }
 
+/* compute() gave nothing: the target said why (a function it lacks), or it is our bug. */
+static int not_computed(Lower *L, TirOp *op, int errors_before)
+{
+    if (L->d->errors > errors_before) {
+        L->failed = 1;
+        return -1;
+    }
+    return lw_fail(L, op, "internal compiler error: elementwise op not supported");
+}
+
 static int lower_map(Lower *L, TirOp *op)
 {
+    int errors = L->d->errors;
     TirValue *res = op->results[0];
     LLVMValueRef in[4] = {0}, x;
     if (res->type.rank == 0) {
         for (int i = 0; i < op->nops && i < 4; i++)
             in[i] = lw_val(L, op->ops[i]);
         if (!(x = compute(L, op, in)))
-            return lw_fail(L, op, "internal compiler error: elementwise op not supported");
+            return not_computed(L, op, errors);
         lw_bind(L, res, x);
         return 0;
     }
@@ -294,7 +309,7 @@ static int lower_map(Lower *L, TirOp *op)
         for (int i = 0; i < op->nops && i < 4; i++)
             in[i] = lw_get(L, op->ops[i], r);
         if (!(x = compute(L, op, in)))
-            return lw_fail(L, op, "internal compiler error: elementwise op not supported");
+            return not_computed(L, op, errors);
         lw_set(L, res, r, x);
     }
     return 0;

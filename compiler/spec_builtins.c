@@ -345,6 +345,29 @@ static int int32_arg(const Val *v) {
     return k == ET_I32 || k == ET_U32;
 }
 
+/* pow(x, y): C's pow on floats (integers converted to f32), broadcasting. */
+static Val b_pow(Spec *s, Args *a) {
+    if (!numbers(s, a, 2)) return val_error();
+    SrcLoc at = a->call->loc;
+    Val x = a->v[0], y = a->v[1];
+    if (x.kind == V_CONST && y.kind == V_CONST) {
+        double fx = et_is_float(x.ct) ? x.f : (double)x.i, fy = et_is_float(y.ct) ? y.f : (double)y.i;
+        ElemKind et = x.ct == ET_F64 || y.ct == ET_F64 ? ET_F64 : ET_F32;
+        return val_const_float(et, pow(fx, fy), 0);
+    }
+    ElemKind et = spec_promote(&x, &y);
+    if (!et_is_float(et)) et = ET_F32;
+    Val both[2] = {a->v[0], a->v[1]};
+    int rank, shape[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, both, 2, &rank, shape, at)) return val_error();
+    TirValue *ops[2] = {spec_materialize(s, x, et, rank, shape, at),
+                        spec_materialize(s, y, et, rank, shape, at)};
+    if (!ops[0] || !ops[1]) return val_error();
+    TirValue *r = spec_emit(s, TIR_BINARY, at, ops, 2, tir_type_make(et, rank, shape));
+    r->def->attr.i = BIN_POW;
+    return val_tile(r);
+}
+
 /* umulhi(x, y): the high 32 bits of the 64-bit product of two 32-bit integers, taken as
  * unsigned (CUDA's __umulhi); the result has x's type. */
 static Val b_umulhi(Spec *s, Args *a) {
@@ -616,7 +639,7 @@ static const struct {
     {"erf", b_unary_math, 1, {"x"}},   {"sigmoid", b_sigmoid, 1, {"x"}},
     {"clamp", b_clamp, 3, {"x", "min", "max"}},
     {"div_rn", b_fdiv, 2, {"x", "y"}}, {"fdiv", b_fdiv, 2, {"x", "y"}},
-    {"umulhi", b_umulhi, 2, {"x", "y"}},
+    {"umulhi", b_umulhi, 2, {"x", "y"}}, {"pow", b_pow, 2, {"x", "y"}},
     {"minimum", b_minmax, 2, {"a", "b"}}, {"maximum", b_minmax, 2, {"a", "b"}},
     {"fma", b_fma, 3, {"a", "b", "c"}},
     {"where", b_where, 3, {"cond", "a", "b"}},

@@ -96,6 +96,9 @@ struct Target {
     /* Elementwise math on f32 or f64 x (UN_EXP..UN_COS, UN_ABS); NULL with a diagnostic
      * when the target cannot provide it. */
     LLVMValueRef (*math)(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
+    /* Optional: x to the power y (f32 or f64), as C's pow; NULL: LLVM's llvm.pow (the C
+     * library's on the host and sim targets). NULL result: an error was reported. */
+    LLVMValueRef (*pow)(TargetCtx *c, LLVMValueRef x, LLVMValueRef y, int is_f64);
     /* Optional: scalar f32/f64 x to a `bits`-wide integer, truncated, saturated to its range,
      * NaN -> 0, in one instruction where the target has one; NULL (or a NULL result): the
      * generic llvm.fpto[su]i.sat. */

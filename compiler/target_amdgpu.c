@@ -154,6 +154,14 @@ static void amd_mfma(TargetCtx *c, MmaKind kind, int inst, LLVMValueRef *a, LLVM
         d[i] = LLVMBuildExtractElement(c->b, r, i32_c(c, i), "");
 }
 
+static LLVMValueRef amd_pow(TargetCtx *c, LLVMValueRef x, LLVMValueRef y, int is_f64)
+{
+    (void)x, (void)y, (void)is_f64;
+    diag_error(c->diags, c->loc, "pow is not available on AMD GPUs yet (it needs AMD's device "
+               "library)");
+    return NULL;
+}
+
 typedef struct AmdArch {
     const char *name;
     int wave64, lds_bytes;
@@ -186,7 +194,7 @@ const Target *target_amdgpu_init(Target *t, const char *name)
         .num_programs = amd_num_programs, .barrier = amd_barrier,
         .shuffle_xor = a->wave64 ? amd_shuffle_xor64 : amd_shuffle_xor32,
         .shuffle_idx = amd_shuffle_idx, .smem_base = target_extern_smem, .math = amd_math,
-        .mma = a->wave64 ? TARGET_MMA_MFMA : TARGET_MMA_NONE, .mfma = amd_mfma,
+        .mma = a->wave64 ? TARGET_MMA_MFMA : TARGET_MMA_NONE, .mfma = amd_mfma, .pow = amd_pow,
     };
     return t;
 }

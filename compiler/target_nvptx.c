@@ -175,6 +175,21 @@ static LLVMValueRef libdevice_call(TargetCtx *c, const char *name, LLVMValueRef 
     return target_call_named(c, name, t, &t, 1, &x);
 }
 
+/* libdevice's __nv_powf / __nv_pow (within 2 ulp). */
+static LLVMValueRef nv_pow(TargetCtx *c, LLVMValueRef x, LLVMValueRef y, int is_f64)
+{
+    const char *name = is_f64 ? "__nv_pow" : "__nv_powf";
+    char buf[512];
+    if (!libdevice_path(buf, sizeof buf)) {
+        diag_error(c->diags, c->loc, "%s needs CUDA's libdevice.10.bc, not found under "
+                   "$CUDA_HOME/nvvm/libdevice or /usr/local/cuda/nvvm/libdevice", name);
+        return NULL;
+    }
+    LLVMTypeRef t[2] = {LLVMTypeOf(x), LLVMTypeOf(x)};
+    LLVMValueRef args[2] = {x, y};
+    return target_call_named(c, name, t[0], t, 2, args);
+}
+
 static LLVMValueRef nv_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
 {
     switch (op) {
@@ -321,7 +336,7 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .async_copy = sm >= 80 ? nv_async_copy : NULL, .async_commit = nv_async_commit,
         .async_wait = nv_async_wait,
         .shuffle_xor = nv_shuffle_xor, .shuffle_idx = nv_shuffle_idx, .smem_base = target_extern_smem, .math = nv_math,
-        .float_to_int = nv_float_to_int,
+        .float_to_int = nv_float_to_int, .pow = nv_pow,
         .module_finish = nv_module_finish,
     };
     return t;

@@ -185,6 +185,7 @@ typedef enum {
     BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_REM, /* int div/rem truncate; float rem = fmod */
     BIN_AND, BIN_OR, BIN_XOR, BIN_SHL, BIN_SHR,  /* bool or int; SHR arithmetic for signed */
     BIN_MIN, BIN_MAX,                            /* float min/max propagate NaN */
+    BIN_POW,                                     /* floats only: C's pow */
 } TirBinOp;
 
 typedef enum { CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_EQ, CMP_NE } TirCmp;

@@ -18,7 +18,7 @@ static const char *const opcode_names[TIR_OPCODE_COUNT] = {
     [TIR_BREAK] = "break", [TIR_CONTINUE] = "continue", [TIR_RETURN] = "return",
 };
 static const char *const binop_names[] = {"add", "sub", "mul", "div", "rem", "and", "or",
-                                          "xor", "shl", "shr", "min", "max"};
+                                          "xor", "shl", "shr", "min", "max", "pow"};
 static const char *const cmp_names[] = {"lt", "le", "gt", "ge", "eq", "ne"};
 static const char *const unop_names[] = {"neg", "not", "abs", "exp", "exp2", "log",
                                          "log2", "sqrt", "rsqrt", "sin", "cos", "floor",

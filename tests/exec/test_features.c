@@ -96,6 +96,19 @@ void t_math(void)
         }
         run(EW, "mulhi_div", ARGS(P(x), P(y), P(oi), P(ou), P(f), P(g), I(n)), NO_CONSTS);
     }
+    begin("pow_f32 n=777");
+    {
+        int n = 777;
+        Buf *x = input("x", T_F32, n, 0.1, 4), *y = input("y", T_F32, n, -3, 3);
+        Buf *o = output("o", T_F32, n, TOL_F32), *o3 = output("o3", T_F32, n, TOL_F32);
+        Buf *oi = output("oi", T_F32, n, TOL_F32);
+        for (int i = 0; i < n; i++) {
+            o->v[i] = pow(x->v[i], y->v[i]);
+            o3->v[i] = pow((double)(float)(x->v[i] - 2.0), 3); /* a negative base, odd power */
+            oi->v[i] = sqrt((double)(i % 7));
+        }
+        run(EW, "pow_f32", ARGS(P(x), P(y), P(o), P(o3), P(oi), I(n)), NO_CONSTS);
+    }
     begin("math_int sqrt n=100");
     Buf *x = input("x", T_I32, 100, 0, 10000);
     Buf *o = output("o", T_F32, 100, 1e-6);
