@@ -224,13 +224,20 @@ static uint32_t replica_bits(const LinearLayout *ll)
     return ll_zero_mask(ll, LL_LANE) | ll_zero_mask(ll, LL_WARP) << ll->nbits[LL_LANE];
 }
 
-LLVMBasicBlockRef lw_if_owner(Lower *L, const LinearLayout *ll)
+LLVMValueRef lw_owner(Lower *L, const LinearLayout *ll)
 {
     uint32_t bits = replica_bits(ll);
     if (!bits)
         return NULL;
     LLVMValueRef m = LLVMBuildAnd(L->b, L->tid, LLVMConstInt(lw_i32(L), bits, 0), "");
-    LLVMValueRef own = LLVMBuildICmp(L->b, LLVMIntEQ, m, lw_i32c(L, 0), "owner");
+    return LLVMBuildICmp(L->b, LLVMIntEQ, m, lw_i32c(L, 0), "owner");
+}
+
+LLVMBasicBlockRef lw_if_owner(Lower *L, const LinearLayout *ll)
+{
+    LLVMValueRef own = lw_owner(L, ll);
+    if (!own)
+        return NULL;
     LLVMBasicBlockRef then = lw_block(L, "owner"), join = lw_block(L, "owner.join");
     LLVMBuildCondBr(L->b, own, then, join);
     LLVMPositionBuilderAtEnd(L->b, then);
@@ -327,6 +334,7 @@ static int lower_op(Lower *L, TirOp *op)
     case TIR_CONVERT_LAYOUT:
         return lower_shape(L, op);
     case TIR_LOAD: case TIR_STORE: return lower_memory(L, op);
+    case TIR_ATOMIC: return lower_atomic(L, op);
     case TIR_LOCAL_ALLOC: case TIR_LOCAL_STORE: case TIR_LOCAL_LOAD: case TIR_ASYNC_COPY:
     case TIR_ASYNC_COMMIT: case TIR_ASYNC_WAIT: case TIR_BARRIER:
         return lower_smem(L, op);

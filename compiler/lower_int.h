@@ -104,6 +104,8 @@ LLVMValueRef lw_thread_flat(Lower *L, const LinearLayout *ll);
  * each group of replicas); returns the join block for lw_end_if, or NULL when every thread
  * owns its elements (nothing opened). */
 LLVMBasicBlockRef lw_if_owner(Lower *L, const LinearLayout *ll);
+/* The i1 "this thread owns its elements of ll", or NULL when every thread does. */
+LLVMValueRef lw_owner(Lower *L, const LinearLayout *ll);
 void lw_end_if(Lower *L, LLVMBasicBlockRef join);
 LLVMValueRef lw_elem_ptr(Lower *L, const TirValue *v, LLVMValueRef storage, LLVMValueRef r);
 LLVMValueRef lw_get(Lower *L, const TirValue *v, LLVMValueRef r); /* element r (scalar: v) */
@@ -130,6 +132,9 @@ LLVMValueRef lw_to_f32(Lower *L, LLVMValueRef x, ElemKind k);
 
 /* lower_memory.c */
 int lower_memory(Lower *L, TirOp *op);
+
+/* lower_atomic.c */
+int lower_atomic(Lower *L, TirOp *op);
 
 /* lower_shape.c: splat, expand_dims, broadcast, trans, convert_layout */
 int lower_shape(Lower *L, TirOp *op);

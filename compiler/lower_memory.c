@@ -47,17 +47,24 @@ static LLVMValueRef load_one(Lower *L, TirOp *op, LLVMValueRef r)
     return phi;
 }
 
-/* Element r of a store: ops are ptr, value [, mask]. */
-static void store_one(Lower *L, TirOp *op, LLVMValueRef r)
+/* `own && mask` (either may be NULL: no condition). */
+static LLVMValueRef and_owner(Lower *L, LLVMValueRef own, LLVMValueRef mask)
+{
+    return own && mask ? LLVMBuildAnd(L->b, own, mask, "") : own ? own : mask;
+}
+
+/* Element r of a store: ops are ptr, value [, mask]; only where `own` (NULL: everywhere). */
+static void store_one(Lower *L, TirOp *op, LLVMValueRef r, LLVMValueRef own)
 {
     ElemKind k = op->ops[1]->type.elem;
     LLVMValueRef p = lw_get(L, op->ops[0], r), x = lw_get(L, op->ops[1], r);
-    if (op->nops < 3) {
+    LLVMValueRef cond = and_owner(L, own, op->nops > 2 ? lw_get(L, op->ops[2], r) : NULL);
+    if (!cond) {
         store_elem(L, k, p, x);
         return;
     }
     LLVMBasicBlockRef st = lw_block(L, "st"), join = lw_block(L, "st.join");
-    LLVMBuildCondBr(L->b, lw_get(L, op->ops[2], r), st, join);
+    LLVMBuildCondBr(L->b, cond, st, join);
     LLVMPositionBuilderAtEnd(L->b, st);
     store_elem(L, k, p, x);
     LLVMBuildBr(L->b, join);
@@ -167,15 +174,16 @@ static void load_group(Lower *L, TirOp *op, LLVMValueRef r0, int n)
         lw_set(L, res, reg_at(L, r0, j), LLVMBuildExtractElement(L->b, x, lw_i32c(L, j), ""));
 }
 
-static void store_group(Lower *L, TirOp *op, LLVMValueRef r0, int n)
+static void store_group(Lower *L, TirOp *op, LLVMValueRef r0, int n, LLVMValueRef own)
 {
     ElemKind k = op->ops[1]->type.elem;
     LLVMValueRef p = lw_get(L, op->ops[0], r0), x = gather_regs(L, op->ops[1], k, r0, n);
+    LLVMValueRef cond = and_owner(L, own, op->nops > 2 ? lw_get(L, op->ops[2], r0) : NULL);
     LLVMBasicBlockRef join = NULL;
-    if (op->nops > 2) {
+    if (cond) {
         LLVMBasicBlockRef st = lw_block(L, "vst");
         join = lw_block(L, "vst.join");
-        LLVMBuildCondBr(L->b, lw_get(L, op->ops[2], r0), st, join);
+        LLVMBuildCondBr(L->b, cond, st, join);
         LLVMPositionBuilderAtEnd(L->b, st);
     }
     LLVMValueRef s = LLVMBuildStore(L->b, x, p);
@@ -186,8 +194,8 @@ static void store_group(Lower *L, TirOp *op, LLVMValueRef r0, int n)
     }
 }
 
-/* The tile access as R/n vector accesses of n registers each. */
-static void lower_vector(Lower *L, TirOp *op, int n)
+/* The tile access as R/n vector accesses of n registers each (stores only where `own`). */
+static void lower_vector(Lower *L, TirOp *op, int n, LLVMValueRef own)
 {
     ElemLoop lp;
     LW_FOR(L, &lp, lw_regs(L, op->ops[0]) / n, L->t->unroll_elements, g) {
@@ -195,7 +203,7 @@ static void lower_vector(Lower *L, TirOp *op, int n)
         if (op->code == TIR_LOAD)
             load_group(L, op, r0, n);
         else
-            store_group(L, op, r0, n);
+            store_group(L, op, r0, n, own);
     }
 }
 
@@ -210,7 +218,7 @@ static int lower_load(Lower *L, TirOp *op)
     lw_tile_new(L, res);
     int n = vec_width(L, op, res->type.elem);
     if (n > 1) {
-        lower_vector(L, op, n);
+        lower_vector(L, op, n, NULL);
         return 0;
     }
     ElemLoop lp;
@@ -220,21 +228,34 @@ static int lower_load(Lower *L, TirOp *op)
     return 0;
 }
 
+/* Whether this thread writes its elements of a store: each element (a scalar included) is
+ * written once, by its owner, not by every replica: a program that loads a value and stores
+ * it back changed (a counter under a lock) must not have other threads store it again. */
+static LLVMValueRef store_owner(Lower *L, const TirValue *ptr)
+{
+    if (ptr->type.rank > 0)
+        return lw_owner(L, lw_ll(L, ptr));
+    if (L->k->num_warps * L->k->threads_per_warp <= 1)
+        return NULL;
+    return LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, lw_i32c(L, 0), "thread0");
+}
+
 static int lower_store(Lower *L, TirOp *op)
 {
     TirValue *ptr = op->ops[0];
+    LLVMValueRef own = store_owner(L, ptr);
     if (ptr->type.rank == 0) {
-        store_one(L, op, NULL);
+        store_one(L, op, NULL, own);
         return 0;
     }
     int n = vec_width(L, op, op->ops[1]->type.elem);
     if (n > 1) {
-        lower_vector(L, op, n);
+        lower_vector(L, op, n, own);
         return 0;
     }
     ElemLoop lp;
     LW_FOR(L, &lp, lw_regs(L, ptr), L->t->unroll_elements, r) {
-        store_one(L, op, r);
+        store_one(L, op, r, own);
     }
     return 0;
 }

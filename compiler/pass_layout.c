@@ -160,7 +160,7 @@ static void collect_op(LP *p, TirOp *op)
     case TIR_FMA: case TIR_ADDPTR: case TIR_BROADCAST:
         unite_all(p, op);
         break;
-    case TIR_LOAD:
+    case TIR_LOAD: case TIR_ATOMIC:
         note_mem(p, op->ops[0]);
         unite_all(p, op);
         break;
@@ -497,6 +497,7 @@ int pass_assign_layouts(TirKernel *k, const Target *t, Diags *d)
     p.axis = axis_analyze(k);
     anchor_dots(&p);
     anchor_accesses(&p, k->body, TIR_LOAD);
+    anchor_accesses(&p, k->body, TIR_ATOMIC);
     anchor_accesses(&p, k->body, TIR_STORE);
     p.stores_open = 1;
     do

@@ -31,7 +31,7 @@ static int reloadable(const TirOp *ld, const TirOp *at)
     if (!et_is_int(v->type.elem) || tir_type_numel(&v->type) > MAX_RELOAD || ld->block != at->block)
         return 0;
     for (const TirOp *op = ld->next; op && op != at; op = op->next) {
-        if (op->code == TIR_STORE)
+        if (tir_op_writes_memory(op))
             return 0;
         for (int r = 0; r < op->nregions; r++)
             if (tir_block_stores(op->regions[r]))

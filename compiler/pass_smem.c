@@ -5,7 +5,8 @@
  *     y = local_load buf, 0
  * and the operands of dots on the FMA path go to buffers their K loop reads, so that the
  * allocator (pass_smem_alloc.c) gives every buffer its place and the barrier pass
- * (pass_barriers.c) orders the accesses, instead of each lowering routine doing both. */
+ * (pass_barriers.c) orders the accesses, instead of each lowering routine doing both. The old
+ * values of atomics done by one thread per element reach the element's replicas the same way. */
 #include "layout_convert.h"
 #include "layout_dot.h"
 #include "passes.h"
@@ -31,20 +32,35 @@ static const TirLayout *new_layout(TirKernel *k, TirLayout l)
     return p;
 }
 
-static TirValue *index_zero(TirKernel *k, TirOp *before)
+/* A new op before `before`, or at the end of `blk` when `before` is NULL. */
+static TirOp *put(TirKernel *k, TirBlock *blk, TirOp *before, TirOpcode code, SrcLoc loc,
+                  TirValue **ops, int nops, const TirType *types, int nres)
+{
+    return before ? tir_op_insert_before(k, before, code, loc, ops, nops, types, nres)
+                  : tir_op_append(k, blk, code, loc, ops, nops, types, nres);
+}
+
+static TirValue *index_zero_at(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc)
 {
     static const TirLayout scalar = {.kind = LAYOUT_SCALAR};
     TirType i32 = {.elem = ET_I32};
-    TirOp *c = tir_op_insert_before(k, before, TIR_CONST, before->loc, NULL, 0, &i32, 1);
+    TirOp *c = put(k, blk, before, TIR_CONST, loc, NULL, 0, &i32, 1);
     c->attr.i = 0;
     c->results[0]->layout = &scalar;
     return c->results[0];
 }
 
-/* Replaces the conversion op by a trip through a fresh shared buffer. */
-static int through_smem(TirKernel *k, TirOp *op, const LinearLayout *src)
+static TirValue *index_zero(TirKernel *k, TirOp *before)
 {
-    TirValue *x = op->ops[0], *y = op->results[0];
+    return index_zero_at(k, before->block, before, before->loc);
+}
+
+/* x written to a fresh shared buffer and read back in layout `to`, before `before` (NULL: at
+ * the end of `blk`); the loaded value, or NULL when out of memory. Only the owner of each
+ * element writes it. */
+static TirValue *bounce(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc, TirValue *x,
+                        const LinearLayout *src, const TirLayout *to)
+{
     int order[TIR_MAX_RANK], cont = contiguous_dim(src), rank = x->type.rank;
     order[0] = cont;
     for (int j = 1, d = rank - 1; j < rank; d--)
@@ -52,20 +68,61 @@ static int through_smem(TirKernel *k, TirOp *op, const LinearLayout *src)
             order[j++] = d;
     TirType bt = x->type;
     bt.buffers = 1;
-    TirOp *alloc = tir_op_insert_before(k, op, TIR_LOCAL_ALLOC, op->loc, NULL, 0, &bt, 1);
+    TirOp *alloc = put(k, blk, before, TIR_LOCAL_ALLOC, loc, NULL, 0, &bt, 1);
     alloc->attr.i = -1;
     TirValue *buf = alloc->results[0];
     buf->layout = new_layout(k, smem_layout_swizzled(rank, x->type.shape, et_bytes(x->type.elem), order));
-    TirValue *zero = index_zero(k, op);
+    TirValue *zero = index_zero_at(k, blk, before, loc);
     TirValue *st[3] = {buf, zero, x};
-    tir_op_insert_before(k, op, TIR_LOCAL_STORE, op->loc, st, 3, NULL, 0);
+    put(k, blk, before, TIR_LOCAL_STORE, loc, st, 3, NULL, 0);
     TirValue *ld[2] = {buf, zero};
-    TirOp *load = tir_op_insert_before(k, op, TIR_LOCAL_LOAD, op->loc, ld, 2, &y->type, 1);
-    load->results[0]->layout = y->layout;
-    load->results[0]->name = y->name;
-    tir_replace_uses(k->body, y, load->results[0]);
+    TirOp *load = put(k, blk, before, TIR_LOCAL_LOAD, loc, ld, 2, &x->type, 1);
+    load->results[0]->layout = to;
+    load->results[0]->name = x->name;
+    return buf->layout ? load->results[0] : NULL;
+}
+
+/* Replaces the conversion op by a trip through a fresh shared buffer. */
+static int through_smem(TirKernel *k, TirOp *op, const LinearLayout *src)
+{
+    TirValue *y = op->results[0], *z = bounce(k, op->block, op, op->loc, op->ops[0], src, y->layout);
+    if (!z)
+        return -1;
+    tir_replace_uses(k->body, y, z);
     tir_op_remove(op);
-    return buf->layout ? 0 : -1;
+    return 0;
+}
+
+static TirOp *single_user(TirBlock *b, const TirValue *v, int *count);
+
+/* An atomic whose elements have replicas (a scalar one, a tile smaller than the program) is
+ * done by one thread per element, the owner. The others read the old values from shared
+ * memory; a release order covers the whole program's earlier writes (a barrier before it),
+ * an acquire order its later reads (a barrier after it: the exchange's, or one of its own). */
+static int order_atomic(TirKernel *k, TirOp *op)
+{
+    TirValue *old = op->results[0];
+    LinearLayout ll;
+    int n = 0, sem = (int)(op->attr.i2 & 15);
+    if (layout_ll(old->layout, old->type.shape, old->type.rank, &ll))
+        return 0;
+    if (!ll_zero_mask(&ll, LL_LANE) && !ll_zero_mask(&ll, LL_WARP))
+        return 0;
+    if (sem == SEM_RELEASE || sem == SEM_ACQ_REL)
+        tir_op_insert_before(k, op, TIR_BARRIER, op->loc, NULL, 0, NULL, 0);
+    single_user(k->body, old, &n);
+    if (n == 0) {
+        if (sem == SEM_ACQUIRE || sem == SEM_ACQ_REL)
+            put(k, op->block, op->next, TIR_BARRIER, op->loc, NULL, 0, NULL, 0);
+        return 0;
+    }
+    TirValue *shared = bounce(k, op->block, op->next, op->loc, old, &ll, old->layout);
+    if (!shared)
+        return -1;
+    TirOp *store = shared->def->prev;
+    tir_replace_uses(k->body, old, shared);
+    store->ops[2] = old;
+    return 0;
 }
 
 /* An FMA dot's operand moves to a buffer its K loop reads: A with M contiguous and B with N
@@ -104,6 +161,10 @@ static int visit(TirKernel *k, const Target *t, TirBlock *b, Diags *d)
                 return -1;
             }
             continue;
+        }
+        if (op->code == TIR_ATOMIC && t->threads_per_warp > 1 && order_atomic(k, op)) {
+            diag_error(d, op->loc, "out of memory in the shared-memory pass");
+            return -1;
         }
         if (op->code != TIR_CONVERT_LAYOUT || op->ops[0]->type.rank == 0)
             continue;

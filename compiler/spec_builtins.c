@@ -15,6 +15,9 @@ typedef struct Args {
 
 typedef Val (*BuiltinFn)(Spec *s, Args *a);
 
+/* Slots that take a string literal (atomics' memory order and scope). */
+static int is_string_slot(const char *slot) { return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0; }
+
 /* Binds positional and keyword arguments to named slots; missing optional slots stay
  * V_VOID. Returns 0 after a diagnostic. */
 static int bind_args(Spec *s, const Expr *call, const char *const *slots, int nslots, int nreq, Args *a) {
@@ -40,6 +43,7 @@ static int bind_args(Spec *s, const Expr *call, const char *const *slots, int ns
             return 0;
         }
         a->e[slot] = call->args[i];
+        if (call->args[i]->kind == EX_STRING && is_string_slot(slots[slot])) continue; /* read by name */
         a->v[slot] = spec_expr(s, call->args[i]);
         if (a->v[slot].kind == V_ERROR) return 0;
     }
@@ -190,15 +194,22 @@ static int pointer_shape(Spec *s, Args *a, int *rank, int *shape) {
     return 1;
 }
 
-static TirValue *mask_operand(Spec *s, Args *a, int slot, int rank, const int *shape) {
+/* The mask in slot `slot` as bool values (an integer is tested against 0); V_ERROR after a
+ * diagnostic. */
+static Val mask_bool(Spec *s, Args *a, int slot) {
     Val m = a->v[slot];
-    if (!need_value(s, a, slot)) return NULL;
+    if (!need_value(s, a, slot)) return val_error();
     if (!et_is_int(val_elem(&m)) && val_elem(&m) != ET_BOOL) {
         diag_error(s->diags, a->e[slot]->loc, "a mask is bool (or an integer, tested against 0), not %s",
                    val_type_str(s, &m));
-        return NULL;
+        return val_error();
     }
-    if (val_elem(&m) != ET_BOOL) m = spec_binary(s, OP_NE, m, val_const_int(ET_I32, 0, 1), a->e[slot]->loc);
+    return val_elem(&m) == ET_BOOL ? m : spec_binary(s, OP_NE, m, val_const_int(ET_I32, 0, 1), a->e[slot]->loc);
+}
+
+static TirValue *mask_operand(Spec *s, Args *a, int slot, int rank, const int *shape) {
+    Val m = mask_bool(s, a, slot);
+    if (m.kind == V_ERROR) return NULL;
     Val both[2] = {a->v[0], m};
     int r, sh[TIR_MAX_RANK];
     if (!spec_broadcast_shape(s, both, 2, &r, sh, a->e[slot]->loc)) return NULL;
@@ -249,6 +260,97 @@ static Val b_store(Spec *s, Args *a) {
     if (!ops[1]) return val_error();
     tir_op_append(s->k, s->block, TIR_STORE, a->call->loc, ops, nops, NULL, 0);
     return (Val){.kind = V_VOID};
+}
+
+/* ---- atomics ---- */
+static const char *const atomic_fns[] = {"atomic_add", "atomic_max", "atomic_min", "atomic_and",
+                                         "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas"};
+
+/* The string of slot i among `names` (its index in *out); `dflt` when the slot is empty. */
+static int string_arg(Spec *s, Args *a, int i, const char *const *names, int n, int dflt, int *out) {
+    *out = dflt;
+    if (!a->e[i]) return 1;
+    const char *what = a->e[i]->kind == EX_STRING ? a->e[i]->name : NULL;
+    for (int k = 0; what && k < n; k++)
+        if (strcmp(what, names[k]) == 0) return *out = k, 1;
+    char list[128] = "";
+    for (int k = 0; k < n; k++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"", k ? ", " : "", names[k]);
+    diag_error(s->diags, a->e[i]->loc, "%s() takes %s= as one of %s, got %s", a->call->name,
+               i == 3 ? "sem" : "scope", list, what ? arena_printf(s->arena, "\"%s\"", what) : val_type_str(s, &a->v[i]));
+    return 0;
+}
+
+/* Which element types each atomic takes: 32- and 64-bit integers everywhere, and floats
+ * where the hardware (or a compare-and-swap loop) has them. */
+static int atomic_elem_ok(TirAtomic op, ElemKind k) {
+    int wide_int = et_is_int(k) && et_bits(k) >= 32;
+    int f3264 = k == ET_F32 || k == ET_F64;
+    switch (op) {
+    case ATOM_ADD: return wide_int || f3264 || k == ET_F16 || k == ET_BF16;
+    case ATOM_MAX: case ATOM_MIN: case ATOM_XCHG: case ATOM_CAS: return wide_int || f3264;
+    default: return wide_int;
+    }
+}
+
+static Val b_atomic(Spec *s, Args *a) {
+    TirAtomic op = ATOM_ADD;
+    while (strcmp(atomic_fns[op], a->call->name) != 0) op++;
+    int cas = op == ATOM_CAS, vs = cas ? 2 : 1, ms = cas ? 5 : 2, ss = 3;
+    int sem, scope;
+    static const char *const sems[] = {"relaxed", "acquire", "release", "acq_rel"};
+    static const char *const scopes[] = {"cta", "gpu", "sys"};
+    if (!string_arg(s, a, ss, sems, 4, SEM_ACQ_REL, &sem) ||
+        !string_arg(s, a, ss + 1, scopes, 3, SCOPE_GPU, &scope))
+        return val_error();
+    Val p = a->v[0];
+    if (!val_is_value(&p) || val_elem(&p) != ET_PTR) {
+        diag_error(s->diags, a->e[0]->loc, "%s() needs a pointer or a tile of pointers, got %s",
+                   a->call->name, val_type_str(s, &p));
+        return val_error();
+    }
+    ElemKind et = val_elem(&p) == ET_PTR && p.kind == V_TILE ? p.v->type.pointee : ET_VOID;
+    if (!atomic_elem_ok(op, et)) {
+        diag_error(s->diags, a->e[0]->loc, "%s() is not defined on %s (it takes %s)", a->call->name,
+                   val_type_str(s, &p),
+                   op == ATOM_ADD ? "32- and 64-bit integers, f16, bf16, f32 and f64"
+                   : op >= ATOM_AND && op <= ATOM_XOR ? "32- and 64-bit integers"
+                                                      : "32- and 64-bit integers, f32 and f64");
+        return val_error();
+    }
+    if (!need_value(s, a, vs) || (cas && !need_value(s, a, 1))) return val_error();
+    Val all[4] = {p, a->v[vs]};
+    int n = 2;
+    if (cas) all[n++] = a->v[1];
+    if (a->e[ms]) {
+        if (!need_value(s, a, ms)) return val_error();
+        all[n++] = a->v[ms];
+    }
+    int rank, shape[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, all, n, &rank, shape, a->call->loc)) return val_error();
+    int scalar = rank == 0, one = 1;
+    if (scalar) rank = 1, shape[0] = 1; /* a one-element tile: its owner thread does it */
+    TirValue *ops[4];
+    int nops = 0;
+    ops[nops++] = spec_materialize(s, p, ET_PTR, rank, shape, a->e[0]->loc);
+    ops[nops++] = spec_materialize(s, a->v[vs], et, rank, shape, a->e[vs]->loc);
+    if (cas) ops[nops++] = spec_materialize(s, a->v[1], et, rank, shape, a->e[1]->loc);
+    if (a->e[ms]) {
+        Val m = mask_bool(s, a, ms);
+        if (m.kind == V_ERROR) return val_error();
+        ops[nops++] = spec_materialize(s, m, ET_BOOL, rank, shape, a->e[ms]->loc);
+    }
+    for (int i = 0; i < nops; i++)
+        if (!ops[i]) return val_error();
+    TirValue *old = spec_emit(s, TIR_ATOMIC, a->call->loc, ops, nops, tir_type_make(et, rank, shape));
+    old->def->attr.i = op;
+    old->def->attr.i2 = sem | scope << 4;
+    if (!scalar) return val_tile(old);
+    /* the one element back as a scalar: max over one element gives it unchanged */
+    TirValue *r = spec_emit(s, TIR_REDUCE, a->call->loc, &old, 1, tir_type_make(et, 0, &one));
+    r->def->attr.i = RED_MAX;
+    r->def->attr.i2 = 0;
+    return val_tile(r);
 }
 
 /* ---- elementwise math ---- */
@@ -620,7 +722,7 @@ static const struct {
     const char *name;
     BuiltinFn fn;
     int nreq;
-    const char *slots[4];
+    const char *slots[6];
 } builtins[] = {
     {"program_id", b_program_id, 1, {"axis"}},
     {"num_programs", b_program_id, 1, {"axis"}},
@@ -651,6 +753,14 @@ static const struct {
     {"argmin", b_reduce, 2, {"x", "axis"}},
     {"dot", b_dot, 2, {"a", "b", "acc", "allow_tf32"}},
     {"trans", b_trans, 1, {"x"}},
+    {"atomic_add", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
+    {"atomic_max", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
+    {"atomic_min", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
+    {"atomic_and", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
+    {"atomic_or", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
+    {"atomic_xor", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
+    {"atomic_xchg", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
+    {"atomic_cas", b_atomic, 3, {"ptr", "cmp", "val", "sem", "scope", "mask"}},
 };
 
 static int find_builtin(const char *name) {
@@ -664,7 +774,7 @@ int spec_is_builtin(const char *name) { return find_builtin(name) >= 0; }
 Val spec_builtin(Spec *s, const Expr *call) {
     int i = find_builtin(call->name);
     int nslots = 0;
-    while (nslots < 4 && builtins[i].slots[nslots]) nslots++;
+    while (nslots < 6 && builtins[i].slots[nslots]) nslots++;
     Args a;
     if (!bind_args(s, call, builtins[i].slots, nslots, builtins[i].nreq, &a)) return val_error();
     return builtins[i].fn(s, &a);

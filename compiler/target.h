@@ -50,6 +50,12 @@ struct Target {
     int soft_bf16;           /* convert f32 -> bf16 with integer ops (no native cvt) */
     int mma;                 /* matrix instructions: TARGET_MMA_* */
     int smem_limit;          /* shared memory per program instance, bytes (0: no limit) */
+    /* LLVM sync-scope names of the atomics' "cta", "gpu" and "sys" scopes (NULL or "": the
+     * system's, the only one on the host) */
+    const char *sync_scopes[3];
+    /* atomicrmw orderings stronger than relaxed are emitted as fences around a relaxed
+     * atomic (LLVM 22's NVPTX backend emits every atomicrmw as relaxed) */
+    int rmw_fences;
     long long max_frame_bytes; /* stack frame of the kernel's code, at most (0: no check);
                                   below the stack the runtime runs it on (check_frame.c) */
 

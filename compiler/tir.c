@@ -260,9 +260,18 @@ int tir_defined_in(const TirValue *v, const TirBlock *b) {
     return 0;
 }
 
+int tir_op_writes_memory(const TirOp *op) { return op->code == TIR_STORE || op->code == TIR_ATOMIC; }
+
+int tir_atomic_has_cmp(const TirOp *op) { return op->attr.i == ATOM_CAS; }
+
+int tir_atomic_mask_index(const TirOp *op) {
+    int m = tir_atomic_has_cmp(op) ? 3 : 2;
+    return op->nops > m ? m : -1;
+}
+
 int tir_block_stores(const TirBlock *b) {
     for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
-        if (op->code == TIR_STORE) return 1;
+        if (tir_op_writes_memory(op)) return 1;
         for (int r = 0; r < op->nregions; r++)
             if (tir_block_stores(op->regions[r])) return 1;
     }

@@ -146,6 +146,9 @@ typedef enum {
     /* memory */
     TIR_LOAD,         /* ptr [, mask [, other]] (nops = 1..3; other present only with mask) */
     TIR_STORE,        /* ptr, value [, mask]; no results */
+    TIR_ATOMIC,       /* ptr, value [, cmp (ATOM_CAS only)] [, mask] -> the old values, of
+                         ptr's shape; attr.i = TirAtomic, attr.i2 = TirSem | TirScope << 4.
+                         Each element is updated once, by the thread that owns it */
     /* shared memory (added by passes after layouts: compiler/pass_smem*.c) */
     TIR_LOCAL_ALLOC,  /* -> a shared buffer (type.buffers > 0, LAYOUT_SHARED); attr.i = its
                          byte offset in the program's shared memory (-1 until allocated) */
@@ -197,6 +200,14 @@ typedef enum {
 } TirUnOp;
 
 typedef enum { DOT_IEEE = 0, DOT_TF32 } DotPrecision;
+
+typedef enum { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_XCHG,
+               ATOM_CAS } TirAtomic;
+typedef enum { SEM_RELAXED, SEM_ACQUIRE, SEM_RELEASE, SEM_ACQ_REL } TirSem;
+typedef enum { SCOPE_CTA, SCOPE_GPU, SCOPE_SYS } TirScope;
+/* TIR_ATOMIC: whether its operands include `cmp` / a mask. */
+int tir_atomic_has_cmp(const TirOp *op);
+int tir_atomic_mask_index(const TirOp *op); /* -1: no mask */
 
 typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN } TirReduce;
 
@@ -264,6 +275,8 @@ void tir_op_remove(TirOp *op);
 TirValue *tir_for_add_carried(TirKernel *k, TirOp *loop, TirValue *init);
 /* Whether v is computed inside block b or a region nested in it (block arguments included). */
 int tir_defined_in(const TirValue *v, const TirBlock *b);
+/* Whether op writes global memory (a store or an atomic). */
+int tir_op_writes_memory(const TirOp *op);
 /* Whether b (or a region nested in it) stores to global memory. */
 int tir_block_stores(const TirBlock *b);
 /* Replaces every use of `from` inside `b` (recursively through regions) by `to`. */

@@ -10,6 +10,7 @@ static const char *const opcode_names[TIR_OPCODE_COUNT] = {
     [TIR_CONVERT_LAYOUT] = "convert_layout", [TIR_BINARY] = "binary", [TIR_CMP] = "cmp",
     [TIR_UNARY] = "unary", [TIR_SELECT] = "select", [TIR_CAST] = "cast", [TIR_FMA] = "fma",
     [TIR_ADDPTR] = "addptr", [TIR_LOAD] = "load", [TIR_STORE] = "store",
+    [TIR_ATOMIC] = "atomic",
     [TIR_LOCAL_ALLOC] = "local_alloc", [TIR_LOCAL_STORE] = "local_store",
     [TIR_LOCAL_LOAD] = "local_load", [TIR_ASYNC_COPY] = "async_copy",
     [TIR_ASYNC_COMMIT] = "async_commit", [TIR_ASYNC_WAIT] = "async_wait",
@@ -24,6 +25,9 @@ static const char *const unop_names[] = {"neg", "not", "abs", "exp", "exp2", "lo
                                          "log2", "sqrt", "rsqrt", "sin", "cos", "floor",
                                          "ceil", "trunc", "tanh", "erf"};
 static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin"};
+static const char *const atomic_names[] = {"add", "max", "min", "and", "or", "xor", "xchg", "cas"};
+static const char *const sem_names[] = {"relaxed", "acquire", "release", "acq_rel"};
+static const char *const scope_names[] = {"cta", "gpu", "sys"};
 
 const char *tir_opcode_name(TirOpcode c) {
     return c < TIR_OPCODE_COUNT && opcode_names[c] ? opcode_names[c] : "?";
@@ -52,6 +56,10 @@ static void print_attrs(FILE *out, const TirOp *op) {
         if (op->attr.i == DOT_TF32) fputs(" tf32", out);
         break;
     case TIR_ASYNC_WAIT: fprintf(out, " %lld", (long long)op->attr.i); break;
+    case TIR_ATOMIC:
+        fprintf(out, " %s %s %s", atomic_names[op->attr.i], sem_names[op->attr.i2 & 15],
+                scope_names[op->attr.i2 >> 4]);
+        break;
     case TIR_LOCAL_ALLOC:
         if (op->attr.i >= 0) fprintf(out, " offset=%lld", (long long)op->attr.i);
         break;

@@ -78,6 +78,7 @@ static void dump_expr(const Expr *e, FILE *out) {
     case EX_NONE: fputs("None", out); break;
     case EX_SLICE: fputs(":", out); break;
     case EX_NAME: fputs(e->name, out); break;
+    case EX_STRING: fprintf(out, "\"%s\"", e->name); break;
     case EX_UNARY:
         fprintf(out, "(%s ", op_text(e->op));
         dump_expr(e->a, out);

@@ -23,6 +23,7 @@ typedef enum {
     EX_INDEX,  /* a[args...] */
     EX_CAST,   /* a as type */
     EX_LIST,   /* [args...] */
+    EX_STRING, /* name: the text between the quotes (only sem=/scope= of atomics take one) */
 } ExprKind;
 
 typedef enum {

@@ -58,7 +58,7 @@ static void bad_char(Lexer *lx) {
         diag_error(lx->diags, here(lx), "invalid byte 0x%02X in source", c);
 }
 
-/* A string literal after its opening quote (only `import "PATH";` has one): no escapes, no
+/* A string literal after its opening quote (`import "PATH";`, atomics' sem=/scope=): no escapes, no
  * newline or NUL, closed on the same line. A bad one is reported and still returned. */
 static int lex_string(Lexer *lx, TL_STYPE *lval) {
     const char *p = lx->cur, *why = NULL;

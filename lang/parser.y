@@ -333,6 +333,7 @@ primary: INT            { MK($$, ex_new(lx, EX_INT, @1)); $$->ival = $1; }
        | "nan"          { MK($$, ex_new(lx, EX_FLOAT, @1)); $$->fval = __builtin_nan(""); }
        | "None"         { MK($$, ex_new(lx, EX_NONE, @1)); }
        | IDENT          { MK($$, ex_new(lx, EX_NAME, @1)); $$->name = $1; }
+       | STRING         { MK($$, ex_new(lx, EX_STRING, @1)); $$->name = $1; }
        | "(" expr ")"   { $$ = $2; }
        | "[" expr_list_opt "]"  { MK($$, ex_list(lx, EX_LIST, $2, @$)); }
        ;
@@ -625,7 +626,7 @@ static void sym_append(char *buf, size_t size, yysymbol_kind_t k) {
 
 static int is_expr_start(yysymbol_kind_t k) {
     switch (k) {
-    case YYSYMBOL_IDENT: case YYSYMBOL_INT: case YYSYMBOL_FLOAT: case YYSYMBOL_TRUE:
+    case YYSYMBOL_IDENT: case YYSYMBOL_INT: case YYSYMBOL_FLOAT: case YYSYMBOL_STRING: case YYSYMBOL_TRUE:
     case YYSYMBOL_FALSE: case YYSYMBOL_INF: case YYSYMBOL_NAN: case YYSYMBOL_NONE:
     case YYSYMBOL_LPAREN: case YYSYMBOL_LBRACKET: case YYSYMBOL_MINUS: case YYSYMBOL_BANG:
     case YYSYMBOL_TILDE:

@@ -55,6 +55,11 @@ static const Builtin builtins[] = {
     {"dot", 2, 4, 2, {"acc", "allow_tf32"}}, {"trans", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
     {"next_pow2", 1, 1, 1, {0}},
     {"broadcast_to", 2, 2, 2, {0}},
+    {"atomic_add", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_max", 2, 5, 2, {"mask", "sem", "scope"}},
+    {"atomic_min", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_and", 2, 5, 2, {"mask", "sem", "scope"}},
+    {"atomic_or", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_xor", 2, 5, 2, {"mask", "sem", "scope"}},
+    {"atomic_xchg", 2, 5, 2, {"mask", "sem", "scope"}},
+    {"atomic_cas", 3, 6, 3, {"sem", "scope", "mask"}},
 };
 
 static const char *const type_names[] = {
@@ -170,8 +175,8 @@ static void check_builtin_call(Sema *S, const Expr *e, const Builtin *b) {
                 e->nargs);
         return;
     }
-    const char *slots[4] = {0};
-    for (int i = b->kwfrom; i < b->max && i < 4; i++) slots[i] = b->kw[i - b->kwfrom];
+    const char *slots[6] = {0};
+    for (int i = b->kwfrom; i < b->max && i < 6; i++) slots[i] = b->kw[i - b->kwfrom];
     check_binding(S, e, slots, b->max);
 }
 

@@ -237,6 +237,16 @@ Buf *output(const char *name, Ty t, size_t n, double tol)
     return b;
 }
 
+Buf *inout(const char *name, Ty t, size_t n, double tol)
+{
+    Buf *b = output(name, t, n, tol);
+    if (!(b->init = calloc(n ? n : 1, sizeof(double)))) {
+        fprintf(stderr, "test_exec: out of memory\n");
+        exit(1);
+    }
+    return b;
+}
+
 Buf *scratch(const char *name, Ty t, size_t n)
 {
     Buf *b = buf_new(name, t, n, 1);
@@ -265,9 +275,9 @@ static void upload(void)
         size_t esz = (size_t)TY[b->t].size;
         memset(b->raw, poison_byte(b), b->n * esz);
         memset(b->raw + b->n * esz, 0xAB, GUARD * esz);
-        if (!b->out)
-            for (size_t j = 0; j < b->n; j++)
-                elem_write(b->t, b->raw + j * esz, b->v[j]);
+        const double *vals = b->out ? b->init : b->v;
+        for (size_t j = 0; vals && j < b->n; j++)
+            elem_write(b->t, b->raw + j * esz, vals[j]);
         if (tile_copy_to_device(R.ctx, b->d, b->raw, (b->n + GUARD) * esz) != TILE_OK)
             case_fail("copy to device failed: %s", tile_error(R.ctx));
     }
@@ -393,6 +403,7 @@ static void finish(double rel)
             tile_free(R.ctx, R.bufs[i].d);
         free(R.bufs[i].v);
         free(R.bufs[i].bound);
+        free(R.bufs[i].init);
         free(R.bufs[i].raw);
     }
     R.nbufs = 0;
@@ -631,7 +642,7 @@ static const Group GROUPS[] = {
     {"grid", t_grid},       {"broadcast", t_broadcast}, {"mma", t_mma},
     {"intdiv", t_intdiv},     {"fcast", t_fcast},
     {"imports", t_imports},   {"flash_fwd", t_flash_fwd}, {"decode", t_attn_decode},
-    {"paged", t_attn_paged},  {"types", t_types},
+    {"paged", t_attn_paged},  {"types", t_types},       {"atomics", t_atomics},
 };
 
 static int usage(void)

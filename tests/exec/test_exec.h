@@ -28,6 +28,7 @@ typedef struct Buf {
     double *v;          /* inputs: the values; outputs: the reference */
     double *bound;      /* outputs: per-element absolute error bounds (sum_bound), or NULL */
     int scratch;        /* a workspace: poisoned like an output, never compared */
+    double *init;       /* inout(): the contents before the launch (else outputs are poisoned) */
     unsigned char *raw; /* n + GUARD elements */
     tile_DevPtr d;
 } Buf;
@@ -49,6 +50,9 @@ void case_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 Buf *input(const char *name, Ty t, size_t n, double lo, double hi);
 /* An output; fill ->v with the reference. tol: relative L2 error allowed, 0 = exact. */
 Buf *output(const char *name, Ty t, size_t n, double tol);
+/* An output that starts with the values the test writes into ->init (zeros until then), for
+ * kernels that update memory in place (atomics); ->v holds the reference after the launch. */
+Buf *inout(const char *name, Ty t, size_t n, double tol);
 /* Checks output o's element i as a float sum of `nterms` terms whose magnitudes add up to
  * `abs_sum`: |got - want| <= nterms * eps * abs_sum, eps the machine epsilon of o's type.
  * That is twice the bound gamma_n * sum|x| (gamma_n = n u / (1 - n u), u = eps / 2) that holds
@@ -103,5 +107,6 @@ void t_intdiv(void);
 void t_imports(void);
 void t_attn_decode(void);
 void t_attn_paged(void);
+void t_atomics(void);
 
 #endif
