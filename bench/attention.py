@@ -5,8 +5,8 @@ Rows, each on its own inputs (torch, fixed seed, normal, on the GPU):
   heads x head_dim = 2048; seq 1k, 4k, 16k; head_dim 64, 128; causal and not; f16, bf16) and a
   few GQA rows (32 query heads / 8 KV heads), against SDPA's flash and cuDNN backends, each
   selected alone (sdpa_kernel). TFLOP/s (4·B·H·S²·D, halved when causal).
-- decode: `decode` then `decode_combine` (two launches, each timed by its own `tilec run`, the
-  combine on the partials the decode run saved; the row's time is their sum), fp16, head_dim
+- decode: `decode_fused` (the split-KV decode and, in its last program per sequence and KV head,
+  the merge of the splits: one launch), fp16, head_dim
   128, 32 query heads / 8 KV heads, one query token per sequence, batch 1-64, KV length 4k-32k,
   against SDPA with every backend that takes the shape (flash, cuDNN, efficient, math), the
   best named. K/V TB/s: 2·B·KVH·L·D·2 bytes / time, beside the device's copy bandwidth (a 1 GiB
@@ -229,24 +229,21 @@ def flash_args(src, case, files):
 
 
 def decode_args(src, case, files):
-    """decode(q, k, v, seq_lens, partial_o, partial_lse, ...) then decode_combine(partial_o,
-    partial_lse, o, ...): q and o [batch, heads, 1, D], K and V [batch, kv_heads, L, D]; the
-    workspace holds MAX_SPLITS partial rows of next_pow2(D) floats per query row."""
+    """decode_fused(q, k, v, seq_lens, partial_o, partial_lse, counters, o, ...), one launch: q
+    and o [batch, heads, 1, D], K and V [batch, kv_heads, L, D]; the workspace holds MAX_SPLITS
+    partial rows of next_pow2(D) floats per query row; counters (one i32 per sequence and KV
+    head) start at zero and every launch leaves them zero."""
     b, h, kvh, n, d = case.batch, case.heads, case.kv_heads, case.seq, case.head_dim
     rows, bd = b * h, 1 << (d - 1).bit_length()
-    common = {"HEAD_DIM": d, "QLEN": 1, "MAX_SPLITS": MAX_SPLITS}
     scalars = {"batch": b, "kv_heads": kvh, "max_seq_len": n, "scale": 1 / math.sqrt(d),
                "window": 0, "softcap": 0.0, "sq_b": h * d, "sq_h": d, "sq_t": d}
     scalars.update({"skv_b": kvh * n * d, "skv_h": n * d, "skv_n": d})  # K and V: one layout
-    first = run_args(src, "decode" + suffix(case), scalars, dict(common, GROUP=h // kvh),
-                     {n_: files[n_] for n_ in ("q", "k", "v", "seq_lens")},
-                     {"partial_o": rows * MAX_SPLITS * bd, "partial_lse": rows * MAX_SPLITS},
-                     {"partial_o": files["partial_o"], "partial_lse": files["partial_lse"]})
-    second = run_args(src, "decode_combine" + suffix(case),
-                      {"batch": b, "heads": h, "so_b": h * d, "so_h": d, "so_t": d}, common,
-                      {"partial_o": files["partial_o"], "partial_lse": files["partial_lse"]},
-                      {"o": rows * d}, {"o": files["out"]})
-    return [first, second]
+    scalars.update({"so_b": h * d, "so_h": d, "so_t": d})
+    consts = {"HEAD_DIM": d, "QLEN": 1, "MAX_SPLITS": MAX_SPLITS, "GROUP": h // kvh}
+    return [run_args(src, "decode_fused" + suffix(case), scalars, consts,
+                     {n_: files[n_] for n_ in ("q", "k", "v", "seq_lens", "counters")},
+                     {"partial_o": rows * MAX_SPLITS * bd, "partial_lse": rows * MAX_SPLITS,
+                      "o": rows * d}, {"o": files["out"]})]
 
 
 def paged_args(src, case, files, max_blocks):
@@ -386,7 +383,8 @@ SECTIONS = [
               "explicitly; GQA rows h32/8)",
      ["case", "tile TFLOP/s"] + [f"{p} TFLOP/s" for p in PEERS["flash"]]
      + [f"tile / {p}" for p in PEERS["flash"]] + TAIL, flash_values),
-    ("decode", "decode + decode_combine: one query token per sequence, dense KV cache",
+    ("decode", "decode_fused (split-KV decode and merge, one launch): one query token per "
+               "sequence, dense KV cache",
      ["case", "tile ms", "tile K/V TB/s", "best SDPA K/V TB/s", "best SDPA", "tile / best SDPA",
       "tile / copy"] + TAIL, decode_values),
     ("paged", f"paged (SPLIT) + paged_combine: the decode shapes, KV in pages of {PAGE}, "
@@ -649,7 +647,10 @@ class GpuBench(tc.GpuBench):
 
     def files_for(self, case, x, d):
         files = {n: os.path.join(d, n + ".bin") for n in ("out", "partial_o", "partial_lse")}
-        names = {"flash": ("q", "k", "v"), "decode": ("q", "k", "v", "seq_lens")}.get(
+        if case.op == "decode":
+            x["counters"] = self.torch.zeros(case.batch * case.kv_heads, dtype=self.torch.int32,
+                                             device="cuda")
+        names = {"flash": ("q", "k", "v"), "decode": ("q", "k", "v", "seq_lens", "counters")}.get(
             case.op, ("q_packed", "k_cache", "v_cache", "block_table", "seq_lens", "query_start_loc"))
         for n in names:
             files["q" if n == "q_packed" else n] = os.path.join(d, n + ".bin")

@@ -1,6 +1,6 @@
 """test_attention.py: tests of bench/attention.py without a GPU or torch (CTest: bench_attention).
 Every `tilec run` command the bench builds runs for real on the CPU backend at a tiny size
-against a pure-Python reference (flash_fwd, decode + decode_combine, paged with SPLIT +
+against a pure-Python reference (flash_fwd, decode_fused, paged with SPLIT +
 paged_combine, and paged on a mixed batch): parameter names, strides, layouts, the files passed
 from one launch to the next. A kernel file not in the tree yet is skipped with a message. Then
 the case lists, the FLOP and byte counts, the inlining of imports, and the table, CSV and
@@ -119,6 +119,8 @@ def tiny_inputs(case, tmp):
         if case.op == "decode":
             write(os.path.join(tmp, "seq_lens.bin"), [n] * b, "i32")
             files["seq_lens"] = os.path.join(tmp, "seq_lens.bin")
+            write(os.path.join(tmp, "counters.bin"), [0] * (b * kvh), "i32")
+            files["counters"] = os.path.join(tmp, "counters.bin")
     else:
         lens = case.lengths
         qs = [rand_vals(rnd, h * ql * d) for ql, _ in lens]
@@ -192,7 +194,8 @@ def test_names(tilec, tmp):
             c = at.Case(case.op, dt, case.batch, case.heads, case.kv_heads, case.seq,
                         case.head_dim, case.causal, case.seqs)
             files = {n: "F" for n in ("q", "k", "v", "out", "partial_o", "partial_lse", "seq_lens",
-                                      "k_cache", "v_cache", "block_table", "query_start_loc")}
+                                      "k_cache", "v_cache", "block_table", "query_start_loc",
+                                      "counters")}
             for cmd in at.tilec_commands(tilec, src, c, files, 2, max_blocks=3):
                 kernel, (rt, consts) = at.kernel_of(cmd), named_params(cmd)
                 have = at.kernel_params(listing, kernel)
@@ -269,7 +272,7 @@ def made_up_rows():
     f.peers = {"SDPA flash": {"ms": 0.4, "err": 2e-4, "note": ""},
                "SDPA cuDNN": {"ms": None, "err": None, "note": "n/a: No available kernel"}}
     d = at.Row(at.Case("decode", "f16", 16, 32, 8, 8192, 128), tile_ms=0.25, copy_tbs=3.0,
-               parts=[("decode", 0.2), ("decode_combine", 0.05)])
+               parts=[("decode_fused", 0.25)])
     d.peers = {"SDPA flash": {"ms": 0.5, "err": 1e-3, "note": ""},
                "SDPA cuDNN": {"ms": 0.3, "err": 1e-3, "note": ""},
                "SDPA efficient": {"ms": 1.0, "err": 1e-3, "note": "K/V repeated 4x (no enable_gqa)"},
@@ -298,14 +301,14 @@ def test_report():
         with open(os.path.join(out, "attention.md")) as fh:
             md = fh.read()
         kv = 2 * 16 * 8 * 8192 * 128 * 2
-        check(all(s in md for s in ("### flash_fwd", "### decode + decode_combine",
+        check(all(s in md for s in ("### flash_fwd", "### decode_fused (split-KV decode and merge, one launch)",
                                     "### paged (SPLIT) + paged_combine", "### paged (no SPLIT): one launch",
                                     "GPU: fake GPU", "3.00 TB/s")),
               "markdown: the four sections, the GPU and the copy bandwidth")
         dline = next(line for line in md.splitlines() if line.startswith("| decode f16 d128 b16"))
         want = ["0.2500", f"{kv / 0.25e9:.2f}", f"{kv / 0.3e9:.2f}", "SDPA cuDNN",
                 f"{0.3 / 0.25:.2f}", f"{kv / 0.25e9 / 3.0:.2f}", "5.0e-01 (!)",
-                "decode 0.2000 ms + decode_combine 0.0500 ms", "K/V repeated 4x"]
+                "K/V repeated 4x"]
         check(all(w in dline for w in want), "markdown: the decode row's figures: " + dline)
         pline = next(line for line in md.splitlines() if line.startswith("| paged f16"))
         check(f"| {kv / 0.3e9:.2f} | {kv / 0.25e9:.2f} | {0.25 / 0.3:.2f} |" in pline,
@@ -317,7 +320,7 @@ def test_report():
             recs = {r["case"]: r for r in csv.DictReader(fh)}
         r = recs[d.case.name]
         check(len(recs) == 5 and r["best_sdpa"] == "SDPA cuDNN" and r["SDPA cuDNN_ratio"] == "1.200"
-              and r["flagged"] == "1" and r["parts"] == "decode 0.20000 + decode_combine 0.05000"
+              and r["flagged"] == "1" and r["parts"] == "decode_fused 0.25000"
               and recs[bad.case.name]["error"].startswith("tile: tilec exit 1"),
               "CSV: a record per row, ratios, parts, the failed row's error")
     finally:

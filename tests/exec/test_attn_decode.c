@@ -106,7 +106,9 @@ static void poison_tail(const DecodeCase *c, const Layout *L, Buf *kv)
                     kv->v[b * L->kb + h * L->kh + j * L->kn + d] = NAN;
 }
 
-static void one_case(const DecodeCase *c)
+/* fused: `decode_fused` in one launch (its counters start at zero and must end there), else
+ * `decode` then `decode_combine`. */
+static void one_case(const DecodeCase *c, int fused)
 {
     int H = c->kv_heads * c->group, D = c->head_dim, BD = 1;
     while (BD < D)
@@ -116,8 +118,8 @@ static void one_case(const DecodeCase *c)
     char lens_str[64] = "";
     for (int b = 0, at = 0; b < c->batch; b++)
         at += snprintf(lens_str + at, sizeof lens_str - (size_t)at, b ? ",%d" : "%d", c->lens[b]);
-    begin("decode%s kv_heads=%d group=%d qlen=%d d=%d lens=%s splits=%d/%d block_n=%d%s "
-          "scale=%g window=%d softcap=%g", c->bf16 ? "_bf16" : "", c->kv_heads, c->group,
+    begin("decode%s%s kv_heads=%d group=%d qlen=%d d=%d lens=%s splits=%d/%d block_n=%d%s "
+          "scale=%g window=%d softcap=%g", fused ? "_fused" : "", c->bf16 ? "_bf16" : "", c->kv_heads, c->group,
           c->qlen, D, lens_str, c->splits, c->max_splits, c->block_n,
           c->strided ? " strided" : "", scale, c->window, c->softcap);
     Layout L = layout(c);
@@ -150,12 +152,22 @@ static void one_case(const DecodeCase *c)
                             {"num_warps", 4}};
     Launch pair[] = {{c->bf16 ? "decode_bf16" : "decode", dargs, 18, dconsts, 10},
                      {c->bf16 ? "decode_combine_bf16" : "decode_combine", cargs, 8, cconsts, 4}};
-    run_seq(DECODE, pair, 2);
+    if (!fused) {
+        run_seq(DECODE, pair, 2);
+        return;
+    }
+    Buf *counters = inout("counters", T_I32, (size_t)c->batch * c->kv_heads, EXACT);
+    tile_Arg fargs[] = {P(q), P(k), P(v), P(lens), P(po), P(plse), P(counters), P(o),
+                        I(c->batch), I(c->kv_heads), I(c->max_len), F(scale), I(c->window),
+                        F(c->softcap), I(L.qb), I(L.qh), I(L.qt), I(L.kb), I(L.kh), I(L.kn),
+                        I(L.qb), I(L.qh), I(L.qt)};
+    run(DECODE, c->bf16 ? "decode_fused_bf16" : "decode_fused", fargs, 23, dconsts, 10);
 }
 
 void t_attn_decode(void)
 {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (!S.quick || cases[i].lens[0] < 500)
-            one_case(&cases[i]);
+            for (int fused = 0; fused < 2; fused++)
+                one_case(&cases[i], fused);
 }
