@@ -677,9 +677,12 @@ static Val b_dot(Spec *s, Args *a) {
                    val_type_str(s, &a->v[0]), val_type_str(s, &a->v[1]));
         return val_error();
     }
-    ElemKind in = spec_promote(&a->v[0], &a->v[1]);
-    x = spec_cast(s, x, in, a->call->loc);
-    y = spec_cast(s, y, in, a->call->loc);
+    if (x->type.elem != y->type.elem) { /* a silent promotion would hide an f32 dot */
+        diag_error(s->diags, a->call->loc, "dot() operands have different element types: %s and %s "
+                   "(convert one with `as`)", val_type_str(s, &a->v[0]), val_type_str(s, &a->v[1]));
+        return val_error();
+    }
+    ElemKind in = x->type.elem;
     int shape[2] = {m, n};
     if (!spec_check_numel(s, 2, shape, a->call->loc)) return val_error();
     TirValue *acc;

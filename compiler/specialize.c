@@ -427,6 +427,15 @@ static int helper_arg(Spec *s, const Param *p, Val v, SrcLoc loc, Val *out) {
                    p->type->name, (long long)v.i, spec_range_str(s, et));
         return 0;
     }
+    if (v.kind == V_CONST && et == ET_BOOL) { /* true/false, or a bool const expression */
+        if (v.ct != ET_BOOL) {
+            diag_error(s->diags, loc, "argument '%s' expects bool, got %s (write true or false, or "
+                       "compare)", p->name, val_type_str(s, &v));
+            return 0;
+        }
+        *out = val_const_int(ET_BOOL, v.i != 0, 0);
+        return 1;
+    }
     if (v.kind == V_CONST) *out = spec_binary(s, OP_ADD, val_const_int(et, 0, 0), v, loc);
     else *out = val_tile(spec_cast(s, v.v, et, loc));
     return out->kind != V_ERROR;
