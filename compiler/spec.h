@@ -106,6 +106,11 @@ int spec_const_int(Spec *s, const Expr *e, int64_t *out); /* compile-time intege
 TirType tir_type_make(ElemKind et, int rank, const int *shape);
 const char *spec_range_str(Spec *s, ElemKind et); /* "-128 to 127" */
 
+/* spec_random.c: Philox4x32 of (seed, offset) with `rounds` rounds: the first u32 word
+ * (RANDOM_INT), a uniform f32 in [0, 1) from it, or a normal f32 from the first two */
+typedef enum { RANDOM_INT, RANDOM_UNIFORM, RANDOM_NORMAL } SpecRandom;
+Val spec_random(Spec *s, SpecRandom kind, Val seed, Val offset, int rounds, SrcLoc at);
+
 /* spec_builtins.c */
 int spec_is_builtin(const char *name);
 Val spec_builtin(Spec *s, const Expr *call);

@@ -353,6 +353,32 @@ static Val b_atomic(Spec *s, Args *a) {
     return val_tile(r);
 }
 
+/* ---- random numbers ---- */
+static Val b_random(Spec *s, Args *a) {
+    if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
+    Val seed = a->v[0], off = a->v[1];
+    if (!et_is_int(val_elem(&seed)) || val_rank(&seed) != 0) {
+        diag_error(s->diags, a->e[0]->loc, "%s() takes the seed as one integer, got %s", a->call->name,
+                   val_type_str(s, &seed));
+        return val_error();
+    }
+    if (!et_is_int(val_elem(&off))) {
+        diag_error(s->diags, a->e[1]->loc, "%s() takes integer offsets, got %s", a->call->name,
+                   val_type_str(s, &off));
+        return val_error();
+    }
+    int64_t rounds = 10;
+    if (a->e[2] && !const_arg(s, a, 2, &rounds)) return val_error();
+    if (rounds < 1 || rounds > 10) {
+        diag_error(s->diags, a->e[2]->loc, "%s(): n_rounds is 1 to 10, got %lld", a->call->name,
+                   (long long)rounds);
+        return val_error();
+    }
+    SpecRandom kind = strcmp(a->call->name, "randint") == 0 ? RANDOM_INT
+                      : strcmp(a->call->name, "rand") == 0 ? RANDOM_UNIFORM : RANDOM_NORMAL;
+    return spec_random(s, kind, seed, off, (int)rounds, a->call->loc);
+}
+
 /* ---- elementwise math ---- */
 static const struct { const char *name; TirUnOp op; double (*fold)(double); } unary_fns[] = {
     {"exp", UN_EXP, exp},     {"exp2", UN_EXP2, exp2}, {"log", UN_LOG, log},
@@ -763,6 +789,9 @@ static const struct {
     {"atomic_or", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"atomic_xor", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"atomic_xchg", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
+    {"rand", b_random, 2, {"seed", "offset", "n_rounds"}},
+    {"randn", b_random, 2, {"seed", "offset", "n_rounds"}},
+    {"randint", b_random, 2, {"seed", "offset", "n_rounds"}},
     {"atomic_cas", b_atomic, 3, {"ptr", "cmp", "val", "sem", "scope", "mask"}},
 };
 

@@ -108,5 +108,6 @@ void t_imports(void);
 void t_attn_decode(void);
 void t_attn_paged(void);
 void t_atomics(void);
+void t_random(void);
 
 #endif
