@@ -16,7 +16,9 @@ typedef struct Args {
 typedef Val (*BuiltinFn)(Spec *s, Args *a);
 
 /* Slots that take a string literal (atomics' memory order and scope). */
-static int is_string_slot(const char *slot) { return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0; }
+static int is_string_slot(const char *slot) {
+    return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0 || strcmp(slot, "msg") == 0;
+}
 
 /* Binds positional and keyword arguments to named slots; missing optional slots stay
  * V_VOID. Returns 0 after a diagnostic. */
@@ -351,6 +353,28 @@ static Val b_atomic(Spec *s, Args *a) {
     r->def->attr.i = RED_MAX;
     r->def->attr.i2 = 0;
     return val_tile(r);
+}
+
+/* ---- debugging ---- */
+/* static_assert(cond [, "message"]): cond is known at compile time; false is an error there. */
+static Val b_static_assert(Spec *s, Args *a) {
+    Val c = a->v[0];
+    if (a->e[0]->kind == EX_STRING || c.kind != V_CONST || et_is_float(c.ct) || val_rank(&c) != 0) {
+        diag_error(s->diags, a->e[0]->loc, "static_assert() needs a condition known at compile time "
+                   "(consts and literals), got %s%s", a->e[0]->kind == EX_STRING ? "a string" : c.kind == V_TILE ? "a run-time " : "",
+                   a->e[0]->kind == EX_STRING ? "" : val_type_str(s, &c));
+        return val_error();
+    }
+    if (a->e[1] && a->e[1]->kind != EX_STRING) {
+        diag_error(s->diags, a->e[1]->loc, "static_assert() takes its message as a string literal");
+        return val_error();
+    }
+    if (!c.i) {
+        diag_error(s->diags, a->e[0]->loc, "static assertion failed%s%s", a->e[1] ? ": " : "",
+                   a->e[1] ? a->e[1]->name : "");
+        return val_error();
+    }
+    return (Val){.kind = V_VOID};
 }
 
 /* ---- random numbers ---- */
@@ -789,6 +813,7 @@ static const struct {
     {"atomic_or", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"atomic_xor", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"atomic_xchg", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
+    {"static_assert", b_static_assert, 1, {"cond", "msg"}},
     {"rand", b_random, 2, {"seed", "offset", "n_rounds"}},
     {"randn", b_random, 2, {"seed", "offset", "n_rounds"}},
     {"randint", b_random, 2, {"seed", "offset", "n_rounds"}},

@@ -60,6 +60,7 @@ static const Builtin builtins[] = {
     {"atomic_or", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_xor", 2, 5, 2, {"mask", "sem", "scope"}},
     {"atomic_xchg", 2, 5, 2, {"mask", "sem", "scope"}},
     {"atomic_cas", 3, 6, 3, {"sem", "scope", "mask"}},
+    {"static_assert", 1, 2, 1, {"msg"}},
     {"rand", 2, 3, 2, {"n_rounds"}}, {"randn", 2, 3, 2, {"n_rounds"}}, {"randint", 2, 3, 2, {"n_rounds"}},
 };
 
