@@ -167,18 +167,6 @@ static int lower_dot_mfma(Lower *L, TirOp *op)
     return 0;
 }
 
-/* The fragments of K step k that the dot loads itself (lw_fetch_fragments). */
-static void fetch_step(Lower *L, TirOp *op, Frag *a, Frag *b, int sm, int sn, int M, int N,
-                       int k, int kw)
-{
-    for (int m = 0; m < M; m += sm)
-        if (!frag_at(a, m, k))
-            lw_fetch_fragments(L, op->ops[0], (int)a->base, 4 * kw);
-    for (int n = 0; n < N; n += sn)
-        if (!frag_at(b, k, n))
-            lw_fetch_fragments(L, op->ops[1], (int)b->base, 2 * kw);
-}
-
 int lower_dot_mma(Lower *L, TirOp *op)
 {
     if (op->results[0]->layout->kind == LAYOUT_MFMA)
@@ -194,13 +182,14 @@ int lower_dot_mma(Lower *L, TirOp *op)
     lw_copy_value(L, res, op->ops[2]);
     int sm = tile_span(c.ll, 2, 0), sn = tile_span(c.ll, 2, 1);
     int M = res->type.shape[0], N = res->type.shape[1];
-    /* fragments whose loads were left to the dot come one K step ahead of their mma
-     * instructions (double-buffered in registers: each step's loads overlap the previous
-     * step's math instead of stalling it) */
-    fetch_step(L, op, &a, &b, sm, sn, M, N, 0, kw);
     for (int k = 0; k < K; k += 8 * kw) {
-        if (k + 8 * kw < K)
-            fetch_step(L, op, &a, &b, sm, sn, M, N, k + 8 * kw, kw);
+        /* this K step's fragments, where their loads were left to the dot */
+        for (int m = 0; m < M; m += sm)
+            if (!frag_at(&a, m, k))
+                lw_fetch_fragments(L, op->ops[0], (int)a.base, 4 * kw);
+        for (int n = 0; n < N; n += sn)
+            if (!frag_at(&b, k, n))
+                lw_fetch_fragments(L, op->ops[1], (int)b.base, 2 * kw);
         for (int m = 0; m < M; m += sm)
             for (int n = 0; n < N; n += sn) {
                 if (frag_at(&c, m, n) || frag_at(&a, m, k) || frag_at(&b, k, n))
