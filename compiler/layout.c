@@ -151,14 +151,38 @@ static int shared_ll(const TirLayout *l, LinearLayout *ll)
     return rc;
 }
 
+/* The stored map at ll's (parent) shape; a sliced dim (size 1 there) is reduced away as a
+ * reduction's result would be (its registers merged, its lanes and warps replicas). */
 static int linear_ll(const TirLayout *l, LinearLayout *ll)
 {
     if (!l->ll || l->ll->rank != ll->rank)
         return -1;
-    for (int d = 0; d < ll->rank; d++)
-        if (l->ll->shape[d] != ll->shape[d])
+    LinearLayout cur = *l->ll;
+    for (int d = ll->rank - 1; d >= 0; d--) {
+        if (!((l->sliced >> d) & 1)) {
+            if (cur.shape[d] != ll->shape[d] && ll->shape[d] != 1)
+                return -1;
+            continue;
+        }
+        LinearLayout red;
+        if (ll->shape[d] != 1 || ll_reduce(&cur, d, &red))
             return -1;
-    *ll = *l->ll;
+        /* a dim of size 1 back at d: it adds no bits, so every flat offset stays */
+        for (int e = red.rank; e > d; e--)
+            red.shape[e] = red.shape[e - 1];
+        red.shape[d] = 1, red.rank++;
+        cur = red;
+    }
+    /* dims of size 1 here (a value broadcast along them): registers that moved along them
+     * are gone (as a blocked layout's are), lanes and warps hold replicas */
+    LinearLayout proj;
+    ll_project(&cur, ll->shape, &proj);
+    int n = 0;
+    for (int i = 0; i < proj.nbits[LL_REG]; i++)
+        if (proj.basis[LL_REG][i])
+            proj.basis[LL_REG][n++] = proj.basis[LL_REG][i];
+    proj.nbits[LL_REG] = n;
+    *ll = proj;
     return 0;
 }
 

@@ -247,6 +247,47 @@ void ll_permute(const LinearLayout *ll, const int *perm, LinearLayout *out)
     *out = t;
 }
 
+void ll_reshape(const LinearLayout *ll, int rank, const int *shape, LinearLayout *out)
+{
+    *out = *ll;
+    out->rank = rank;
+    memcpy(out->shape, shape, sizeof(int) * (size_t)rank);
+}
+
+int ll_join(const LinearLayout *ll, LinearLayout *out)
+{
+    if (ll->rank >= TIR_MAX_RANK || ll->nbits[LL_REG] >= LL_MAX_BITS || ll_flat_bits(ll) >= 31)
+        return -1;
+    LinearLayout t = *ll;
+    t.shape[t.rank++] = 2;
+    for (int k = 0; k < LL_NDIMS; k++)
+        for (int i = 0; i < ll->nbits[k]; i++)
+            t.basis[k][i + (k == LL_REG)] = ll->basis[k][i] << 1;
+    t.basis[LL_REG][0] = 1;
+    t.nbits[LL_REG]++;
+    *out = t;
+    return 0;
+}
+
+int ll_unjoin(const LinearLayout *ll, LinearLayout *out)
+{
+    if (ll->rank < 2 || ll->shape[ll->rank - 1] != 2 || ll->nbits[LL_REG] == 0 ||
+        ll->basis[LL_REG][0] != 1)
+        return -1;
+    LinearLayout t = *ll;
+    t.rank--;
+    t.nbits[LL_REG]--;
+    for (int k = 0; k < LL_NDIMS; k++)
+        for (int i = 0; i < t.nbits[k]; i++) {
+            uint32_t b = ll->basis[k][i + (k == LL_REG)];
+            if (b & 1)
+                return -1;
+            t.basis[k][i] = b >> 1;
+        }
+    *out = t;
+    return 0;
+}
+
 void ll_project(const LinearLayout *ll, const int *shape, LinearLayout *out)
 {
     int dim_of[TIR_MAX_RANK];

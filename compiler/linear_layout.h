@@ -80,6 +80,13 @@ int ll_reduce_warps(const LinearLayout *ll, int axis, LinearLayout *out);
 /* The same elements with the warp bits along `axis` turned into register bits (appended last):
  * each thread then holds every partial of its row. */
 void ll_warps_to_regs(const LinearLayout *ll, int axis, LinearLayout *out);
+/* The same map over another shape of as many elements (flat offsets are the same bits). */
+void ll_reshape(const LinearLayout *ll, int rank, const int *shape, LinearLayout *out);
+/* Two tiles of layout ll side by side along a new last dim of size 2: each thread holds both
+ * elements of a pair in consecutive registers (the new dim is register bit 0). -1 when there
+ * is no room. ll_unjoin undoes it (-1 unless ll has that form). */
+int ll_join(const LinearLayout *ll, LinearLayout *out);
+int ll_unjoin(const LinearLayout *ll, LinearLayout *out);
 /* Projects onto `shape` (same rank, each dim equal or 1): coordinates along dims of size 1
  * become 0. Register bits are kept even when their image becomes zero (no renumbering). */
 void ll_project(const LinearLayout *ll, const int *shape, LinearLayout *out);

@@ -331,7 +331,7 @@ static int lower_op(Lower *L, TirOp *op)
     case TIR_CAST: case TIR_FMA: case TIR_ADDPTR:
         return lower_elementwise(L, op);
     case TIR_SPLAT: case TIR_EXPAND_DIMS: case TIR_BROADCAST: case TIR_TRANS:
-    case TIR_CONVERT_LAYOUT:
+    case TIR_CONVERT_LAYOUT: case TIR_RESHAPE: case TIR_PERMUTE: case TIR_JOIN: case TIR_SPLIT:
         return lower_shape(L, op);
     case TIR_LOAD: case TIR_STORE: return lower_memory(L, op);
     case TIR_ATOMIC: return lower_atomic(L, op);

@@ -1,10 +1,11 @@
 /* lower_shape.c: ops that move elements between shapes or layouts: splat, expand_dims,
- * broadcast (register remapping within one parent layout), and the moves between layouts
- * (expand_dims, trans, convert_layout), planned from the two linear layouts: nothing, a
+ * broadcast (register remapping within one parent layout), join and split (register pairs),
+ * and the moves between layouts (expand_dims, trans, reshape, permute, convert_layout), planned from the two linear layouts: nothing, a
  * register permutation or warp shuffles (moves through shared memory are explicit ops by
  * then: compiler/pass_smem.c). */
 #include <string.h>
 #include "layout_convert.h"
+#include "layout_shape.h"
 #include "lower_int.h"
 
 static void fresh(Lower *L, TirValue *res) { lw_tile_new(L, res); }
@@ -61,13 +62,12 @@ static void move_lanes(Lower *L, TirValue *src, TirValue *res, const ConvPlan *p
     }
 }
 
-/* Moves src's elements into res's layout by the cheapest plan (layout_convert.h). */
-static int move(Lower *L, TirValue *src, TirValue *res, int swap)
+/* Moves src's elements, whose layout `from` describes in res's dims, into res's layout by
+ * the cheapest plan (layout_convert.h). */
+static int move_from(Lower *L, TirValue *src, TirValue *res, const LinearLayout *from)
 {
-    LinearLayout from;
     ConvPlan p;
-    relabel(L, src, res, swap, &from);
-    conv_plan(&from, lw_ll(L, res), &p);
+    conv_plan(from, lw_ll(L, res), &p);
     if (p.kind == CONV_SHUFFLE && !L->t->shuffle_idx)
         p.kind = CONV_SMEM;
     switch (p.kind) {
@@ -81,6 +81,49 @@ static int move(Lower *L, TirValue *src, TirValue *res, int swap)
         return lw_fail(L, src->def, "internal compiler error: a layout conversion through shared "
                                     "memory reached lowering (pass_smem.c makes those explicit)");
     }
+}
+
+static int move(Lower *L, TirValue *src, TirValue *res, int swap)
+{
+    LinearLayout from;
+    relabel(L, src, res, swap, &from);
+    return move_from(L, src, res, &from);
+}
+
+/* reshape, permute: the operand's map seen through the op, moved into the result's layout */
+static int lower_remap(Lower *L, TirOp *op)
+{
+    LinearLayout from;
+    if (layout_map_ll(op, lw_ll(L, op->ops[0]), &from) != 0)
+        return lw_fail(L, op, "internal compiler error: no layout through a shape op");
+    return move_from(L, op->ops[0], op->results[0], &from);
+}
+
+/* join: register 2r + j of the pair tile is register r of operand j (layout_shape.c puts
+ * the new dim in register bit 0); split: the other way round. */
+static int lower_pairs(Lower *L, TirOp *op)
+{
+    int join = op->code == TIR_JOIN;
+    TirValue *pairs = join ? op->results[0] : op->ops[0];
+    TirValue *half = join ? op->ops[0] : op->results[0];
+    LinearLayout want;
+    if (ll_join(lw_ll(L, half), &want) != 0 || !ll_equal(&want, lw_ll(L, pairs)) ||
+        (join && !ll_equal(lw_ll(L, op->ops[1]), lw_ll(L, half))) ||
+        (!join && !ll_equal(lw_ll(L, op->results[1]), lw_ll(L, half))))
+        return lw_fail(L, op, "internal compiler error: join/split layouts do not pair up");
+    for (int j = 0; j < 2; j++)
+        fresh(L, join ? pairs : op->results[j]);
+    ElemLoop lp;
+    LW_FOR(L, &lp, lw_regs(L, half), L->t->unroll_elements, r) {
+        for (int j = 0; j < 2; j++) {
+            LLVMValueRef pr = LLVMBuildAdd(L->b, LLVMBuildShl(L->b, r, lw_i32c(L, 1), ""), lw_i32c(L, j), "");
+            if (join)
+                lw_set(L, pairs, pr, lw_get(L, op->ops[j], r));
+            else
+                lw_set(L, op->results[j], r, lw_get(L, pairs, pr));
+        }
+    }
+    return 0;
 }
 
 /* For each register bit of res, the src registers holding its element (projected onto src's
@@ -136,6 +179,8 @@ int lower_shape(Lower *L, TirOp *op)
     case TIR_EXPAND_DIMS: return lower_expand(L, op);
     case TIR_BROADCAST: return lower_broadcast(L, op);
     case TIR_TRANS: return move(L, src, res, 1);
+    case TIR_RESHAPE: case TIR_PERMUTE: return lower_remap(L, op);
+    case TIR_JOIN: case TIR_SPLIT: return lower_pairs(L, op);
     case TIR_CONVERT_LAYOUT:
         if (src->type.rank == 0) {
             lw_bind(L, res, lw_val(L, src));

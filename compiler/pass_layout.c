@@ -9,9 +9,10 @@
 #include <string.h>
 #include "analysis_axis.h"
 #include "layout_dot.h"
+#include "layout_shape.h"
 #include "target.h"
 
-typedef enum { REL_REDUCE, REL_EXPAND, REL_TRANS, REL_STORE } RelKind;
+typedef enum { REL_REDUCE, REL_EXPAND, REL_TRANS, REL_STORE, REL_SHAPE } RelKind;
 
 typedef struct Rel {
     RelKind kind;
@@ -181,6 +182,9 @@ static void collect_op(LP *p, TirOp *op)
             add_rel(p, REL_EXPAND, op);
         break;
     case TIR_TRANS: add_rel(p, REL_TRANS, op); break;
+    case TIR_JOIN: unite(p, op->ops[0], op->ops[1]); add_rel(p, REL_SHAPE, op); break;
+    case TIR_SPLIT: unite(p, op->results[0], op->results[1]); add_rel(p, REL_SHAPE, op); break;
+    case TIR_RESHAPE: case TIR_PERMUTE: add_rel(p, REL_SHAPE, op); break;
     case TIR_FOR: case TIR_WHILE: collect_loop(p, op); return;
     case TIR_YIELD: case TIR_CONDITION: case TIR_BREAK: case TIR_CONTINUE:
         unite_terminator(p, op);
@@ -235,10 +239,24 @@ static int propagate_store(LP *p, TirOp *op)
     return 0;
 }
 
+/* A shape op's layouts follow each other's (layout_shape.c). */
+static int propagate_shape(LP *p, TirOp *op)
+{
+    TirValue *in = op->ops[0], *out = op->results[0];
+    TirLayout *li = cls_of(p, in), *lo = cls_of(p, out), t;
+    if (li && !lo && layout_through(p->k->arena, op, 1, li, &t) == 0)
+        return set_cls(p, out, t);
+    if (lo && !li && layout_through(p->k->arena, op, 0, lo, &t) == 0)
+        return set_cls(p, in, t);
+    return 0;
+}
+
 static int propagate_rel(LP *p, const Rel *r)
 {
     if (r->kind == REL_STORE)
         return p->stores_open ? propagate_store(p, r->op) : 0;
+    if (r->kind == REL_SHAPE)
+        return propagate_shape(p, r->op);
     TirValue *a = r->op->ops[0], *res = r->op->results[0];
     TirLayout *la = cls_of(p, a), *lr = cls_of(p, res), t;
     int axis = (int)(r->kind == REL_REDUCE ? r->op->attr.i2 : r->op->attr.i);
@@ -257,7 +275,7 @@ static int propagate_rel(LP *p, const Rel *r)
         if (lr && !la)
             return set_cls(p, a, layout_permute2(lr));
         return 0;
-    case REL_STORE: return 0;
+    case REL_STORE: case REL_SHAPE: return 0;
     }
     return 0;
 }
@@ -435,8 +453,31 @@ static void convert_result(LP *p, TirOp *op, const TirLayout *want)
     res->layout = lay_new(p, *want);
 }
 
+/* The result takes the operand's layout mapped through the op, converted to what its users
+ * settled on; a split (whose operand may not hold its pairs in one thread) converts its
+ * operand to the results' layout mapped back instead, as do the operands of a join. */
+static void fix_shape(LP *p, TirOp *op)
+{
+    TirValue *out = op->results[0];
+    TirLayout want;
+    if (op->code != TIR_SPLIT && layout_through(p->k->arena, op, 1, op->ops[0]->layout, &want) == 0) {
+        if (!tir_layout_equal(&want, out->layout))
+            convert_result(p, op, &want);
+        return;
+    }
+    if (layout_through(p->k->arena, op, 0, out->layout, &want) != 0)
+        return;
+    for (int i = 0; i < op->nops; i++)
+        if (!tir_layout_equal(&want, op->ops[i]->layout))
+            op->ops[i] = convert_before(p, op, NULL, op->ops[i], lay_new(p, want));
+}
+
 static void fix_rel(LP *p, const Rel *r)
 {
+    if (r->kind == REL_SHAPE) {
+        fix_shape(p, r->op);
+        return;
+    }
     if (r->kind == REL_STORE) {
         TirValue *ptr = r->op->ops[0], *v = r->op->ops[1];
         if (!tir_layout_equal(ptr->layout, v->layout))
@@ -461,7 +502,7 @@ static void fix_rel(LP *p, const Rel *r)
         if (!tir_layout_equal(&want, res->layout))
             convert_result(p, r->op, &want);
         break;
-    case REL_STORE: break;
+    case REL_STORE: case REL_SHAPE: break;
     }
 }
 

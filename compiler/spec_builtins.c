@@ -758,17 +758,194 @@ static Val b_dot(Spec *s, Args *a) {
     return val_tile(r);
 }
 
-static Val b_trans(Spec *s, Args *a) {
-    if (!need_value(s, a, 0)) return val_error();
-    if (a->v[0].kind != V_TILE || a->v[0].v->type.rank != 2) {
-        diag_error(s->diags, a->e[0]->loc, "trans() needs a rank-2 tile, got %s", val_type_str(s, &a->v[0]));
+static TirValue *tile_arg(Spec *s, Args *a, int i, const char *what) {
+    if (!need_value(s, a, i)) return NULL;
+    if (a->v[i].kind != V_TILE || a->v[i].v->type.rank == 0) {
+        diag_error(s->diags, a->e[i]->loc, "%s() needs a tile, got %s", what, val_type_str(s, &a->v[i]));
+        return NULL;
+    }
+    return a->v[i].v;
+}
+
+static Val emit_permute(Spec *s, Args *a, TirValue *x, const int *perm) {
+    TirType t = x->type;
+    int64_t packed = 0, identity = 1;
+    for (int d = 0; d < x->type.rank; d++) {
+        t.shape[d] = x->type.shape[perm[d]];
+        packed |= (int64_t)perm[d] << (4 * d);
+        identity &= perm[d] == d;
+    }
+    if (identity) return val_tile(x);
+    if (x->type.rank == 2) return val_tile(spec_emit(s, TIR_TRANS, a->call->loc, &x, 1, t));
+    TirValue *r = spec_emit(s, TIR_PERMUTE, a->call->loc, &x, 1, t);
+    r->def->attr.i = packed;
+    return val_tile(r);
+}
+
+/* trans(x) swaps a rank-2 tile's dims; trans(x, dims) / permute(x, dims) reorder any rank:
+ * result dim d is x's dim dims[d]. */
+static Val b_permute(Spec *s, Args *a) {
+    TirValue *x = tile_arg(s, a, 0, a->call->name);
+    if (!x) return val_error();
+    int rank = x->type.rank, perm[TIR_MAX_RANK] = {1, 0}, seen = 0;
+    if (!a->e[1]) {
+        if (rank != 2) {
+            diag_error(s->diags, a->e[0]->loc, "%s() of a rank-%d tile needs its dims, e.g. %s(x, [2, 0, 1])",
+                       a->call->name, rank, a->call->name);
+            return val_error();
+        }
+        return emit_permute(s, a, x, perm);
+    }
+    Val v = a->v[1];
+    int n = v.kind == V_LIST ? v.nitems : -1;
+    for (int d = 0; d < n && n == rank; d++) {
+        Val it = v.items[d];
+        int ok = it.kind == V_CONST && !et_is_float(it.ct) && it.i >= 0 && it.i < rank && !((seen >> it.i) & 1);
+        if (!ok) n = -1;
+        else perm[d] = (int)it.i, seen |= 1 << it.i;
+    }
+    if (n != rank) {
+        diag_error(s->diags, a->e[1]->loc, "%s() needs dims as a list of each of 0 to %d once, got %s",
+                   a->call->name, rank - 1, val_type_str(s, &v));
         return val_error();
     }
-    TirType t = a->v[0].v->type;
-    int tmp = t.shape[0];
-    t.shape[0] = t.shape[1];
-    t.shape[1] = tmp;
-    return val_tile(spec_emit(s, TIR_TRANS, a->call->loc, &a->v[0].v, 1, t));
+    return emit_permute(s, a, x, perm);
+}
+
+static Val emit_reshape(Spec *s, SrcLoc at, TirValue *x, int rank, const int *shape) {
+    TirType t = tir_type_make(x->type.elem, rank, shape);
+    if (t.elem == ET_PTR) t.pointee = x->type.pointee;
+    return val_tile(spec_emit(s, TIR_RESHAPE, at, &x, 1, t));
+}
+
+/* reshape(x, [d0, ...]): the same elements in row-major order; one dim may be -1 (the rest). */
+static Val b_reshape(Spec *s, Args *a) {
+    TirValue *x = tile_arg(s, a, 0, "reshape");
+    if (!x) return val_error();
+    Val v = a->v[1];
+    int n = v.kind == V_LIST ? v.nitems : 1, shape[TIR_MAX_RANK], infer = -1;
+    int64_t numel = 1;
+    if (n > TIR_MAX_RANK) {
+        diag_error(s->diags, a->e[1]->loc, "tiles have at most %d dimensions", TIR_MAX_RANK);
+        return val_error();
+    }
+    for (int d = 0; d < n; d++) {
+        Val it = v.kind == V_LIST ? v.items[d] : v;
+        if (it.kind == V_CONST && !et_is_float(it.ct) && it.i == -1 && infer < 0) {
+            infer = d;
+            continue;
+        }
+        if (it.kind != V_CONST || et_is_float(it.ct) || !is_pow2(it.i) || it.i > SPEC_MAX_NUMEL) {
+            diag_error(s->diags, a->e[1]->loc, "reshape() dims are compile-time powers of two (one may be -1), got %s",
+                       val_type_str(s, &it));
+            return val_error();
+        }
+        shape[d] = (int)it.i, numel *= it.i;
+    }
+    int64_t have = tir_type_numel(&x->type);
+    if (infer >= 0 && numel > 0 && have % numel == 0) shape[infer] = (int)(have / numel), numel = have;
+    if (numel != have) {
+        char want[96] = "[";
+        for (int d = 0; d < n; d++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%d", d ? ", " : "",
+                     d == infer ? -1 : shape[d]);
+        diag_error(s->diags, a->e[1]->loc, "reshape() of %s to %s]: the element counts differ",
+                   val_type_str(s, &a->v[0]), want);
+        return val_error();
+    }
+    return emit_reshape(s, a->call->loc, x, n, shape);
+}
+
+/* expand_dims(x, axis): a dim of size 1 inserted at axis (x[None, :] and x[:, None]). */
+static Val b_expand_dims(Spec *s, Args *a) {
+    if (!need_value(s, a, 0)) return val_error();
+    TirValue *x = spec_as_tile(s, a->v[0], a->e[0]->loc);
+    int axis;
+    if (!x || !axis_arg(s, a, 1, x->type.rank + 1, &axis)) return val_error();
+    int shape[TIR_MAX_RANK], rank = x->type.rank + 1;
+    if (rank > TIR_MAX_RANK) {
+        diag_error(s->diags, a->call->loc, "tiles have at most %d dimensions", TIR_MAX_RANK);
+        return val_error();
+    }
+    for (int d = 0, e = 0; d < rank; d++) shape[d] = d == axis ? 1 : x->type.shape[e++];
+    TirType t = tir_type_make(x->type.elem, rank, shape);
+    if (t.elem == ET_PTR) t.pointee = x->type.pointee;
+    TirValue *r = spec_emit(s, TIR_EXPAND_DIMS, a->call->loc, &x, 1, t);
+    r->def->attr.i = axis;
+    return val_tile(r);
+}
+
+/* join(a, b): [..., 2] with a at index 0 of the new last dim and b at 1 (broadcast together,
+ * promoted to one type). */
+static TirValue *joined(Spec *s, Args *a) {
+    if (!need_value(s, a, 0) || !need_value(s, a, 1)) return NULL;
+    Val both[2] = {a->v[0], a->v[1]};
+    int rank, shape[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, both, 2, &rank, shape, a->call->loc)) return NULL;
+    int scalars = rank == 0;
+    if (scalars) rank = 1, shape[0] = 1; /* joined as [1, 2], then reshaped to [2] */
+    if (rank >= TIR_MAX_RANK) {
+        diag_error(s->diags, a->call->loc, "join() of rank-%d tiles: tiles have at most %d dimensions",
+                   rank, TIR_MAX_RANK);
+        return NULL;
+    }
+    ElemKind et = val_elem(&a->v[0]) == ET_PTR ? ET_PTR : spec_promote(&a->v[0], &a->v[1]);
+    TirValue *x = spec_materialize(s, a->v[0], et, rank, shape, a->e[0]->loc);
+    TirValue *y = x ? spec_materialize(s, a->v[1], et, rank, shape, a->e[1]->loc) : NULL;
+    if (!y) return NULL;
+    if (et == ET_PTR && x->type.pointee != y->type.pointee) {
+        diag_error(s->diags, a->call->loc, "join() of pointers to different types: %s and %s",
+                   val_type_str(s, &a->v[0]), val_type_str(s, &a->v[1]));
+        return NULL;
+    }
+    int out[TIR_MAX_RANK];
+    memcpy(out, shape, sizeof(int) * (size_t)rank);
+    out[rank] = 2;
+    if (!spec_check_numel(s, rank + 1, out, a->call->loc)) return NULL;
+    TirType t = tir_type_make(et, rank + 1, out);
+    t.pointee = x->type.pointee;
+    TirValue *ops[2] = {x, y};
+    TirValue *j = spec_emit(s, TIR_JOIN, a->call->loc, ops, 2, t);
+    return scalars ? emit_reshape(s, a->call->loc, j, 1, out + 1).v : j;
+}
+
+static Val b_join(Spec *s, Args *a) {
+    TirValue *j = joined(s, a);
+    return j ? val_tile(j) : val_error();
+}
+
+/* interleave(a, b): [..., 2n] alternating a's and b's elements along the last dim. */
+static Val b_interleave(Spec *s, Args *a) {
+    TirValue *j = joined(s, a);
+    if (!j) return val_error();
+    int rank = j->type.rank - 1, shape[TIR_MAX_RANK];
+    memcpy(shape, j->type.shape, sizeof(int) * (size_t)rank);
+    shape[rank - 1] *= 2;
+    return emit_reshape(s, a->call->loc, j, rank, shape);
+}
+
+/* split(x): x [..., 2] -> x[..., 0], x[..., 1] (two values: `let a, b = split(x);`). */
+static Val b_split(Spec *s, Args *a) {
+    TirValue *x = tile_arg(s, a, 0, "split");
+    if (!x) return val_error();
+    int rank = x->type.rank;
+    if (x->type.shape[rank - 1] != 2) {
+        diag_error(s->diags, a->e[0]->loc, "split() needs a last dim of size 2, got %s "
+                   "(reshape it first, e.g. reshape(x, [n / 2, 2]))", val_type_str(s, &a->v[0]));
+        return val_error();
+    }
+    if (rank == 1) /* [2] -> [1, 2]: the halves are [1] tiles */
+        x = emit_reshape(s, a->call->loc, x, 2, (const int[]){1, 2}).v, rank = 2;
+    TirType t = x->type;
+    t.rank = rank - 1;
+    TirType types[2] = {t, t};
+    TirOp *op = tir_op_append(s->k, s->block, TIR_SPLIT, a->call->loc, &x, 1, types, 2);
+    Val r = {.kind = V_TUPLE, .nitems = 2};
+    r.items = arena_alloc(s->arena, sizeof(Val) * 2);
+    if (!op || !r.items) return val_error();
+    r.items[0] = val_tile(op->results[0]);
+    r.items[1] = val_tile(op->results[1]);
+    return r;
 }
 
 static const struct {
@@ -805,7 +982,13 @@ static const struct {
     {"min", b_reduce, 2, {"x", "axis"}},  {"argmax", b_reduce, 2, {"x", "axis"}},
     {"argmin", b_reduce, 2, {"x", "axis"}},
     {"dot", b_dot, 2, {"a", "b", "acc", "allow_tf32"}},
-    {"trans", b_trans, 1, {"x"}},
+    {"trans", b_permute, 1, {"x", "dims"}},
+    {"permute", b_permute, 2, {"x", "dims"}},
+    {"reshape", b_reshape, 2, {"x", "shape"}},
+    {"expand_dims", b_expand_dims, 2, {"x", "axis"}},
+    {"join", b_join, 2, {"a", "b"}},
+    {"interleave", b_interleave, 2, {"a", "b"}},
+    {"split", b_split, 1, {"x"}},
     {"atomic_add", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"atomic_max", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"atomic_min", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},

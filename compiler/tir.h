@@ -135,6 +135,10 @@ typedef enum {
     TIR_BROADCAST,    /* tile with some dims of size 1 -> result shape (same rank) */
     TIR_TRANS,        /* rank-2 swap of dims */
     TIR_CONVERT_LAYOUT, /* same type, different layout (inserted by the layout pass) */
+    TIR_RESHAPE,      /* the same elements in row-major order, another shape */
+    TIR_PERMUTE,      /* result dim d is operand dim perm[d]; attr.i = perm, 4 bits per dim */
+    TIR_JOIN,         /* a, b of one shape -> [..., 2]: a at index 0 of the new last dim, b at 1 */
+    TIR_SPLIT,        /* x [..., 2] -> (x[..., 0], x[..., 1]): two results */
     /* elementwise; all operands have the result's shape (the builder inserts broadcasts) */
     TIR_BINARY,       /* attr.i = TirBinOp; operands of one type */
     TIR_CMP,          /* attr.i = TirCmp; operands of one type; result bool */

@@ -52,7 +52,9 @@ static const Builtin builtins[] = {
     {"where", 3, 3, 3, {0}},
     {"sum", 2, 2, 1, {"axis"}}, {"max", 2, 2, 1, {"axis"}}, {"min", 2, 2, 1, {"axis"}},
     {"argmax", 2, 2, 1, {"axis"}}, {"argmin", 2, 2, 1, {"axis"}},
-    {"dot", 2, 4, 2, {"acc", "allow_tf32"}}, {"trans", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
+    {"dot", 2, 4, 2, {"acc", "allow_tf32"}}, {"trans", 1, 2, 2, {0}},
+    {"permute", 2, 2, 2, {0}}, {"reshape", 2, 2, 2, {0}}, {"expand_dims", 2, 2, 2, {0}},
+    {"join", 2, 2, 2, {0}}, {"interleave", 2, 2, 2, {0}}, {"split", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
     {"next_pow2", 1, 1, 1, {0}},
     {"broadcast_to", 2, 2, 2, {0}},
     {"atomic_add", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_max", 2, 5, 2, {"mask", "sem", "scope"}},
@@ -284,6 +286,9 @@ static void check_block(Sema *S, const Stmt *s, int last) {
     S->scope = saved;
 }
 
+/* The number of values a builtin returns (split gives two halves). */
+static int builtin_results(const char *name) { return strcmp(name, "split") == 0 ? 2 : 1; }
+
 /* The number of values a helper returns: that of its final `return` (0 without one). */
 static int helper_results(const Func *f) {
     const Stmt *b = f->body;
@@ -298,8 +303,9 @@ static void check_let(Sema *S, const Stmt *s) {
         const Func *f = v->kind == EX_CALL ? module_find_func(S->m, v->name) : NULL;
         if (v->kind != EX_CALL)
             ERR(S, v->loc, "'let' with %d names needs a helper call on the right", s->nnames);
-        else if (!f && builtin_find(v->name))
-            ERR(S, v->loc, "'%s' returns one value, but %d names are bound", v->name, s->nnames);
+        else if (!f && builtin_find(v->name) && builtin_results(v->name) != s->nnames)
+            ERR(S, v->loc, "'%s' returns %d value%s, but %d names are bound", v->name,
+                builtin_results(v->name), plural(builtin_results(v->name)), s->nnames);
         else if (f && !f->is_kernel && helper_results(f) != s->nnames)
             ERR(S, v->loc, "'%s' returns %d value%s, but %d names are bound", v->name,
                 helper_results(f), plural(helper_results(f)), s->nnames);

@@ -643,7 +643,7 @@ static const Group GROUPS[] = {
     {"intdiv", t_intdiv},     {"fcast", t_fcast},
     {"imports", t_imports},   {"flash_fwd", t_flash_fwd}, {"decode", t_attn_decode},
     {"paged", t_attn_paged},  {"types", t_types},       {"atomics", t_atomics},
-    {"random", t_random},
+    {"random", t_random},   {"shapes", t_shapes},
 };
 
 static int usage(void)

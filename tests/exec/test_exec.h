@@ -109,5 +109,6 @@ void t_attn_decode(void);
 void t_attn_paged(void);
 void t_atomics(void);
 void t_random(void);
+void t_shapes(void);
 
 #endif

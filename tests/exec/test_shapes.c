@@ -1,0 +1,123 @@
+/* test_shapes.c: the shapes group of the execution tests (tests/exec/shapes.tile and
+ * examples/int4_gemv.tile): reshape, permute, trans with dims, expand_dims, join, split and
+ * interleave against index arithmetic done here, at several warp counts (the layouts differ). */
+#include <math.h>
+#include <stdint.h>
+#include "test_exec.h"
+
+#define SH "tests/exec/shapes.tile"
+
+static void reshapes(int A, int B, int warps)
+{
+    begin("reshape/permute/sum A=%d B=%d num_warps=%d", A, B, warps);
+    int n = A * B, H = B / 2;
+    Buf *x = input("x", T_F32, n, -1, 1);
+    Buf *ot = output("trans", T_F32, n, EXACT), *op = output("permute", T_F32, n, EXACT);
+    Buf *rows = output("row sums", T_F32, A, TOL_F32);
+    for (int a = 0; a < A; a++)
+        for (int b = 0; b < B; b++)
+            ot->v[b * A + a] = x->v[a * B + b];
+    /* reshape [2, A, H], permute [2, 0, 1] -> [H, 2, A]: out[h][i][a] = t[i][a][h] */
+    for (int i = 0; i < 2; i++)
+        for (int a = 0; a < A; a++)
+            for (int h = 0; h < H; h++)
+                op->v[(h * 2 + i) * A + a] = x->v[(i * A + a) * H + h];
+    for (int a = 0; a < A; a++) {
+        double s = 0, abs_sum = 0;
+        for (int b = 0; b < B; b++)
+            s += x->v[a * B + b], abs_sum += fabs(x->v[a * B + b]);
+        rows->v[a] = s;
+        sum_bound(rows, a, abs_sum, B);
+    }
+    run(SH, "reshapes", ARGS(P(x), P(ot), P(op), P(rows), I(0)),
+        CONSTS({"A", A}, {"B", B}, {"num_warps", warps}));
+}
+
+static void dims(int N)
+{
+    begin("trans dims, expand_dims N=%d", N);
+    Buf *x = input("x", T_F32, (size_t)N * N, -1, 1), *y = input("y", T_F32, N, -1, 1);
+    Buf *o = output("o", T_F32, (size_t)N * N, TOL_F32);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            o->v[i * N + j] = (float)(x->v[j * N + i] + y->v[i]);
+    run(SH, "dims", ARGS(P(x), P(y), P(o)), CONSTS({"N", N}));
+}
+
+static void pairs(int n, int warps)
+{
+    begin("join/split n=%d num_warps=%d", n, warps);
+    Buf *a = input("a", T_F32, n, -1, 1), *b = input("b", T_F32, n, -1, 1);
+    Buf *q = input("q", T_F32, (size_t)2 * n, -1, 1);
+    Buf *p = output("pairs", T_F32, (size_t)2 * n, EXACT), *d = output("d", T_F32, n, TOL_F32);
+    Buf *e = output("e", T_F32, n, TOL_F32);
+    for (int i = 0; i < n; i++) {
+        p->v[2 * i] = a->v[i], p->v[2 * i + 1] = b->v[i];
+        d->v[i] = (float)(q->v[2 * i] - q->v[2 * i + 1]);
+        e->v[i] = (float)(a->v[i] * 2 - b->v[i]);
+    }
+    run(SH, "pairs", ARGS(P(a), P(b), P(q), P(p), P(d), P(e), I(n)), CONSTS({"num_warps", warps}));
+}
+
+static void nibbles(int n)
+{
+    begin("interleave nibbles n=%d", n);
+    Buf *x = input("x", T_U8, n, 0, 255), *o = output("o", T_I32, (size_t)2 * n, EXACT);
+    for (int i = 0; i < n; i++) {
+        int v = (int)x->v[i];
+        o->v[2 * i] = v & 15, o->v[2 * i + 1] = v >> 4;
+    }
+    run(SH, "nibbles", ARGS(P(x), P(o), I(n)), NO_CONSTS);
+}
+
+static void reshaped_dot(void)
+{
+    begin("dot of a reshaped operand 32x32x32");
+    int M = 32, K = 32, N = 32;
+    Buf *a = input("a", T_F16, (size_t)M * K, -1, 1), *b = input("b", T_F16, (size_t)K * N, -1, 1);
+    Buf *c = output("c", T_F32, (size_t)M * N, TOL_F32);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++)
+                s += a->v[i * K + k] * b->v[k * N + j];
+            c->v[i * N + j] = s;
+        }
+    run(SH, "reshaped_dot", ARGS(P(a), P(b), P(c)), NO_CONSTS);
+}
+
+static void int4_gemv(int M, int K)
+{
+    begin("int4_gemv M=%d K=%d", M, K);
+    Buf *w = input("w", T_U8, (size_t)M * K / 2, 0, 255), *scale = input("scale", T_F32, M, 0.01, 0.1);
+    Buf *x = input("x", T_F32, K, -1, 1), *y = output("y", T_F32, M, TOL_F32);
+    for (int m = 0; m < M; m++) {
+        double s = 0, abs_sum = 0;
+        for (int k = 0; k < K; k++) {
+            int byte = (int)w->v[(size_t)m * (K / 2) + k / 2];
+            int q = (k % 2 ? byte >> 4 : byte & 15) - 8;
+            s += q * x->v[k], abs_sum += fabs(q * x->v[k]);
+        }
+        y->v[m] = s * (float)scale->v[m];
+        sum_bound(y, m, abs_sum * (float)scale->v[m], (size_t)K + 1);
+    }
+    run("examples/int4_gemv.tile", "int4_gemv", ARGS(P(w), P(scale), P(x), P(y), I(M), I(K)),
+        NO_CONSTS);
+}
+
+void t_shapes(void)
+{
+    for (int w = 1; w <= 4; w *= 4) {
+        reshapes(4, 32, w);
+        reshapes(16, 64, w);
+        pairs(1, w);
+        pairs(1000, w);
+    }
+    dims(16);
+    nibbles(1);
+    nibbles(333);
+    reshaped_dot();
+    int4_gemv(1, 256);
+    int4_gemv(100, 512);
+    int4_gemv(77, 1000);
+}
