@@ -2,11 +2,13 @@
  * with a transfer rule per opcode (after Triton's AxisInfo visitors). Values nothing is
  * known about get contiguity, divisibility and constancy 1; loop-carried values too, but a
  * for loop's induction variable divides by what both its start and step divide by. */
+#include <string.h>
 #include "analysis_axis.h"
 
 typedef struct Ax {
     const TirKernel *k;
     AxisInfo *tab;
+    int64_t *assumed_div; /* by value id: a divisor an assume() states (0: none) */
 } Ax;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -218,9 +220,49 @@ static void control(Ax *a, TirOp *op)
         set_unknown(a, op->results[i]);
 }
 
+/* multiple_of / max_contiguous: the operand's facts, raised to what the hint states */
+static void hint(Ax *a, TirOp *op)
+{
+    AxisInfo *x = at(a, op->results[0]);
+    *x = *at(a, op->ops[0]);
+    for (int d = 0; d < (rank_of(op->ops[0]) ? rank_of(op->ops[0]) : 1); d++) {
+        int64_t v = (int64_t)1 << ((op->attr.i2 >> (5 * d)) & 31);
+        if (op->attr.i == HINT_MULTIPLE_OF)
+            x->div[d] = max64(x->div[d], v);
+        else
+            x->contig[d] = max64(x->contig[d], v);
+    }
+}
+
+/* The value x of `assume(x % C == 0)` (C a power of two) and C; NULL otherwise. */
+static const TirValue *assumed_multiple(const TirOp *as, int64_t *c)
+{
+    const TirOp *eq = as->ops[0]->def, *rem, *k, *zero;
+    if (!eq || eq->code != TIR_CMP || eq->attr.i != CMP_EQ || !(rem = eq->ops[0]->def) ||
+        rem->code != TIR_BINARY || rem->attr.i != BIN_REM || !(zero = eq->ops[1]->def) ||
+        zero->code != TIR_CONST || zero->attr.i != 0 || !(k = rem->ops[1]->def) ||
+        k->code != TIR_CONST || k->attr.i <= 0 || (k->attr.i & (k->attr.i - 1)))
+        return NULL;
+    *c = k->attr.i;
+    return rem->ops[0];
+}
+
+static void collect_assumes(Ax *a, const TirBlock *b)
+{
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        int64_t c;
+        const TirValue *x = op->code == TIR_ASSUME ? assumed_multiple(op, &c) : NULL;
+        if (x && x->type.rank == 0)
+            a->assumed_div[x->id] = max64(a->assumed_div[x->id], c);
+        for (int r = 0; r < op->nregions; r++)
+            collect_assumes(a, op->regions[r]);
+    }
+}
+
 static void op_rule(Ax *a, TirOp *op)
 {
     switch (op->code) {
+    case TIR_HINT: hint(a, op); break;
     case TIR_CONST: case TIR_PARAM: case TIR_PROGRAM_ID: case TIR_NUM_PROGRAMS:
     case TIR_ARANGE: leaf(a, op); break;
     case TIR_SPLAT: splat(a, op); break;
@@ -243,15 +285,23 @@ static void op_rule(Ax *a, TirOp *op)
 
 static void walk_block(Ax *a, const TirBlock *b)
 {
-    for (TirOp *op = b->first; op; op = op->next)
+    for (TirOp *op = b->first; op; op = op->next) {
         op_rule(a, op);
+        for (int i = 0; i < op->nres; i++)
+            if (a->assumed_div[op->results[i]->id])
+                at(a, op->results[i])->div[0] = max64(at(a, op->results[i])->div[0],
+                                                      a->assumed_div[op->results[i]->id]);
+    }
 }
 
 AxisInfo *axis_analyze(const TirKernel *k)
 {
-    Ax a = {k, arena_alloc(k->arena, sizeof(AxisInfo) * (size_t)(k->next_value_id + 1))};
-    if (!a.tab)
+    Ax a = {k, arena_alloc(k->arena, sizeof(AxisInfo) * (size_t)(k->next_value_id + 1)),
+            arena_alloc(k->arena, sizeof(int64_t) * (size_t)(k->next_value_id + 1))};
+    if (!a.tab || !a.assumed_div)
         return NULL;
+    memset(a.assumed_div, 0, sizeof(int64_t) * (size_t)(k->next_value_id + 1));
+    collect_assumes(&a, k->body);
     for (int i = 0; i <= k->next_value_id; i++)
         for (int d = 0; d < TIR_MAX_RANK; d++)
             a.tab[i].contig[d] = a.tab[i].div[d] = a.tab[i].cnst[d] = 1;

@@ -332,7 +332,13 @@ static int lower_op(Lower *L, TirOp *op)
         return lower_elementwise(L, op);
     case TIR_SPLAT: case TIR_EXPAND_DIMS: case TIR_BROADCAST: case TIR_TRANS:
     case TIR_CONVERT_LAYOUT: case TIR_RESHAPE: case TIR_PERMUTE: case TIR_JOIN: case TIR_SPLIT:
+    case TIR_HINT:
         return lower_shape(L, op);
+    case TIR_ASSUME: {
+        LLVMValueRef c = lw_val(L, op->ops[0]);
+        target_intrinsic(&L->tc, "llvm.assume", NULL, 0, &c, 1);
+        return 0;
+    }
     case TIR_LOAD: case TIR_STORE: return lower_memory(L, op);
     case TIR_ATOMIC: return lower_atomic(L, op);
     case TIR_LOCAL_ALLOC: case TIR_LOCAL_STORE: case TIR_LOCAL_LOAD: case TIR_ASYNC_COPY:

@@ -181,7 +181,7 @@ int lower_shape(Lower *L, TirOp *op)
     case TIR_TRANS: return move(L, src, res, 1);
     case TIR_RESHAPE: case TIR_PERMUTE: return lower_remap(L, op);
     case TIR_JOIN: case TIR_SPLIT: return lower_pairs(L, op);
-    case TIR_CONVERT_LAYOUT:
+    case TIR_CONVERT_LAYOUT: case TIR_HINT:
         if (src->type.rank == 0) {
             lw_bind(L, res, lw_val(L, src));
             return 0;

@@ -76,7 +76,7 @@ static int pure_op(TirOpcode c)
     switch (c) {
     case TIR_CONST: case TIR_ARANGE: case TIR_SPLAT: case TIR_EXPAND_DIMS: case TIR_BROADCAST:
     case TIR_TRANS: case TIR_CONVERT_LAYOUT: case TIR_BINARY: case TIR_CMP: case TIR_UNARY:
-    case TIR_SELECT: case TIR_CAST: case TIR_FMA: case TIR_ADDPTR:
+    case TIR_SELECT: case TIR_CAST: case TIR_FMA: case TIR_ADDPTR: case TIR_HINT:
         return 1;
     default:
         return 0;

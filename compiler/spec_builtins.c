@@ -377,6 +377,58 @@ static Val b_static_assert(Spec *s, Args *a) {
     return (Val){.kind = V_VOID};
 }
 
+/* ---- hints ---- */
+/* multiple_of(x, n) / max_contiguous(x, n): x unchanged, with a fact the compiler cannot
+ * prove (n: a power of two, or one per dim); vector loads and stores follow from it. */
+static Val b_hint(Spec *s, Args *a) {
+    if (!need_value(s, a, 0)) return val_error();
+    Val x = a->v[0], v = a->v[1];
+    if (!et_is_int(val_elem(&x)) && val_elem(&x) != ET_PTR) {
+        diag_error(s->diags, a->e[0]->loc, "%s() takes integers or pointers, got %s", a->call->name,
+                   val_type_str(s, &x));
+        return val_error();
+    }
+    TirValue *t = spec_as_tile(s, x, a->e[0]->loc);
+    if (!t) return val_error();
+    int rank = t->type.rank ? t->type.rank : 1, n = v.kind == V_LIST ? v.nitems : 1;
+    int64_t packed = 0;
+    for (int d = 0; d < rank; d++) {
+        Val it = v.kind == V_LIST ? (d < n ? v.items[d] : val_error()) : v;
+        if (it.kind != V_CONST || et_is_float(it.ct) || !is_pow2(it.i) || it.i > (1 << 30) ||
+            (v.kind == V_LIST && n != rank)) {
+            diag_error(s->diags, a->e[1]->loc, "%s() takes a power of two (or one per dim of %s), got %s",
+                       a->call->name, val_type_str(s, &x), val_type_str(s, &v));
+            return val_error();
+        }
+        packed |= (int64_t)__builtin_ctzll((unsigned long long)it.i) << (5 * d);
+    }
+    TirValue *r = spec_emit(s, TIR_HINT, a->call->loc, &t, 1, t->type);
+    r->def->attr.i = strcmp(a->call->name, "multiple_of") == 0 ? HINT_MULTIPLE_OF : HINT_MAX_CONTIGUOUS;
+    r->def->attr.i2 = packed;
+    return val_tile(r);
+}
+
+/* assume(cond): the program may take the scalar condition as true (`assume(n % 16 == 0)` tells
+ * the axis analysis that n is a multiple of 16). False at run time is undefined behaviour. */
+static Val b_assume(Spec *s, Args *a) {
+    if (!need_value(s, a, 0)) return val_error();
+    Val c = a->v[0];
+    if (val_rank(&c) != 0 || val_elem(&c) != ET_BOOL) {
+        diag_error(s->diags, a->e[0]->loc, "assume() takes a scalar bool condition, got %s",
+                   val_type_str(s, &c));
+        return val_error();
+    }
+    if (c.kind == V_CONST) {
+        if (!c.i) {
+            diag_error(s->diags, a->e[0]->loc, "assume() of a condition that is false at compile time");
+            return val_error();
+        }
+        return (Val){.kind = V_VOID};
+    }
+    tir_op_append(s->k, s->block, TIR_ASSUME, a->call->loc, &c.v, 1, NULL, 0);
+    return (Val){.kind = V_VOID};
+}
+
 /* ---- random numbers ---- */
 static Val b_random(Spec *s, Args *a) {
     if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
@@ -997,6 +1049,9 @@ static const struct {
     {"atomic_xor", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"atomic_xchg", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"static_assert", b_static_assert, 1, {"cond", "msg"}},
+    {"multiple_of", b_hint, 2, {"x", "values"}},
+    {"max_contiguous", b_hint, 2, {"x", "values"}},
+    {"assume", b_assume, 1, {"cond"}},
     {"rand", b_random, 2, {"seed", "offset", "n_rounds"}},
     {"randn", b_random, 2, {"seed", "offset", "n_rounds"}},
     {"randint", b_random, 2, {"seed", "offset", "n_rounds"}},

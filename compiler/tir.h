@@ -139,6 +139,8 @@ typedef enum {
     TIR_PERMUTE,      /* result dim d is operand dim perm[d]; attr.i = perm, 4 bits per dim */
     TIR_JOIN,         /* a, b of one shape -> [..., 2]: a at index 0 of the new last dim, b at 1 */
     TIR_SPLIT,        /* x [..., 2] -> (x[..., 0], x[..., 1]): two results */
+    TIR_HINT,         /* x -> x, with a fact the axis analysis takes: attr.i = TirHint, attr.i2 =
+                         log2 of the value per dim, 5 bits each */
     /* elementwise; all operands have the result's shape (the builder inserts broadcasts) */
     TIR_BINARY,       /* attr.i = TirBinOp; operands of one type */
     TIR_CMP,          /* attr.i = TirCmp; operands of one type; result bool */
@@ -165,6 +167,7 @@ typedef enum {
     TIR_ASYNC_COMMIT, /* closes the group of async copies this thread started */
     TIR_ASYNC_WAIT,   /* attr.i = groups that may stay in flight; the others have landed */
     TIR_BARRIER,      /* all threads of the program; placed by compiler/pass_barriers.c */
+    TIR_ASSUME,       /* cond (scalar bool): the program may take it as true; no results */
     /* cross-element */
     TIR_REDUCE,       /* attr.i = TirReduce, attr.i2 = axis; sum/max/min keep the element type
                          (the builder casts to f32 first for f16 sums); argmax/argmin -> i32 */
@@ -204,6 +207,8 @@ typedef enum {
 } TirUnOp;
 
 typedef enum { DOT_IEEE = 0, DOT_TF32 } DotPrecision;
+
+typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS } TirHint;
 
 typedef enum { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_XCHG,
                ATOM_CAS } TirAtomic;

@@ -8,6 +8,7 @@ static const char *const opcode_names[TIR_OPCODE_COUNT] = {
     [TIR_NUM_PROGRAMS] = "num_programs", [TIR_ARANGE] = "arange", [TIR_SPLAT] = "splat",
     [TIR_EXPAND_DIMS] = "expand_dims", [TIR_BROADCAST] = "broadcast", [TIR_TRANS] = "trans",
     [TIR_RESHAPE] = "reshape", [TIR_PERMUTE] = "permute", [TIR_JOIN] = "join", [TIR_SPLIT] = "split",
+    [TIR_HINT] = "hint", [TIR_ASSUME] = "assume",
     [TIR_CONVERT_LAYOUT] = "convert_layout", [TIR_BINARY] = "binary", [TIR_CMP] = "cmp",
     [TIR_UNARY] = "unary", [TIR_SELECT] = "select", [TIR_CAST] = "cast", [TIR_FMA] = "fma",
     [TIR_ADDPTR] = "addptr", [TIR_LOAD] = "load", [TIR_STORE] = "store",
@@ -57,6 +58,12 @@ static void print_attrs(FILE *out, const TirOp *op) {
         if (op->attr.i == DOT_TF32) fputs(" tf32", out);
         break;
     case TIR_ASYNC_WAIT: fprintf(out, " %lld", (long long)op->attr.i); break;
+    case TIR_HINT:
+        fputs(op->attr.i == HINT_MULTIPLE_OF ? " multiple_of" : " max_contiguous", out);
+        for (int d = 0; d < (op->ops[0]->type.rank ? op->ops[0]->type.rank : 1); d++)
+            fprintf(out, "%s%lld", d ? "," : " [", 1LL << ((op->attr.i2 >> (5 * d)) & 31));
+        fputs("]", out);
+        break;
     case TIR_PERMUTE:
         for (int d = 0; d < op->ops[0]->type.rank; d++)
             fprintf(out, "%s%d", d ? "," : " [", (int)((op->attr.i >> (4 * d)) & 15));

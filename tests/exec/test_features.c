@@ -556,8 +556,23 @@ void t_types(void)
 
 #define MEM "tests/exec/memory.tile"
 
+/* hinted_rows: rows of W at a stride of 16k elements, copied and doubled */
+static void hinted_rows(int rows, int stride)
+{
+    enum { W = 64 };
+    begin("hints: assume, multiple_of, max_contiguous rows=%d stride=%d", rows, stride);
+    Buf *x = input("x", T_F32, (size_t)rows * stride, -1, 1);
+    Buf *o = output("o", T_F32, (size_t)rows * W, EXACT), *o2 = output("o2", T_F32, (size_t)rows * W, EXACT);
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < W; c++)
+            o->v[r * W + c] = x->v[(size_t)r * stride + c], o2->v[r * W + c] = 2 * x->v[(size_t)r * stride + c];
+    run(MEM, "hinted_rows", ARGS(P(x), P(o), P(o2), I(rows), I(stride)), NO_CONSTS);
+}
+
 void t_memory(void)
 {
+    hinted_rows(1, 64);
+    hinted_rows(7, 80);
     begin("scalar_mem n=37");
     Buf *x = input("x", T_I64, 37, -1000000, 1000000);
     Buf *o = output("o", T_I64, 37, EXACT);
