@@ -142,6 +142,36 @@ expect 0 "run --load on the sim backend" -- "$tilec" run examples/add.tile:add -
     --load x="$tmp/x.bin" --load y="$tmp/y.bin" --save out="$tmp/out_sim.bin"
 n=$((n + 1))
 cmp -s "$tmp/out_sim.bin" "$tmp/sum.bin" || { echo "FAIL: --save on sim: not x + y"; fail=$((fail + 1)); }
+# .npy (NumPy's format, header written here): the f32 values 1 2 3 4, shape (4,)
+npy_header() { # DESCR SHAPE: magic, version 1.0, a 118-byte header padded with spaces
+    h="{'descr': '$1', 'fortran_order': False, 'shape': $2, }"
+    printf '\223NUMPY\001\000v\000%s' "$h"
+    printf '%*s\n' $((117 - ${#h})) ''
+}
+npy_header '<f4' '(4,)' >"$tmp/x.npy"; cat "$tmp/x.bin" >>"$tmp/x.npy"
+npy_header '<f4' '(2, 2)' >"$tmp/y.npy"; cat "$tmp/y.bin" >>"$tmp/y.npy"
+npy_header '<i4' '(4,)' >"$tmp/i.npy"; cat "$tmp/x.bin" >>"$tmp/i.npy"
+npy_header '<f4' '(8,)' >"$tmp/short.npy"; cat "$tmp/x.bin" >>"$tmp/short.npy"
+expect 0 "run --load of .npy files" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --reps=1 \
+    --load x="$tmp/x.npy" --load y="$tmp/y.npy" --save out="$tmp/out_npy.bin"
+n=$((n + 1))
+cmp -s "$tmp/out_npy.bin" "$tmp/sum.bin" || { echo "FAIL: --load .npy: out is not x + y"; fail=$((fail + 1)); }
+expect 2 "--load .npy: another dtype" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --load x="$tmp/i.npy"
+has "its dtype is '<i4', the parameter is f32" err "--load .npy dtype message"
+expect 2 "--load .npy: shorter than its shape" -- "$tilec" run examples/add.tile:add --backend=cpu n=8 --load x="$tmp/short.npy"
+# --fill: a constant and a range
+printf '\000\000\240\100\000\000\240\100\000\000\240\100\000\000\240\100' >"$tmp/five.bin" # 5 5 5 5
+expect 0 "run --fill" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --reps=1 \
+    --fill x=2 --fill y=3:3 --save out="$tmp/out_fill.bin"
+n=$((n + 1))
+cmp -s "$tmp/out_fill.bin" "$tmp/five.bin" || { echo "FAIL: --fill: out is not 2 + 3"; fail=$((fail + 1)); }
+expect 0 "run --fill: an index range" -- "$tilec" run tests/exec/memory.tile:gather --backend=cpu \
+    n=50 x=10 --fill idx=0:9 --check --reps=1
+expect 2 "--fill: LO above HI" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --fill x=3:1
+expect 2 "--fill: not a number" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --fill x=two
+expect 2 "--fill and --load of one buffer" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 \
+    --fill x=1 --load x="$tmp/x.bin"
+
 printf '123456' >"$tmp/six.bin"
 run_add() { "$tilec" run examples/add.tile:add --backend=cpu n=4 --reps=1 "$@"; }
 expect 2 "--load: size not a multiple of the element" -- run_add --load x="$tmp/six.bin"

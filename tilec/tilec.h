@@ -113,11 +113,12 @@ typedef struct TilecFileArg {
 } TilecFileArg;
 /* Parses NAME=FILE (strings in `a`); a usage error (exit 2) when malformed. */
 void tilec_file_arg_parse(const char *text, const char *opt, Arena *a, TilecFileArg *out);
-/* The file's length in elements of `esz` bytes; a usage error when it is missing, not a
- * regular file, or its size is not a multiple of esz. */
-size_t tilec_file_elems(const TilecFileArg *fa, const char *elem_name, int esz);
+/* The file's length in elements of type k (a .npy file: its shape's, its dtype checked); a
+ * usage error when it is missing, not a regular file, its size is not a multiple of the
+ * element's, or a .npy header does not fit k. */
+size_t tilec_file_elems(const TilecFileArg *fa, ElemKind k);
 /* 0, or -1 after printing why. */
-int tilec_file_read(const TilecFileArg *fa, void *buf, size_t bytes);
+int tilec_file_read(const TilecFileArg *fa, ElemKind k, void *buf, size_t bytes);
 int tilec_file_write(const TilecFileArg *fa, const void *buf, size_t bytes);
 
 /* ---- tilec run beneath tile.h (tilec/tilec_run_device.c) ---- */

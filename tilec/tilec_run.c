@@ -27,6 +27,8 @@ typedef struct RunOpts {
     int check, reps_set, verbose, cold;
     TilecFileArg loads[MAX_PARAMS], saves[MAX_PARAMS];
     int nloads, nsaves;
+    struct Fill { const char *name; double lo, hi; } fills[MAX_PARAMS]; /* --fill */
+    int nfills;
     ConstBinding defs[TILEC_MAX_DEFS];
     int ndefs;
     TilecValues vals;
@@ -106,6 +108,26 @@ static const TilecFileArg *file_arg_find(const TilecFileArg *fs, int n, const ch
     return NULL;
 }
 
+/* --fill NAME=V (every element V) or NAME=LO:HI (random: integers in [LO, HI], floats in
+ * [LO, HI)). */
+static void fill_add(RunOpts *o, const char *text, Arena *a)
+{
+    const char *eq = strchr(text, '=');
+    char *end;
+    if (!eq || eq == text || o->nfills == MAX_PARAMS)
+        tilec_usage_error("bad --fill '%s': expected NAME=VALUE or NAME=LO:HI", text);
+    struct Fill *f = &o->fills[o->nfills++];
+    f->name = tilec_need(arena_strndup(a, text, (size_t)(eq - text)));
+    f->lo = f->hi = strtod(eq + 1, &end);
+    if (end != eq + 1 && *end == ':')
+        f->hi = strtod(end + 1, &end);
+    if (end == eq + 1 || *end || !(f->lo <= f->hi) || !isfinite(f->lo) || !isfinite(f->hi))
+        tilec_usage_error("bad --fill '%s': expected NAME=VALUE or NAME=LO:HI with LO <= HI", text);
+    for (int i = 0; i + 1 < o->nfills; i++)
+        if (!strcmp(o->fills[i].name, f->name))
+            tilec_usage_error("--fill %s given twice", f->name);
+}
+
 /* --load / --save NAME=FILE; one of each per NAME. */
 static void file_arg_add(TilecFileArg *fs, int *n, const char *text, const char *opt, Arena *a)
 {
@@ -143,6 +165,8 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
             file_arg_add(o->loads, &o->nloads, v, "--load", a);
         else if ((v = tilec_opt_value(argc, argv, &i, "--save")))
             file_arg_add(o->saves, &o->nsaves, v, "--save", a);
+        else if ((v = tilec_opt_value(argc, argv, &i, "--fill")))
+            fill_add(o, v, a);
         else if (strcmp(s, "--check") == 0)
             o->check = 1;
         else if (strcmp(s, "--verbose") == 0)
@@ -284,6 +308,29 @@ static void fill_random(RunParam *rp, uint64_t *seed)
     }
 }
 
+/* --fill: V everywhere, or random values in [lo, hi] (integers) / [lo, hi) (floats). */
+static void fill_spec(RunParam *rp, const struct Fill *f, uint64_t *seed)
+{
+    int esz = et_bytes(rp->elem);
+    for (size_t i = 0; i < rp->count; i++) {
+        uint64_t r = rng_next(seed);
+        double v = f->lo;
+        if (f->hi > f->lo && et_is_float(rp->elem))
+            v = f->lo + (f->hi - f->lo) * ((double)(r >> 11) * 0x1p-53);
+        else if (f->hi > f->lo)
+            v = floor(f->lo) + (double)(r % (uint64_t)(floor(f->hi) - floor(f->lo) + 1));
+        elem_store(rp->elem, rp->init + i * (size_t)esz, v);
+    }
+}
+
+static const struct Fill *fill_find(const RunOpts *o, const char *name)
+{
+    for (int i = 0; i < o->nfills; i++)
+        if (!strcmp(o->fills[i].name, name))
+            return &o->fills[i];
+    return NULL;
+}
+
 /* ---- setting up parameters ---- */
 
 static double now_ms(void)
@@ -329,7 +376,7 @@ static void files_check(const TilecFileArg *fs, int n, const char *opt, const Fu
 /* A loaded buffer's length is its file's; a count given on the command line must agree. */
 static size_t loaded_count(const TilecFileArg *fa, const RunParam *rp, const TilecValue *v)
 {
-    size_t count = tilec_file_elems(fa, et_name(rp->elem), et_bytes(rp->elem));
+    size_t count = tilec_file_elems(fa, rp->elem);
     if (v && !v->hint && (v->num.is_float || v->num.i < 0 || (uint64_t)v->num.i != count))
         tilec_usage_error("--load %s=%s holds %zu %s elements, but %s=%s", fa->name, fa->path,
                           count, et_name(rp->elem), v->name, v->expr);
@@ -418,9 +465,14 @@ static int buffers_init(RunOpts *o, RunParam *rps, int n, int with_result)
             return -1;
         }
         const TilecFileArg *load = file_arg_find(o->loads, o->nloads, rp->p->name);
-        if (!load)
+        const struct Fill *fill = fill_find(o, rp->p->name);
+        if (fill && load)
+            tilec_usage_error("--fill %s and --load %s: give one", fill->name, load->name);
+        if (fill)
+            fill_spec(rp, fill, &seed);
+        else if (!load)
             fill_random(rp, &seed);
-        else if (tilec_file_read(load, rp->init, rp->bytes) != 0)
+        else if (tilec_file_read(load, rp->elem, rp->init, rp->bytes) != 0)
             return -1;
     }
     return 0;

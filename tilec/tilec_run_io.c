@@ -1,11 +1,14 @@
 /* tilec_run_io.c: the data files of `tilec run`. --load NAME=FILE fills a pointer parameter's
- * buffer from a raw binary file (its length in elements is the file's size / element size);
+ * buffer from a raw binary file (its length in elements is the file's size / element size)
+ * or, for FILE ending in .npy, from NumPy's format (its dtype must be the parameter's element
+ * type, C order; the length is the product of its shape);
  * --save NAME=FILE writes a buffer's contents after the first launch. Raw: the elements' bytes
  * in host order, as numpy's `tofile` writes them. Bad file arguments are usage errors
  * (exit 2); a failed read or write is an error of the run (exit 1). --save writes through a
  * temporary file (tilec_output.c) and may not name the kernel's source. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "tilec.h"
@@ -19,13 +22,107 @@ void tilec_file_arg_parse(const char *text, const char *opt, Arena *a, TilecFile
     out->path = tilec_need(arena_strdup(a, eq + 1));
 }
 
-size_t tilec_file_elems(const TilecFileArg *fa, const char *elem_name, int esz)
+/* ---- .npy ---- */
+static int is_npy(const char *path)
 {
+    size_t n = strlen(path);
+    return n > 4 && strcmp(path + n - 4, ".npy") == 0;
+}
+
+/* NumPy's dtype string of an element type (little-endian hosts); NULL for bf16. */
+static const char *npy_descr(ElemKind k)
+{
+    switch (k) {
+    case ET_BOOL: return "|b1";
+    case ET_I8: return "|i1";
+    case ET_U8: return "|u1";
+    case ET_I16: return "<i2";
+    case ET_U16: return "<u2";
+    case ET_I32: return "<i4";
+    case ET_U32: return "<u4";
+    case ET_I64: return "<i8";
+    case ET_U64: return "<u8";
+    case ET_F16: return "<f2";
+    case ET_F32: return "<f4";
+    case ET_F64: return "<f8";
+    default: return NULL;
+    }
+}
+
+/* The quoted value after 'key': in the header dict, into out (n bytes); 0 when found. */
+static int dict_str(const char *h, const char *key, char *out, size_t n)
+{
+    const char *p = strstr(h, key);
+    if (!p || !(p = strchr(p + strlen(key), '\'')))
+        return -1;
+    const char *e = strchr(++p, '\'');
+    if (!e || (size_t)(e - p) >= n)
+        return -1;
+    memcpy(out, p, (size_t)(e - p));
+    out[e - p] = 0;
+    return 0;
+}
+
+/* Reads the header of .npy file fa: checks its dtype against k and its order; the data's
+ * offset and element count. A usage error when it is not what the parameter takes. */
+static void npy_header(const TilecFileArg *fa, ElemKind k, long *offset, size_t *count)
+{
+    FILE *f = fopen(fa->path, "rb");
+    unsigned char pre[12];
+    if (!f)
+        tilec_usage_error("--load %s=%s: %s", fa->name, fa->path, strerror(errno));
+    size_t got = fread(pre, 1, sizeof pre, f);
+    int v1 = got >= 10 && pre[6] == 1;
+    size_t hlen = got < 10 ? 0 : v1 ? (size_t)(pre[8] | pre[9] << 8)
+                                    : got < 12 ? 0 : (size_t)(pre[8] | pre[9] << 8 | pre[10] << 16 | (size_t)pre[11] << 24);
+    char h[4096] = "", descr[16], *shape;
+    size_t start = v1 ? 10 : 12;
+    int ok = got >= 10 && memcmp(pre, "\x93NUMPY", 6) == 0 && hlen > 0 && hlen < sizeof h &&
+             fseek(f, (long)start, SEEK_SET) == 0 && fread(h, 1, hlen, f) == hlen;
+    fclose(f);
+    if (!ok)
+        tilec_usage_error("--load %s=%s: not a .npy file NumPy wrote (no header)", fa->name, fa->path);
+    h[hlen] = 0;
+    const char *want = npy_descr(k);
+    if (dict_str(h, "'descr':", descr, sizeof descr) != 0 || !want ||
+        (strcmp(descr, want) != 0 && !(descr[0] == '=' && strcmp(descr + 1, want + 1) == 0)))
+        tilec_usage_error("--load %s=%s: its dtype is '%s', the parameter is %s (%s)", fa->name,
+                          fa->path, dict_str(h, "'descr':", descr, sizeof descr) ? "?" : descr,
+                          et_name(k), want ? want : "no NumPy dtype: give a raw file");
+    if (strstr(h, "'fortran_order': True"))
+        tilec_usage_error("--load %s=%s: Fortran order; save a C-ordered array", fa->name, fa->path);
+    if (!(shape = strstr(h, "'shape':")) || !(shape = strchr(shape, '(')))
+        tilec_usage_error("--load %s=%s: no shape in its header", fa->name, fa->path);
+    size_t n = 1;
+    for (char *p = shape + 1, *end; *p && *p != ')'; p = end) {
+        unsigned long long d = strtoull(p, &end, 10);
+        if (end == p) {
+            end = p + 1;
+            continue;
+        }
+        n *= (size_t)d;
+    }
+    *offset = (long)(start + hlen);
+    *count = n;
+}
+
+size_t tilec_file_elems(const TilecFileArg *fa, ElemKind k)
+{
+    const char *elem_name = et_name(k);
+    int esz = et_bytes(k);
     struct stat st;
     if (stat(fa->path, &st) != 0)
         tilec_usage_error("--load %s=%s: %s", fa->name, fa->path, strerror(errno));
     if (!S_ISREG(st.st_mode))
         tilec_usage_error("--load %s=%s: not a regular file", fa->name, fa->path);
+    if (is_npy(fa->path)) {
+        long off;
+        size_t n;
+        npy_header(fa, k, &off, &n);
+        if ((unsigned long long)st.st_size < (unsigned long long)off + (unsigned long long)n * (size_t)esz)
+            tilec_usage_error("--load %s=%s: the file is shorter than its shape says", fa->name, fa->path);
+        return n;
+    }
     if (esz <= 0 || st.st_size % esz != 0)
         tilec_usage_error("--load %s=%s: %lld bytes is not a whole number of %s elements "
                           "(%d bytes each)", fa->name, fa->path, (long long)st.st_size,
@@ -33,11 +130,17 @@ size_t tilec_file_elems(const TilecFileArg *fa, const char *elem_name, int esz)
     return (size_t)st.st_size / (size_t)esz;
 }
 
-int tilec_file_read(const TilecFileArg *fa, void *buf, size_t bytes)
+int tilec_file_read(const TilecFileArg *fa, ElemKind k, void *buf, size_t bytes)
 {
+    long off = 0;
+    size_t n;
+    if (is_npy(fa->path))
+        npy_header(fa, k, &off, &n);
     FILE *f = fopen(fa->path, "rb");
-    if (!f) {
+    if (!f || fseek(f, off, SEEK_SET) != 0) {
         tilec_error("--load %s=%s: %s", fa->name, fa->path, strerror(errno));
+        if (f)
+            fclose(f);
         return -1;
     }
     size_t got = bytes ? fread(buf, 1, bytes, f) : 0;
