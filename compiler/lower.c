@@ -23,6 +23,7 @@ LLVMTypeRef lw_type(Lower *L, ElemKind k)
     case ET_F32: return LLVMFloatTypeInContext(L->ctx);
     case ET_F64: return LLVMDoubleTypeInContext(L->ctx);
     case ET_PTR: return LLVMPointerTypeInContext(L->ctx, (unsigned)L->t->global_as);
+    case ET_F8E4M3: case ET_F8E5M2: return LLVMInt8TypeInContext(L->ctx); /* the bits */
     default: return LLVMInt8TypeInContext(L->ctx);
     }
 }

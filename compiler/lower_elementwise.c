@@ -2,6 +2,7 @@
  * tiles is a loop over the result's registers applying the scalar operation; integer
  * semantics follow the element kind's signedness, float min/max propagate NaN, and f16/bf16
  * arithmetic is done in f32. Casts between any two element kinds live here too. */
+#include "fp8.h"
 #include "lower_int.h"
 
 static int is_half(ElemKind k) { return k == ET_F16 || k == ET_BF16; }
@@ -83,6 +84,14 @@ LLVMValueRef lw_cast(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to)
 {
     if (from == to)
         return x;
+    if (et_is_fp8(from)) { /* everything from fp8 goes through f32 (exact) */
+        x = lw_fp8_to_f32(L, x, from);
+        from = ET_F32;
+        if (to == ET_F32)
+            return x;
+    }
+    if (et_is_fp8(to)) /* and everything to fp8 (f64 rounds twice) */
+        return lw_f32_to_fp8(L, lw_cast(L, x, from, ET_F32), to);
     if (to == ET_BOOL)
         return to_bool(L, x, from);
     int fi = et_is_float(from), ti = et_is_float(to);
@@ -320,6 +329,8 @@ static LLVMValueRef constant(Lower *L, const TirOp *op)
 {
     ElemKind k = op->results[0]->type.elem;
     LLVMTypeRef t = lw_type(L, k);
+    if (et_is_fp8(k))
+        return LLVMConstInt(t, fp8_from_f32((float)op->attr.f, k), 0);
     if (et_is_float(k))
         return LLVMConstReal(t, op->attr.f);
     return LLVMConstInt(t, (unsigned long long)op->attr.i, et_is_signed(k));

@@ -130,6 +130,10 @@ int lower_elementwise(Lower *L, TirOp *op);
 LLVMValueRef lw_cast(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to);
 LLVMValueRef lw_to_f32(Lower *L, LLVMValueRef x, ElemKind k);
 
+/* lower_fp8.c: fp8 bits (i8) <-> f32 */
+LLVMValueRef lw_fp8_to_f32(Lower *L, LLVMValueRef x, ElemKind k);
+LLVMValueRef lw_f32_to_fp8(Lower *L, LLVMValueRef x, ElemKind k);
+
 /* lower_memory.c */
 int lower_memory(Lower *L, TirOp *op);
 

@@ -126,7 +126,7 @@ static ElemKind type_arg(Spec *s, Args *a, int i, ElemKind dflt) {
 
 static TirValue *as_float(Spec *s, Val v, SrcLoc loc) {
     TirValue *t = spec_as_tile(s, v, loc);
-    return t && !et_is_float(t->type.elem) ? spec_cast(s, t, ET_F32, loc) : t;
+    return t && (!et_is_float(t->type.elem) || et_is_fp8(t->type.elem)) ? spec_cast(s, t, ET_F32, loc) : t;
 }
 
 /* ---- program ids, ranges, fills ---- */
@@ -480,7 +480,7 @@ static Val b_unary_math(Spec *s, Args *a) {
         double r = unary_fns[i].fold ? unary_fns[i].fold(f) : 1.0 / sqrt(f);
         return val_const_float(et_is_float(x.ct) ? x.ct : ET_F32, r, 0);
     }
-    TirValue *v = unary_fns[i].op == UN_ABS ? x.v : as_float(s, x, a->e[0]->loc);
+    TirValue *v = unary_fns[i].op == UN_ABS && !et_is_fp8(val_elem(&x)) ? x.v : as_float(s, x, a->e[0]->loc);
     TirValue *r = spec_emit(s, TIR_UNARY, a->call->loc, &v, 1, v->type);
     r->def->attr.i = unary_fns[i].op;
     return val_tile(r);
@@ -728,7 +728,8 @@ static Val b_reduce(Spec *s, Args *a) {
         diag_error(s->diags, a->e[0]->loc, "%s() cannot reduce pointers", a->call->name);
         return val_error();
     }
-    if (kinds[k].kind == RED_SUM && (et == ET_F16 || et == ET_BF16)) x = spec_cast(s, x, ET_F32, a->call->loc);
+    if ((kinds[k].kind == RED_SUM && (et == ET_F16 || et == ET_BF16)) || et_is_fp8(et))
+        x = spec_cast(s, x, ET_F32, a->call->loc); /* fp8 compares and adds in f32 */
     if (kinds[k].kind == RED_SUM && (et == ET_BOOL || (et_is_int(et) && et_bits(et) < 32)))
         x = spec_cast(s, x, et_is_signed(et) || et == ET_BOOL ? ET_I32 : ET_U32, a->call->loc);
     TirType t = x->type;
@@ -752,6 +753,11 @@ static int dot_operand(Spec *s, Args *a, int i) {
     if (a->v[i].kind != V_TILE || a->v[i].v->type.rank != 2 || val_elem(&a->v[i]) == ET_PTR ||
         val_elem(&a->v[i]) == ET_BOOL) {
         diag_error(s->diags, a->e[i]->loc, "dot() operands must be rank-2 tiles of numbers, got %s",
+                   val_type_str(s, &a->v[i]));
+        return 0;
+    }
+    if (et_is_fp8(val_elem(&a->v[i]))) {
+        diag_error(s->diags, a->e[i]->loc, "dot() of %s: convert the operands first (`x as f16`)",
                    val_type_str(s, &a->v[i]));
         return 0;
     }

@@ -3,6 +3,7 @@
  * folded here, so const parameters can size tiles. */
 #include <math.h>
 #include <string.h>
+#include "fp8.h"
 #include "spec.h"
 
 Val val_error(void) { return (Val){.kind = V_ERROR}; }
@@ -170,6 +171,7 @@ TirValue *spec_materialize(Spec *s, Val v, ElemKind et, int rank, const int *sha
 /* ---- promotion ---- */
 static ElemKind wider_float(ElemKind a, ElemKind b) {
     if (a == b) return a;
+    if (et_is_fp8(a) || et_is_fp8(b)) return a == ET_F64 || b == ET_F64 ? ET_F64 : ET_F32;
     if ((a == ET_F16 && b == ET_BF16) || (a == ET_BF16 && b == ET_F16)) return ET_F32;
     return et_bits(a) >= et_bits(b) ? a : b;
 }
@@ -318,6 +320,8 @@ Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
     }
     int logical = op == OP_LOGAND || op == OP_LOGOR;
     ElemKind et = logical ? ET_BOOL : spec_promote(&a, &b);
+    if (et_is_fp8(et)) /* fp8 is for storage: arithmetic and comparisons happen in f32 */
+        et = ET_F32;
     if (!logical && !check_operand_kinds(s, op, et, loc)) return val_error();
     if (a.kind == V_CONST && b.kind == V_CONST) return fold_binary(s, op, a, b, loc);
     Val both[2] = {a, b};
@@ -358,7 +362,8 @@ static Val spec_unary(Spec *s, OpKind op, Val a, SrcLoc loc) {
         if (op == OP_NOT) return val_const_int(ET_BOOL, !a.i, 0);
         return fold_binary(s, OP_BITXOR, a, val_const_int(et, -1, a.weak), loc);
     }
-    TirValue *r = spec_emit(s, TIR_UNARY, loc, &a.v, 1, a.v->type);
+    TirValue *x = et_is_fp8(et) ? spec_cast(s, a.v, ET_F32, loc) : a.v;
+    TirValue *r = spec_emit(s, TIR_UNARY, loc, &x, 1, x->type);
     r->def->attr.i = op == OP_NEG ? UN_NEG : UN_NOT;
     return val_tile(r);
 }
@@ -423,7 +428,10 @@ static Val spec_cast_expr(Spec *s, const Expr *e) {
         return val_error();
     }
     if (a.kind == V_CONST) {
-        if (et_is_float(et)) return val_const_float(et, et_is_float(a.ct) ? a.f : (double)a.i, 0);
+        double f = et_is_float(a.ct) ? a.f : (double)a.i;
+        if (et_is_fp8(et)) /* the value the format holds */
+            return val_const_float(et, fp8_to_f32(fp8_from_f32((float)f, et), et), 0);
+        if (et_is_float(et)) return val_const_float(et, f, 0);
         if (et == ET_BOOL) return val_const_int(et, et_is_float(a.ct) ? a.f != 0 : a.i != 0, 0);
         return val_const_int(et, et_is_float(a.ct) ? tc_float_to_int(et, a.f) : tc_int_wrap(et, a.i), 0);
     }

@@ -15,10 +15,12 @@ static const struct {
     [ET_U32] = {"u32", 32, 4},  [ET_U64] = {"u64", 64, 8},
     [ET_F16] = {"f16", 16, 2},  [ET_BF16] = {"bf16", 16, 2},
     [ET_F32] = {"f32", 32, 4},  [ET_F64] = {"f64", 64, 8},
+    [ET_F8E4M3] = {"f8e4m3", 8, 1}, [ET_F8E5M2] = {"f8e5m2", 8, 1},
     [ET_PTR] = {"*", 64, 8},
 };
 
-int et_is_float(ElemKind k) { return k >= ET_F16 && k <= ET_F64; }
+int et_is_float(ElemKind k) { return k >= ET_F16 && k <= ET_F8E5M2; }
+int et_is_fp8(ElemKind k) { return k == ET_F8E4M3 || k == ET_F8E5M2; }
 int et_is_int(ElemKind k) { return k >= ET_I8 && k <= ET_U64; }
 int et_is_signed(ElemKind k) { return k >= ET_I8 && k <= ET_I64; }
 int et_bits(ElemKind k) { return elem_info[k].bits; }

@@ -18,6 +18,8 @@ typedef enum {
     ET_I8, ET_I16, ET_I32, ET_I64,
     ET_U8, ET_U16, ET_U32, ET_U64,
     ET_F16, ET_BF16, ET_F32, ET_F64,
+    ET_F8E4M3, ET_F8E5M2, /* 8-bit floats (OCP FP8): stored, loaded, converted; arithmetic on
+                             them is done in f32 */
     ET_PTR, /* pointer to global memory; see TirType.pointee */
 } ElemKind;
 
@@ -31,6 +33,7 @@ typedef struct TirType {
 } TirType;
 
 int et_is_float(ElemKind k);
+int et_is_fp8(ElemKind k);
 int et_is_int(ElemKind k); /* signed or unsigned integer, not bool */
 int et_is_signed(ElemKind k);
 int et_bits(ElemKind k);     /* ET_BOOL: 1; ET_PTR: 64 */

@@ -69,6 +69,7 @@ static const Builtin builtins[] = {
 
 static const char *const type_names[] = {
     "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64",
+    "f8e4m3", "f8e5m2",
 };
 
 static const Builtin *builtin_find(const char *name) {

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "fp8.h"
 #include "runtime_internal.h"
 
 static const char *kind_name(tile_ArgKind kind)
@@ -156,9 +157,11 @@ static void pack_float(ElemKind t, double v, uint64_t *slot)
 {
     float f = (float)v;
     uint16_t h = t == ET_F16 ? rt_f16_bits(v) : rt_bf16_bits(v);
+    uint8_t q = et_is_fp8(t) ? fp8_from_f32(f, t) : 0;
     switch (t) {
     case ET_F16: case ET_BF16: store(slot, &h, 2); break;
     case ET_F32: store(slot, &f, 4); break;
+    case ET_F8E4M3: case ET_F8E5M2: store(slot, &q, 1); break;
     default: store(slot, &v, 8); break;
     }
 }

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "tile.h"
+#include "fp8.h"
 #include "tilec.h"
 
 enum { MAX_PARAMS = 64, MAX_REPS = 1000000 };
@@ -265,6 +266,7 @@ static void elem_store(ElemKind k, void *p, double v)
         break;
     case ET_F32: *(float *)p = f; break;
     case ET_F64: *(double *)p = v; break;
+    case ET_F8E4M3: case ET_F8E5M2: *(uint8_t *)p = fp8_from_f32(f, k); break;
     default: break;
     }
 }
@@ -290,6 +292,7 @@ static double elem_load(ElemKind k, const void *p)
         return f;
     case ET_F32: return *(const float *)p;
     case ET_F64: return *(const double *)p;
+    case ET_F8E4M3: case ET_F8E5M2: return fp8_to_f32(*(const uint8_t *)p, k);
     default: return 0;
     }
 }

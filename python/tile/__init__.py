@@ -61,11 +61,12 @@ _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2, "hip": 3, "sim": 4}
 _TUNING = {"auto": 1, "cached": 2, "off": 3}
 _ARG_PTR, _ARG_INT, _ARG_FLOAT = 0, 1, 2
 _SIZES = {"bool": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "f16": 2, "bf16": 2, "i32": 4,
-          "u32": 4, "f32": 4, "i64": 8, "u64": 8, "f64": 8}
+          "u32": 4, "f32": 4, "i64": 8, "u64": 8, "f64": 8, "f8e4m3": 1, "f8e5m2": 1}
 # NumPy / PyTorch dtype names -> the language's element types
 _DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
            "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
-           "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool"}
+           "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool",
+           "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
 
 _lib = None
 
@@ -259,7 +260,7 @@ class Kernel:
             if buf is None:
                 raise TypeError(f"{where} expects an array or tensor of {ty}, got {type(value).__name__}")
             addr, nbytes, et, dev = buf
-            if et != ty and not (ty == "bf16" and et == "u16"):
+            if et != ty and not (ty == "bf16" and et == "u16") and not (ty.startswith("f8") and et == "u8"):
                 raise TypeError(f"{where} expects elements of {ty}, got {et}")
             backend = self.module.ctx.backend
             if (dev == "cuda") != (backend == "cuda"):

@@ -644,6 +644,7 @@ static const Group GROUPS[] = {
     {"imports", t_imports},   {"flash_fwd", t_flash_fwd}, {"decode", t_attn_decode},
     {"paged", t_attn_paged},  {"types", t_types},       {"atomics", t_atomics},
     {"random", t_random},   {"shapes", t_shapes},
+    {"fp8", t_fp8},
 };
 
 static int usage(void)

@@ -110,5 +110,6 @@ void t_attn_paged(void);
 void t_atomics(void);
 void t_random(void);
 void t_shapes(void);
+void t_fp8(void);
 
 #endif
