@@ -710,6 +710,8 @@ static Val b_broadcast_to(Spec *s, Args *a) {
 }
 
 /* ---- reductions, dot, trans ---- */
+static Val emit_reshape(Spec *s, SrcLoc at, TirValue *x, int rank, const int *shape);
+
 static Val b_reduce(Spec *s, Args *a) {
     static const struct { const char *name; TirReduce kind; } kinds[] = {
         {"sum", RED_SUM}, {"max", RED_MAX}, {"min", RED_MIN}, {"argmax", RED_ARGMAX}, {"argmin", RED_ARGMIN}};
@@ -721,8 +723,21 @@ static Val b_reduce(Spec *s, Args *a) {
         return val_error();
     }
     TirValue *x = a->v[0].v;
-    int axis;
-    if (!axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
+    int axis = 0, rank = x->type.rank, keep = 0;
+    if (a->e[2]) {
+        if (a->v[2].kind != V_CONST || a->v[2].ct != ET_BOOL) {
+            diag_error(s->diags, a->e[2]->loc, "%s()'s keep_dims must be a compile-time bool, got %s",
+                       a->call->name, val_type_str(s, &a->v[2]));
+            return val_error();
+        }
+        keep = (int)a->v[2].i;
+    }
+    if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, rank, &axis)) return val_error();
+    int whole = (!a->e[1] || a->v[1].kind == V_NONE) && rank > 1;
+    if (whole) { /* every element: as one flat dim (argmax/argmin give the flat index) */
+        int n = tir_type_numel(&x->type);
+        x = emit_reshape(s, a->call->loc, x, 1, &n).v;
+    }
     ElemKind et = x->type.elem;
     if (et == ET_PTR) {
         diag_error(s->diags, a->e[0]->loc, "%s() cannot reduce pointers", a->call->name);
@@ -739,7 +754,15 @@ static Val b_reduce(Spec *s, Args *a) {
     TirValue *r = spec_emit(s, TIR_REDUCE, a->call->loc, &x, 1, t);
     r->def->attr.i = kinds[k].kind;
     r->def->attr.i2 = axis;
-    return val_tile(r);
+    if (!keep) return val_tile(r);
+    int ones[TIR_MAX_RANK] = {1, 1, 1, 1}, shape[TIR_MAX_RANK];
+    if (whole || rank == 1) /* the reduced tile's rank, every dim 1 */
+        return val_tile(spec_materialize(s, val_tile(r), r->type.elem, rank, ones, a->call->loc));
+    for (int d = 0, e = 0; d < rank; d++) shape[d] = d == axis ? 1 : r->type.shape[e++];
+    TirType kt = tir_type_make(r->type.elem, rank, shape);
+    TirValue *kd = spec_emit(s, TIR_EXPAND_DIMS, a->call->loc, &r, 1, kt);
+    kd->def->attr.i = axis;
+    return val_tile(kd);
 }
 
 static ElemKind dot_acc_type(ElemKind in) {
@@ -1036,9 +1059,9 @@ static const struct {
     {"cdiv", b_cdiv, 2, {"a", "b"}},
     {"next_pow2", b_next_pow2, 1, {"x"}},
     {"broadcast_to", b_broadcast_to, 2, {"x", "shape"}},
-    {"sum", b_reduce, 2, {"x", "axis"}},  {"max", b_reduce, 2, {"x", "axis"}},
-    {"min", b_reduce, 2, {"x", "axis"}},  {"argmax", b_reduce, 2, {"x", "axis"}},
-    {"argmin", b_reduce, 2, {"x", "axis"}},
+    {"sum", b_reduce, 1, {"x", "axis", "keep_dims"}},  {"max", b_reduce, 1, {"x", "axis", "keep_dims"}},
+    {"min", b_reduce, 1, {"x", "axis", "keep_dims"}},  {"argmax", b_reduce, 1, {"x", "axis", "keep_dims"}},
+    {"argmin", b_reduce, 1, {"x", "axis", "keep_dims"}},
     {"dot", b_dot, 2, {"a", "b", "acc", "allow_tf32"}},
     {"trans", b_permute, 1, {"x", "dims"}},
     {"permute", b_permute, 2, {"x", "dims"}},

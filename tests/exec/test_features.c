@@ -276,8 +276,35 @@ static void reduce_case(const char *kernel, Ty t, int rows, int cols, int axis, 
         NO_CONSTS);
 }
 
+/* reduce_whole: max, sum and flat argmax of an R x C matrix, row sums with keep_dims */
+static void reduce_whole(int R, int C)
+{
+    begin("reduce_whole (no axis, keep_dims) %dx%d", R, C);
+    Buf *x = input("x", T_F32, (size_t)R * C, -1, 1);
+    Buf *o = output("max, sum", T_F32, 2, TOL_F32), *oi = output("argmax", T_I32, 1, EXACT);
+    Buf *rs = output("row sums", T_F32, R, TOL_F32);
+    double mx = -INFINITY, s = 0, abs_sum = 0;
+    int at = 0;
+    for (int r = 0; r < R; r++) {
+        double row = 0, row_abs = 0;
+        for (int c = 0; c < C; c++) {
+            double v = x->v[r * C + c];
+            if (v > mx)
+                mx = v, at = r * 64 + c; /* flat index in the 16 x 64 tile */
+            s += v, abs_sum += fabs(v), row += v, row_abs += fabs(v);
+        }
+        rs->v[r] = row;
+        sum_bound(rs, r, row_abs, C);
+    }
+    o->v[0] = mx, o->v[1] = s, oi->v[0] = at;
+    sum_bound(o, 1, abs_sum, (size_t)R * C);
+    run(RD, "reduce_whole", ARGS(P(x), P(o), P(oi), P(rs), I(R), I(C)), NO_CONSTS);
+}
+
 void t_reduce(void)
 {
+    reduce_whole(1, 1);
+    reduce_whole(13, 50);
     static const int rows_cases[][2] = {{1, 1}, {7, 64}, {10, 33}};
     for (int c = 0; c < 3; c++)
         for (int ties = 0; ties < 2; ties++)
