@@ -53,7 +53,7 @@ static void spread_warps(int M, int N, int tm, int tn, int num_warps, int *wm_ou
     *wm_out = wm, *wn_out = wn;
 }
 
-static TirLayout mfma_layout(int M, int N, int num_warps, int chained)
+static TirLayout mfma_layout(int M, int N, int num_warps, int chained, int want)
 {
     int wm, wn;
     if (chained && M >= 16 * num_warps)
@@ -61,15 +61,17 @@ static TirLayout mfma_layout(int M, int N, int num_warps, int chained)
     else
         spread_warps(M, N, 16, 16, num_warps, &wm, &wn);
     int inst = M / wm >= 32 && N / wn >= 32 ? 32 : 16;
+    if (want == 16 || (want == 32 && inst == 32)) /* mfma_size, where the tile allows it */
+        inst = want;
     return layout_mfma(inst, wm, wn);
 }
 
-TirLayout dot_mma_layout(const TirOp *dot, const Target *t, int num_warps, int chained)
+TirLayout dot_mma_layout(const TirOp *dot, const Target *t, int num_warps, int chained, int mfma_size)
 {
     int M = dot->results[0]->type.shape[0], N = dot->results[0]->type.shape[1];
     int wm = 1, wn = 1;
     if (t->mma == TARGET_MMA_MFMA)
-        return mfma_layout(M, N, num_warps, chained);
+        return mfma_layout(M, N, num_warps, chained, mfma_size);
     /* chained dots (attention) keep P in registers between them with warps along M, when
      * there are rows for every warp; with fewer (decode's 16 rows) extra warps would only
      * repeat the same rows, so they split the columns and P is converted to the next dot */

@@ -15,7 +15,8 @@ MmaKind dot_mma_kind(const TirOp *dot);
  * the tile counts, or all along M when `chained` (the result feeds another dot's A operand,
  * which then stays in registers). MFMA takes 32x32x8 instructions where each warp's part is
  * at least 32x32, else 16x16x16. */
-TirLayout dot_mma_layout(const TirOp *dot, const struct Target *t, int num_warps, int chained);
+TirLayout dot_mma_layout(const TirOp *dot, const struct Target *t, int num_warps, int chained,
+                         int mfma_size /* AMD: 16 or 32 asked for (0: by the tile) */);
 /* The dot's result was given a matrix encoding it can be lowered with. */
 int dot_uses_mma(const TirOp *dot, const struct Target *t);
 

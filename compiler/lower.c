@@ -395,6 +395,7 @@ static void finish_kernel(Lower *L)
     LLVMPositionBuilderAtEnd(L->b, L->ret_bb);
     LLVMBuildRetVoid(L->b);
     int threads = L->k->num_warps * L->t->threads_per_warp;
+    L->tc.waves_per_eu = L->k->waves_per_eu;
     L->t->kernel_finish(&L->tc, threads, L->smem_bytes);
     L->k->smem_bytes = L->smem_bytes;
     if (L->t->module_finish && L->t->module_finish(&L->tc) != 0)

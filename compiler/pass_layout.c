@@ -349,7 +349,7 @@ static void find_chain(LP *p, TirOp *dot)
 static void anchor_dot(LP *p, TirOp *op)
 {
     if (dot_kwidth(op, p->t))
-        set_cls(p, op->results[0], dot_mma_layout(op, p->t, p->k->num_warps, p->chained));
+        set_cls(p, op->results[0], dot_mma_layout(op, p->t, p->k->num_warps, p->chained, p->k->mfma_size));
     else
         set_cls(p, op->results[0], default_for(p, 2));
 }

@@ -557,6 +557,9 @@ TirKernel *spec_kernel(Arena *a, const Module *m, const Func *f, const ConstBind
     s.k->threads_per_warp = threads_per_warp;
     s.k->num_warps = (int)const_value(consts, nconsts, "num_warps", 4);
     s.k->num_stages = (int)const_value(consts, nconsts, "num_stages", 2);
+    /* AMD's tuning knobs, read where a kernel declares them (other targets ignore them) */
+    s.k->waves_per_eu = (int)const_value(consts, nconsts, "waves_per_eu", 0);
+    s.k->mfma_size = (int)const_value(consts, nconsts, "mfma_size", 0);
     s.k->symbol = symbol_name(&s, f, consts, nconsts);
     s.block = s.k->body;
     scope_push(&s);

@@ -21,6 +21,7 @@ typedef struct TargetCtx {
     LLVMValueRef host_args, host_grid; /* host wrapper arguments */
     LLVMValueRef thread;     /* sim: the simulated thread's handle (the wrapper's third) */
     LLVMValueRef smem;       /* shared scratch base, created by smem_base */
+    int waves_per_eu;        /* AMD: the kernel's occupancy hint (0: none) */
     Diags *diags;
     SrcLoc loc;              /* location of the op being lowered, for diagnostics */
 } TargetCtx;

@@ -37,6 +37,10 @@ static void amd_kernel_finish(TargetCtx *c, int num_threads, int smem_bytes)
     char buf[32];
     snprintf(buf, sizeof buf, "1,%d", num_threads);
     string_attr(c, "amdgpu-flat-work-group-size", buf);
+    if (c->waves_per_eu > 0) { /* at least this many waves per SIMD: registers are capped to fit */
+        snprintf(buf, sizeof buf, "%d", c->waves_per_eu);
+        string_attr(c, "amdgpu-waves-per-eu", buf);
+    }
     string_attr(c, "uniform-work-group-size", "true");
     unsigned kind = LLVMGetEnumAttributeKindForName("nounwind", 8);
     LLVMAddAttributeAtIndex(c->fn, LLVMAttributeFunctionIndex,

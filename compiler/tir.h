@@ -262,6 +262,8 @@ typedef struct TirKernel {
     TirBlock *body;
     int num_warps;          /* from the const num_warps (1 on the host target) */
     int num_stages;
+    int waves_per_eu;       /* AMD: the const `waves_per_eu` if the kernel has one (0: none) */
+    int mfma_size;          /* AMD: the const `mfma_size`, 16 or 32 (0: the compiler picks) */
     int threads_per_warp;   /* from the target: 32 NVPTX, 1 host */
     int next_value_id;
     int smem_bytes;         /* shared memory per program instance, set by lowering */

@@ -92,5 +92,37 @@ if [ $rc -ne 1 ] || ! grep -q "f64.tile:3:.*not available on AMD GPUs" "$tmp/err
     echo "FAIL: f64 exp on gfx942: exit $rc"; cat "$tmp/err"
     fail=$((fail + 1))
 fi
+# AMD's tuning knobs, as consts a kernel declares: the MFMA size it asks for, and
+# waves_per_eu (an occupancy floor: amdgpu-waves-per-eu caps the registers)
+cat >"$tmp/knobs.tile" <<'TILE'
+@tune(mfma_size = [16, 32], waves_per_eu = [0, 2])
+kernel mm(a: *f16, b: *f16, c: *f32, const mfma_size: i32 = 0, const waves_per_eu: i32 = 0) {
+    let r = arange(0, 64);
+    let x = load(a + r[:, None] * 64 + r[None, :]);
+    let y = load(b + r[:, None] * 64 + r[None, :]);
+    store(c + r[:, None] * 64 + r[None, :], dot(x, y));
+}
+TILE
+for want in 16x16x16 32x32x8; do
+    n=$((n + 1))
+    size=${want%%x*}
+    "$tilec" emit --emit=amdgcn --target=gfx942 "$tmp/knobs.tile" -D num_warps=4 -D mfma_size=$size -o "$tmp/k.s" 2>"$tmp/err"
+    if ! grep -q "v_mfma_f32_${want}" "$tmp/k.s" || grep -v "v_mfma_f32_${want}" "$tmp/k.s" | grep -q "v_mfma"; then
+        echo "FAIL: mfma_size=$size does not give only v_mfma_f32_$want"; cat "$tmp/err"
+        fail=$((fail + 1))
+    fi
+done
+n=$((n + 1))
+"$tilec" emit --emit=llvm --target=gfx942 "$tmp/knobs.tile" -D waves_per_eu=2 -o "$tmp/k.ll" 2>"$tmp/err"
+if ! grep -q '"amdgpu-waves-per-eu"="2"' "$tmp/k.ll"; then
+    echo "FAIL: waves_per_eu=2 does not reach the AMD kernel"; cat "$tmp/err"
+    fail=$((fail + 1))
+fi
+n=$((n + 1))
+if ! "$tilec" emit --emit=ptx "$tmp/knobs.tile" -D waves_per_eu=2 -D mfma_size=32 -o "$tmp/k.ptx" 2>"$tmp/err" ||
+    grep -q "waves" "$tmp/k.ptx"; then
+    echo "FAIL: the AMD knobs are not ignored on NVIDIA"; cat "$tmp/err"
+    fail=$((fail + 1))
+fi
 echo "$((n - fail))/$n AMDGPU code objects pass"
 [ $fail -eq 0 ]

@@ -172,6 +172,18 @@ expect 2 "--fill: not a number" -- "$tilec" run examples/add.tile:add --backend=
 expect 2 "--fill and --load of one buffer" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 \
     --fill x=1 --load x="$tmp/x.bin"
 
+# AMD's knobs (waves_per_eu, mfma_size) are tuned on AMD targets only: elsewhere one each
+cat >"$tmp/knobs.tile" <<'TILE'
+@grid(1)
+@tune(BLOCK = [16, 32], mfma_size = [16, 32], waves_per_eu = [0, 2])
+kernel mm(a: *f32, c: *f32, const BLOCK: i32 = 16, const mfma_size: i32 = 0, const waves_per_eu: i32 = 0) {
+    let r = arange(0, BLOCK);
+    store(c + r, load(a + r) * 2.0);
+}
+TILE
+expect 0 "tune: AMD knobs ignored on the CPU" -- "$tilec" tune "$tmp/knobs.tile:mm" a=32 c=32 --backend=cpu
+has "configs: 2 total" out "only BLOCK's two candidates are tried"
+
 printf '123456' >"$tmp/six.bin"
 run_add() { "$tilec" run examples/add.tile:add --backend=cpu n=4 --reps=1 "$@"; }
 expect 2 "--load: size not a multiple of the element" -- run_add --load x="$tmp/six.bin"

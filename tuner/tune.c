@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "target.h"
 #include "tune.h"
 
 enum { MAX_FIXED = 512, REASON_MAX = 512 };
@@ -65,7 +66,15 @@ static int env_samples(void)
 /* ---- enumeration ---- */
 
 /* The space with every tuned param the caller gave narrowed to that value. */
-static TuneSpace narrowed(const TuneRequest *req, Arena *a)
+/* AMD's knobs (waves_per_eu, mfma_size) change nothing elsewhere: there only their first
+ * candidate is tried. */
+static int foreign_knob(const char *name, const char *target)
+{
+    return !target_is_amdgpu_name(target) &&
+           (!strcmp(name, "waves_per_eu") || !strcmp(name, "mfma_size"));
+}
+
+static TuneSpace narrowed(const TuneRequest *req, const char *target, Arena *a)
 {
     TuneSpace s = req->kt->space;
     s.params = arena_alloc(a, sizeof *s.params * (size_t)(s.nparams + 1));
@@ -77,6 +86,9 @@ static TuneSpace narrowed(const TuneRequest *req, Arena *a)
                 s.params[p].values[0] = req->given[g].value;
                 s.params[p].nvalues = 1;
             }
+    for (int p = 0; p < s.nparams; p++)
+        if (foreign_knob(s.params[p].name, target))
+            s.params[p].nvalues = 1;
     return s;
 }
 
@@ -133,7 +145,7 @@ static tile_Status enumerate(Tuning *t)
     const TuneRequest *req = t->req;
     Diags d;
     diags_init(&d, t->a);
-    TuneSpace s = t->space = narrowed(req, t->a);
+    TuneSpace s = t->space = narrowed(req, t->target, t->a);
     ConstBinding fixed[MAX_FIXED];
     TuneConfig *cfgs;
     t->n = space_enumerate(&s, fixed, fixed_values(req, fixed), t->a, &d, &cfgs, NULL);
