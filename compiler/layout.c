@@ -282,6 +282,22 @@ TirLayout layout_default_blocked(int rank, const int *shape, int elem_bytes, int
     return layout_coalesced(rank, shape, elem_bytes, l.order, 16, num_warps, threads_per_warp);
 }
 
+TirLayout layout_axis_in_thread(int rank, const int *shape, int axis, int num_warps,
+                                int threads_per_warp)
+{
+    int flat[TIR_MAX_RANK], order[TIR_MAX_RANK];
+    for (int d = 0; d < rank; d++)
+        flat[d] = d == axis ? 1 : shape[d];
+    order[0] = axis;
+    for (int j = 1, d = rank - 1; j < rank; d--)
+        if (d != axis)
+            order[j++] = d;
+    TirLayout l = layout_coalesced(rank, flat, 4, order, 1, num_warps, threads_per_warp);
+    if (threads_per_warp > 1) /* lanes and warps left on the axis hold replicas */
+        l.spt[axis] = shape[axis];
+    return l;
+}
+
 TirLayout layout_coalesced(int rank, const int *shape, int elem_bytes, const int *order,
                            int max_vec, int num_warps, int threads_per_warp)
 {

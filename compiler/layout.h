@@ -38,6 +38,11 @@ TirLayout layout_default_blocked(int rank, const int *shape_hint, int elem_bytes
  * (and 16 bytes) per thread along it, lanes following `order`, warps slowest dim first. */
 TirLayout layout_coalesced(int rank, const int *shape, int elem_bytes, const int *order,
                            int max_vec, int num_warps, int threads_per_warp);
+/* A blocked layout in which each thread holds the whole of `axis` in its registers (in
+ * coordinate order: the axis is the order's first dim); lanes and warps go to the other
+ * dims, replicating where those are small. For scans. */
+TirLayout layout_axis_in_thread(int rank, const int *shape, int axis, int num_warps,
+                                int threads_per_warp);
 TirLayout layout_slice(const TirLayout *parent, int value_axis);
 TirLayout layout_permute2(const TirLayout *l); /* rank-2 transpose */
 TirLayout layout_mma(int warps_m, int warps_n);

@@ -346,6 +346,7 @@ static int lower_op(Lower *L, TirOp *op)
     case TIR_ASYNC_COMMIT: case TIR_ASYNC_WAIT: case TIR_BARRIER:
         return lower_smem(L, op);
     case TIR_REDUCE: return lower_reduce(L, op);
+    case TIR_SCAN: return lower_scan(L, op);
     case TIR_DOT: return lower_dot(L, op);
     default: return lower_control(L, op);
     }

@@ -148,6 +148,9 @@ int lower_reduce(Lower *L, TirOp *op);
 LLVMValueRef lw_shuffle_xor(Lower *L, LLVMValueRef x, int mask);
 LLVMValueRef lw_shuffle_idx(Lower *L, LLVMValueRef x, LLVMValueRef lane);
 
+/* lower_scan.c */
+int lower_scan(Lower *L, TirOp *op);
+
 /* lower_dot.c */
 int lower_dot(Lower *L, TirOp *op);
 /* lower_smem.c: local_alloc, local_store, local_load, async copies, barriers */

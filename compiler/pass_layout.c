@@ -12,7 +12,7 @@
 #include "layout_shape.h"
 #include "target.h"
 
-typedef enum { REL_REDUCE, REL_EXPAND, REL_TRANS, REL_STORE, REL_SHAPE } RelKind;
+typedef enum { REL_REDUCE, REL_EXPAND, REL_TRANS, REL_STORE, REL_SHAPE, REL_SCAN } RelKind;
 
 typedef struct Rel {
     RelKind kind;
@@ -185,6 +185,7 @@ static void collect_op(LP *p, TirOp *op)
     case TIR_JOIN: unite(p, op->ops[0], op->ops[1]); add_rel(p, REL_SHAPE, op); break;
     case TIR_SPLIT: unite(p, op->results[0], op->results[1]); add_rel(p, REL_SHAPE, op); break;
     case TIR_RESHAPE: case TIR_PERMUTE: add_rel(p, REL_SHAPE, op); break;
+    case TIR_SCAN: add_rel(p, REL_SCAN, op); break;
     case TIR_FOR: case TIR_WHILE: collect_loop(p, op); return;
     case TIR_YIELD: case TIR_CONDITION: case TIR_BREAK: case TIR_CONTINUE:
         unite_terminator(p, op);
@@ -239,6 +240,14 @@ static int propagate_store(LP *p, TirOp *op)
     return 0;
 }
 
+/* The layout a scan runs in: its axis whole in each thread's registers. */
+static TirLayout scan_layout(LP *p, const TirOp *op)
+{
+    const TirType *t = &op->results[0]->type;
+    return layout_axis_in_thread(t->rank, t->shape, (int)(op->attr.i2 & 15), p->k->num_warps,
+                                 p->t->threads_per_warp);
+}
+
 /* A shape op's layouts follow each other's (layout_shape.c). */
 static int propagate_shape(LP *p, TirOp *op)
 {
@@ -257,6 +266,10 @@ static int propagate_rel(LP *p, const Rel *r)
         return p->stores_open ? propagate_store(p, r->op) : 0;
     if (r->kind == REL_SHAPE)
         return propagate_shape(p, r->op);
+    if (r->kind == REL_SCAN) { /* both sides hold the axis in each thread (fix_rel converts) */
+        TirLayout l = scan_layout(p, r->op);
+        return set_cls(p, r->op->results[0], l) | set_cls(p, r->op->ops[0], l);
+    }
     TirValue *a = r->op->ops[0], *res = r->op->results[0];
     TirLayout *la = cls_of(p, a), *lr = cls_of(p, res), t;
     int axis = (int)(r->kind == REL_REDUCE ? r->op->attr.i2 : r->op->attr.i);
@@ -275,7 +288,7 @@ static int propagate_rel(LP *p, const Rel *r)
         if (lr && !la)
             return set_cls(p, a, layout_permute2(lr));
         return 0;
-    case REL_STORE: case REL_SHAPE: return 0;
+    case REL_STORE: case REL_SHAPE: case REL_SCAN: return 0;
     }
     return 0;
 }
@@ -472,8 +485,21 @@ static void fix_shape(LP *p, TirOp *op)
             op->ops[i] = convert_before(p, op, NULL, op->ops[i], lay_new(p, want));
 }
 
+static void fix_scan(LP *p, TirOp *op)
+{
+    TirLayout want = scan_layout(p, op);
+    if (!tir_layout_equal(&want, op->ops[0]->layout))
+        op->ops[0] = convert_before(p, op, NULL, op->ops[0], lay_new(p, want));
+    if (!tir_layout_equal(&want, op->results[0]->layout))
+        convert_result(p, op, &want);
+}
+
 static void fix_rel(LP *p, const Rel *r)
 {
+    if (r->kind == REL_SCAN) {
+        fix_scan(p, r->op);
+        return;
+    }
     if (r->kind == REL_SHAPE) {
         fix_shape(p, r->op);
         return;
@@ -502,7 +528,7 @@ static void fix_rel(LP *p, const Rel *r)
         if (!tir_layout_equal(&want, res->layout))
             convert_result(p, r->op, &want);
         break;
-    case REL_STORE: case REL_SHAPE: break;
+    case REL_STORE: case REL_SHAPE: case REL_SCAN: break;
     }
 }
 

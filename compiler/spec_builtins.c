@@ -377,6 +377,40 @@ static Val b_static_assert(Spec *s, Args *a) {
     return (Val){.kind = V_VOID};
 }
 
+/* ---- scans ---- */
+/* cumsum(x, axis=0, reverse=false), cumprod(...): inclusive scans; element types as sum's
+ * (f16/bf16 give f32, integers narrower than 32 bits i32/u32). */
+static Val b_scan(Spec *s, Args *a) {
+    if (!need_value(s, a, 0)) return val_error();
+    if (a->v[0].kind != V_TILE || a->v[0].v->type.rank == 0) {
+        diag_error(s->diags, a->e[0]->loc, "%s() scans a tile, got %s", a->call->name, val_type_str(s, &a->v[0]));
+        return val_error();
+    }
+    TirValue *x = a->v[0].v;
+    int axis = 0, reverse = 0;
+    ElemKind et = x->type.elem;
+    if (a->e[1] && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
+    if (a->e[2]) {
+        if (a->v[2].kind != V_CONST || a->v[2].ct != ET_BOOL) {
+            diag_error(s->diags, a->e[2]->loc, "%s()'s reverse must be a compile-time bool, got %s",
+                       a->call->name, val_type_str(s, &a->v[2]));
+            return val_error();
+        }
+        reverse = (int)a->v[2].i;
+    }
+    if (et == ET_PTR) {
+        diag_error(s->diags, a->e[0]->loc, "%s() cannot scan pointers", a->call->name);
+        return val_error();
+    }
+    if (et == ET_F16 || et == ET_BF16 || et_is_fp8(et)) x = spec_cast(s, x, ET_F32, a->call->loc);
+    else if (et == ET_BOOL || (et_is_int(et) && et_bits(et) < 32))
+        x = spec_cast(s, x, et_is_signed(et) || et == ET_BOOL ? ET_I32 : ET_U32, a->call->loc);
+    TirValue *r = spec_emit(s, TIR_SCAN, a->call->loc, &x, 1, x->type);
+    r->def->attr.i = strcmp(a->call->name, "cumsum") == 0 ? SCAN_ADD : SCAN_MUL;
+    r->def->attr.i2 = axis | reverse << 4;
+    return val_tile(r);
+}
+
 /* ---- hints ---- */
 /* multiple_of(x, n) / max_contiguous(x, n): x unchanged, with a fact the compiler cannot
  * prove (n: a power of two, or one per dim); vector loads and stores follow from it. */
@@ -1078,6 +1112,8 @@ static const struct {
     {"atomic_xor", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"atomic_xchg", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"static_assert", b_static_assert, 1, {"cond", "msg"}},
+    {"cumsum", b_scan, 1, {"x", "axis", "reverse"}},
+    {"cumprod", b_scan, 1, {"x", "axis", "reverse"}},
     {"multiple_of", b_hint, 2, {"x", "values"}},
     {"max_contiguous", b_hint, 2, {"x", "values"}},
     {"assume", b_assume, 1, {"cond"}},

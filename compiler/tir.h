@@ -174,6 +174,8 @@ typedef enum {
     /* cross-element */
     TIR_REDUCE,       /* attr.i = TirReduce, attr.i2 = axis; sum/max/min keep the element type
                          (the builder casts to f32 first for f16 sums); argmax/argmin -> i32 */
+    TIR_SCAN,         /* inclusive scan along attr.i2 & 15 (reversed when attr.i2 >> 4 & 1):
+                         attr.i = TirScan; same shape, the result's element type */
     TIR_DOT,          /* a [M,K], b [K,N], acc [M,N] -> [M,N] of acc's type; attr.i =
                          DotPrecision (DOT_TF32: f32 inputs may be rounded to tf32) */
     /* structured control flow */
@@ -222,6 +224,7 @@ int tir_atomic_has_cmp(const TirOp *op);
 int tir_atomic_mask_index(const TirOp *op); /* -1: no mask */
 
 typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN } TirReduce;
+typedef enum { SCAN_ADD, SCAN_MUL } TirScan;
 
 struct TirBlock {
     TirOp *first, *last;

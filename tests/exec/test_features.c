@@ -301,8 +301,40 @@ static void reduce_whole(int R, int C)
     run(RD, "reduce_whole", ARGS(P(x), P(o), P(oi), P(rs), I(R), I(C)), NO_CONSTS);
 }
 
+/* scans: cumsum / cumprod / counts against sequential float64 and exact integer references */
+static void scans(int n)
+{
+    begin("scans (cumsum, cumprod reverse, axis 0, bool) n=%d", n);
+    Buf *x = input("x", T_F32, 128, 0.5, 1.5);
+    Buf *s = output("cumsum", T_F32, n, TOL_F32), *p = output("cumprod", T_F32, 128, TOL_F32);
+    Buf *c = output("cumsum i32 axis 0", T_I32, 128, EXACT), *f = output("count", T_I32, n, EXACT);
+    for (int i = 0; i < 128; i++)
+        x->v[i] = (rnd() & 3) == 0 ? -x->v[i] : x->v[i];
+    double acc = 0, abs_acc = 0;
+    int cnt = 0;
+    for (int i = 0; i < n; i++) {
+        acc += x->v[i], abs_acc += fabs(x->v[i]), cnt += x->v[i] > 0;
+        s->v[i] = acc, f->v[i] = cnt;
+        sum_bound(s, i, abs_acc, (size_t)i + 1);
+    }
+    for (int r = 0; r < 8; r++) {
+        double prod = 1;
+        for (int k = 15; k >= 0; k--)
+            p->v[r * 16 + k] = prod *= x->v[r * 16 + k];
+        for (int k = 0; k < 16; k++) {
+            int sum = 0;
+            for (int q = 0; q <= r; q++)
+                sum += (int)(float)(x->v[q * 16 + k] * 10.0f);
+            c->v[r * 16 + k] = sum;
+        }
+    }
+    run(RD, "scans", ARGS(P(x), P(s), P(p), P(c), P(f), I(n)), NO_CONSTS);
+}
+
 void t_reduce(void)
 {
+    scans(1);
+    scans(100);
     reduce_whole(1, 1);
     reduce_whole(13, 50);
     static const int rows_cases[][2] = {{1, 1}, {7, 64}, {10, 33}};
