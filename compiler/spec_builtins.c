@@ -377,6 +377,17 @@ static Val b_static_assert(Spec *s, Args *a) {
     return (Val){.kind = V_VOID};
 }
 
+/* A compile-time bool in slot i (named `what` in the message) into *out; 0 after a diagnostic. */
+static int bool_flag(Spec *s, Args *a, int i, const char *what, int *out) {
+    if (a->v[i].kind != V_CONST || a->v[i].ct != ET_BOOL) {
+        diag_error(s->diags, a->e[i]->loc, "%s()'s %s must be a compile-time bool, got %s", a->call->name,
+                   what, val_type_str(s, &a->v[i]));
+        return 0;
+    }
+    *out = (int)a->v[i].i;
+    return 1;
+}
+
 /* ---- scans ---- */
 /* cumsum(x, axis=0, reverse=false), cumprod(...): inclusive scans; element types as sum's
  * (f16/bf16 give f32, integers narrower than 32 bits i32/u32). */
@@ -390,14 +401,7 @@ static Val b_scan(Spec *s, Args *a) {
     int axis = 0, reverse = 0;
     ElemKind et = x->type.elem;
     if (a->e[1] && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
-    if (a->e[2]) {
-        if (a->v[2].kind != V_CONST || a->v[2].ct != ET_BOOL) {
-            diag_error(s->diags, a->e[2]->loc, "%s()'s reverse must be a compile-time bool, got %s",
-                       a->call->name, val_type_str(s, &a->v[2]));
-            return val_error();
-        }
-        reverse = (int)a->v[2].i;
-    }
+    if (a->e[2] && !bool_flag(s, a, 2, "reverse", &reverse)) return val_error();
     if (et == ET_PTR) {
         diag_error(s->diags, a->e[0]->loc, "%s() cannot scan pointers", a->call->name);
         return val_error();
@@ -758,14 +762,7 @@ static Val b_reduce(Spec *s, Args *a) {
     }
     TirValue *x = a->v[0].v;
     int axis = 0, rank = x->type.rank, keep = 0;
-    if (a->e[2]) {
-        if (a->v[2].kind != V_CONST || a->v[2].ct != ET_BOOL) {
-            diag_error(s->diags, a->e[2]->loc, "%s()'s keep_dims must be a compile-time bool, got %s",
-                       a->call->name, val_type_str(s, &a->v[2]));
-            return val_error();
-        }
-        keep = (int)a->v[2].i;
-    }
+    if (a->e[2] && !bool_flag(s, a, 2, "keep_dims", &keep)) return val_error();
     if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, rank, &axis)) return val_error();
     int whole = (!a->e[1] || a->v[1].kind == V_NONE) && rank > 1;
     if (whole) { /* every element: as one flat dim (argmax/argmin give the flat index) */
@@ -823,14 +820,7 @@ static int dot_operand(Spec *s, Args *a, int i) {
 
 /* allow_tf32: a compile-time bool letting f32 products round their inputs to tf32. */
 static int dot_tf32_flag(Spec *s, Args *a, int *tf32) {
-    if (!need_value(s, a, 3)) return 0;
-    if (a->v[3].kind != V_CONST || a->v[3].ct != ET_BOOL) {
-        diag_error(s->diags, a->e[3]->loc, "dot()'s allow_tf32 must be a compile-time bool, got %s",
-                   val_type_str(s, &a->v[3]));
-        return 0;
-    }
-    *tf32 = a->v[3].i != 0;
-    return 1;
+    return need_value(s, a, 3) && bool_flag(s, a, 3, "allow_tf32", tf32);
 }
 
 static Val b_dot(Spec *s, Args *a) {
