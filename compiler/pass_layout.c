@@ -185,7 +185,7 @@ static void collect_op(LP *p, TirOp *op)
     case TIR_JOIN: unite(p, op->ops[0], op->ops[1]); add_rel(p, REL_SHAPE, op); break;
     case TIR_SPLIT: unite(p, op->results[0], op->results[1]); add_rel(p, REL_SHAPE, op); break;
     case TIR_RESHAPE: case TIR_PERMUTE: add_rel(p, REL_SHAPE, op); break;
-    case TIR_SCAN: add_rel(p, REL_SCAN, op); break;
+    case TIR_SCAN: case TIR_FLIP: add_rel(p, REL_SCAN, op); break;
     case TIR_FOR: case TIR_WHILE: collect_loop(p, op); return;
     case TIR_YIELD: case TIR_CONDITION: case TIR_BREAK: case TIR_CONTINUE:
         unite_terminator(p, op);
@@ -240,7 +240,7 @@ static int propagate_store(LP *p, TirOp *op)
     return 0;
 }
 
-/* The layout a scan runs in: its axis whole in each thread's registers. */
+/* The layout a scan or flip runs in: its axis whole in each thread's registers. */
 static TirLayout scan_layout(LP *p, const TirOp *op)
 {
     const TirType *t = &op->results[0]->type;

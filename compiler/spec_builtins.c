@@ -415,6 +415,20 @@ static Val b_scan(Spec *s, Args *a) {
     return val_tile(r);
 }
 
+static TirValue *tile_arg(Spec *s, Args *a, int i, const char *what);
+
+/* flip(x [, dim]): x with its coordinates along dim (default the last) reversed. */
+static Val b_flip(Spec *s, Args *a) {
+    TirValue *x = tile_arg(s, a, 0, "flip");
+    int axis;
+    if (!x) return val_error();
+    axis = x->type.rank - 1;
+    if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
+    TirValue *r = spec_emit(s, TIR_FLIP, a->call->loc, &x, 1, x->type);
+    r->def->attr.i2 = axis;
+    return val_tile(r);
+}
+
 /* ---- hints ---- */
 /* multiple_of(x, n) / max_contiguous(x, n): x unchanged, with a fact the compiler cannot
  * prove (n: a power of two, or one per dim); vector loads and stores follow from it. */
@@ -1103,6 +1117,7 @@ static const struct {
     {"atomic_xchg", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"static_assert", b_static_assert, 1, {"cond", "msg"}},
     {"cumsum", b_scan, 1, {"x", "axis", "reverse"}},
+    {"flip", b_flip, 1, {"x", "dim"}},
     {"cumprod", b_scan, 1, {"x", "axis", "reverse"}},
     {"multiple_of", b_hint, 2, {"x", "values"}},
     {"max_contiguous", b_hint, 2, {"x", "values"}},

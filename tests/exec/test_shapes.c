@@ -105,8 +105,23 @@ static void int4_gemv(int M, int K)
         NO_CONSTS);
 }
 
+static void flips(int warps)
+{
+    begin("flip last dim and dim 0, num_warps=%d", warps);
+    Buf *x = input("x", T_F32, 128, -1, 1);
+    Buf *o = output("o", T_F32, 128, EXACT), *o2 = output("o2", T_F32, 128, EXACT);
+    for (int i = 0; i < 128; i++)
+        o->v[i] = x->v[127 - i];
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 16; c++)
+            o2->v[r * 16 + c] = x->v[(7 - r) * 16 + c];
+    run(SH, "flips", ARGS(P(x), P(o), P(o2)), CONSTS({"num_warps", warps}));
+}
+
 void t_shapes(void)
 {
+    flips(1);
+    flips(4);
     for (int w = 1; w <= 4; w *= 4) {
         reshapes(4, 32, w);
         reshapes(16, 64, w);
