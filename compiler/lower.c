@@ -348,6 +348,7 @@ static int lower_op(Lower *L, TirOp *op)
     case TIR_REDUCE: return lower_reduce(L, op);
     case TIR_SCAN: return lower_scan(L, op);
     case TIR_FLIP: return lower_flip(L, op);
+    case TIR_SORT: return lower_sort(L, op);
     case TIR_DOT: return lower_dot(L, op);
     default: return lower_control(L, op);
     }

@@ -151,6 +151,7 @@ LLVMValueRef lw_shuffle_idx(Lower *L, LLVMValueRef x, LLVMValueRef lane);
 /* lower_scan.c */
 int lower_scan(Lower *L, TirOp *op);
 int lower_flip(Lower *L, TirOp *op);
+int lower_sort(Lower *L, TirOp *op);
 
 /* lower_dot.c */
 int lower_dot(Lower *L, TirOp *op);

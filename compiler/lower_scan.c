@@ -1,8 +1,10 @@
 /* lower_scan.c: ops along one axis held whole in each thread: inclusive scans (cumsum,
- * cumprod) and flips. The layout pass gives the operand and the result a layout that holds
+ * cumprod), flips and sorts (a bitonic network over the thread's registers; topk keeps the
+ * first k). The layout pass gives the operand and the result a layout that holds
  * the axis in each thread's registers in coordinate order (layout_axis_in_thread), so each
  * thread works on its own registers: no exchange between threads. f16/bf16 scans combine in
  * f32 (the builder casts them). */
+#include <stdlib.h>
 #include "lower_int.h"
 
 /* The registers along the axis, checked; 0, or -1 after a failure. */
@@ -23,6 +25,62 @@ static int axis_regs(Lower *L, TirOp *op, uint32_t *along, uint32_t *keep, int *
 static LLVMValueRef reg_of(Lower *L, LLVMValueRef base, int j, uint32_t along)
 {
     return LLVMBuildOr(L->b, base, layout_emit_deposit(L->b, lw_i32c(L, j), along), "");
+}
+
+/* a after b in ascending order (NaN after every number) */
+static LLVMValueRef after(Lower *L, ElemKind k, LLVMValueRef a, LLVMValueRef b)
+{
+    if (!et_is_float(k))
+        return LLVMBuildICmp(L->b, et_is_signed(k) ? LLVMIntSGT : LLVMIntUGT, a, b, "");
+    LLVMValueRef gt = LLVMBuildFCmp(L->b, LLVMRealOGT, a, b, "");
+    LLVMValueRef an = LLVMBuildFCmp(L->b, LLVMRealUNO, a, a, ""), bn = LLVMBuildFCmp(L->b, LLVMRealUNO, b, b, "");
+    return LLVMBuildOr(L->b, gt, LLVMBuildAnd(L->b, an, LLVMBuildNot(L->b, bn, ""), ""), "");
+}
+
+/* Bitonic sorting network over v[0..n-1] (n a power of two). */
+static void bitonic(Lower *L, ElemKind k, LLVMValueRef *v, int n, int descending)
+{
+    for (int size = 2; size <= n; size <<= 1)
+        for (int stride = size >> 1; stride > 0; stride >>= 1)
+            for (int i = 0; i < n; i++) {
+                int j = i ^ stride;
+                if (j < i)
+                    continue;
+                int up = ((i & size) == 0) != descending;
+                LLVMValueRef swap = up ? after(L, k, v[i], v[j]) : after(L, k, v[j], v[i]);
+                LLVMValueRef lo = LLVMBuildSelect(L->b, swap, v[j], v[i], "");
+                v[j] = LLVMBuildSelect(L->b, swap, v[i], v[j], "");
+                v[i] = lo;
+            }
+}
+
+int lower_sort(Lower *L, TirOp *op)
+{
+    TirValue *x = op->ops[0], *res = op->results[0];
+    int axis = (int)(op->attr.i2 & 15), desc = (int)((op->attr.i2 >> 4) & 1);
+    const LinearLayout *li = lw_ll(L, x), *lr = lw_ll(L, res);
+    if (L->failed)
+        return -1;
+    uint32_t ain = ll_dim_mask(li, LL_REG, axis), aout = ll_dim_mask(lr, LL_REG, axis);
+    uint32_t kin = ((1u << li->nbits[LL_REG]) - 1) & ~ain, kout = ((1u << lr->nbits[LL_REG]) - 1) & ~aout;
+    int n = 1 << __builtin_popcount(ain), k = 1 << __builtin_popcount(aout);
+    if (n != x->type.shape[axis] || k != res->type.shape[axis] || __builtin_popcount(kin) != __builtin_popcount(kout))
+        return lw_fail(L, op, "internal compiler error: a sort along an axis not held in each thread");
+    LLVMValueRef *v = calloc((size_t)n, sizeof *v);
+    if (!v)
+        return lw_fail(L, op, "out of memory lowering a sort");
+    lw_tile_new(L, res);
+    ElemLoop lo;
+    LW_FOR(L, &lo, 1 << __builtin_popcount(kin), L->t->unroll_elements, g) {
+        LLVMValueRef bi = layout_emit_deposit(L->b, g, kin), bo = layout_emit_deposit(L->b, g, kout);
+        for (int j = 0; j < n; j++)
+            v[j] = lw_get(L, x, reg_of(L, bi, j, ain));
+        bitonic(L, x->type.elem, v, n, desc);
+        for (int j = 0; j < k; j++)
+            lw_set(L, res, reg_of(L, bo, j, aout), v[j]);
+    }
+    free(v);
+    return 0;
 }
 
 int lower_flip(Lower *L, TirOp *op)

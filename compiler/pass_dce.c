@@ -10,7 +10,7 @@ static int pure(TirOpcode c)
     case TIR_SPLAT: case TIR_EXPAND_DIMS: case TIR_BROADCAST: case TIR_TRANS:
     case TIR_RESHAPE: case TIR_PERMUTE: case TIR_JOIN: case TIR_SPLIT: case TIR_HINT:
     case TIR_CONVERT_LAYOUT: case TIR_BINARY: case TIR_CMP: case TIR_UNARY: case TIR_SELECT:
-    case TIR_CAST: case TIR_FMA: case TIR_ADDPTR: case TIR_LOAD: case TIR_REDUCE: case TIR_SCAN: case TIR_FLIP: case TIR_DOT:
+    case TIR_CAST: case TIR_FMA: case TIR_ADDPTR: case TIR_LOAD: case TIR_REDUCE: case TIR_SCAN: case TIR_FLIP: case TIR_SORT: case TIR_DOT:
     case TIR_LOCAL_LOAD:
         return 1;
     default:

@@ -185,7 +185,7 @@ static void collect_op(LP *p, TirOp *op)
     case TIR_JOIN: unite(p, op->ops[0], op->ops[1]); add_rel(p, REL_SHAPE, op); break;
     case TIR_SPLIT: unite(p, op->results[0], op->results[1]); add_rel(p, REL_SHAPE, op); break;
     case TIR_RESHAPE: case TIR_PERMUTE: add_rel(p, REL_SHAPE, op); break;
-    case TIR_SCAN: case TIR_FLIP: add_rel(p, REL_SCAN, op); break;
+    case TIR_SCAN: case TIR_FLIP: case TIR_SORT: add_rel(p, REL_SCAN, op); break;
     case TIR_FOR: case TIR_WHILE: collect_loop(p, op); return;
     case TIR_YIELD: case TIR_CONDITION: case TIR_BREAK: case TIR_CONTINUE:
         unite_terminator(p, op);
@@ -241,9 +241,9 @@ static int propagate_store(LP *p, TirOp *op)
 }
 
 /* The layout a scan or flip runs in: its axis whole in each thread's registers. */
-static TirLayout scan_layout(LP *p, const TirOp *op)
+static TirLayout scan_layout(LP *p, const TirOp *op, const TirValue *v)
 {
-    const TirType *t = &op->results[0]->type;
+    const TirType *t = &v->type;
     return layout_axis_in_thread(t->rank, t->shape, (int)(op->attr.i2 & 15), p->k->num_warps,
                                  p->t->threads_per_warp);
 }
@@ -267,8 +267,8 @@ static int propagate_rel(LP *p, const Rel *r)
     if (r->kind == REL_SHAPE)
         return propagate_shape(p, r->op);
     if (r->kind == REL_SCAN) { /* both sides hold the axis in each thread (fix_rel converts) */
-        TirLayout l = scan_layout(p, r->op);
-        return set_cls(p, r->op->results[0], l) | set_cls(p, r->op->ops[0], l);
+        return set_cls(p, r->op->results[0], scan_layout(p, r->op, r->op->results[0])) |
+               set_cls(p, r->op->ops[0], scan_layout(p, r->op, r->op->ops[0]));
     }
     TirValue *a = r->op->ops[0], *res = r->op->results[0];
     TirLayout *la = cls_of(p, a), *lr = cls_of(p, res), t;
@@ -487,11 +487,11 @@ static void fix_shape(LP *p, TirOp *op)
 
 static void fix_scan(LP *p, TirOp *op)
 {
-    TirLayout want = scan_layout(p, op);
-    if (!tir_layout_equal(&want, op->ops[0]->layout))
-        op->ops[0] = convert_before(p, op, NULL, op->ops[0], lay_new(p, want));
-    if (!tir_layout_equal(&want, op->results[0]->layout))
-        convert_result(p, op, &want);
+    TirLayout in = scan_layout(p, op, op->ops[0]), out = scan_layout(p, op, op->results[0]);
+    if (!tir_layout_equal(&in, op->ops[0]->layout))
+        op->ops[0] = convert_before(p, op, NULL, op->ops[0], lay_new(p, in));
+    if (!tir_layout_equal(&out, op->results[0]->layout))
+        convert_result(p, op, &out);
 }
 
 static void fix_rel(LP *p, const Rel *r)

@@ -429,6 +429,41 @@ static Val b_flip(Spec *s, Args *a) {
     return val_tile(r);
 }
 
+/* sort(x [, dim] [, descending=B]) and topk(x, k [, dim]) (the k largest, in descending
+ * order): along dim (default the last), of at most 256 elements. */
+static Val b_sort(Spec *s, Args *a) {
+    int topk = strcmp(a->call->name, "topk") == 0, ds = topk ? 2 : 1;
+    TirValue *x = tile_arg(s, a, 0, a->call->name);
+    if (!x) return val_error();
+    if (x->type.elem == ET_PTR || x->type.elem == ET_BOOL) {
+        diag_error(s->diags, a->e[0]->loc, "%s() sorts numbers, got %s", a->call->name, val_type_str(s, &a->v[0]));
+        return val_error();
+    }
+    int axis = x->type.rank - 1, desc = topk;
+    int64_t k = 0;
+    if (a->e[ds] && a->v[ds].kind != V_NONE && !axis_arg(s, a, ds, x->type.rank, &axis)) return val_error();
+    if (!topk && a->e[2] && !bool_flag(s, a, 2, "descending", &desc)) return val_error();
+    if (x->type.shape[axis] > 256) {
+        diag_error(s->diags, a->call->loc, "%s() along a dim of %d elements: at most 256 (each thread sorts the whole dim)",
+                   a->call->name, x->type.shape[axis]);
+        return val_error();
+    }
+    TirType t = x->type;
+    if (et_is_fp8(t.elem)) x = spec_cast(s, x, ET_F32, a->call->loc), t = x->type;
+    if (topk) {
+        if (!const_arg(s, a, 1, &k)) return val_error();
+        if (!is_pow2(k) || k > x->type.shape[axis]) {
+            diag_error(s->diags, a->e[1]->loc, "topk() takes k a power of two of at most %d, got %lld",
+                       x->type.shape[axis], (long long)k);
+            return val_error();
+        }
+        t.shape[axis] = (int)k;
+    }
+    TirValue *r = spec_emit(s, TIR_SORT, a->call->loc, &x, 1, t);
+    r->def->attr.i2 = axis | desc << 4;
+    return val_tile(r);
+}
+
 /* ---- hints ---- */
 /* multiple_of(x, n) / max_contiguous(x, n): x unchanged, with a fact the compiler cannot
  * prove (n: a power of two, or one per dim); vector loads and stores follow from it. */
@@ -1118,6 +1153,8 @@ static const struct {
     {"static_assert", b_static_assert, 1, {"cond", "msg"}},
     {"cumsum", b_scan, 1, {"x", "axis", "reverse"}},
     {"flip", b_flip, 1, {"x", "dim"}},
+    {"sort", b_sort, 1, {"x", "dim", "descending"}},
+    {"topk", b_sort, 2, {"x", "k", "dim"}},
     {"cumprod", b_scan, 1, {"x", "axis", "reverse"}},
     {"multiple_of", b_hint, 2, {"x", "values"}},
     {"max_contiguous", b_hint, 2, {"x", "values"}},

@@ -177,6 +177,8 @@ typedef enum {
     TIR_SCAN,         /* inclusive scan along attr.i2 & 15 (reversed when attr.i2 >> 4 & 1):
                          attr.i = TirScan; same shape, the result's element type */
     TIR_FLIP,         /* x with the coordinates along attr.i2 & 15 reversed */
+    TIR_SORT,         /* x sorted along attr.i2 & 15 (descending when attr.i2 >> 4 & 1); the
+                         result keeps the first (result's size along it) elements: topk */
     TIR_DOT,          /* a [M,K], b [K,N], acc [M,N] -> [M,N] of acc's type; attr.i =
                          DotPrecision (DOT_TF32: f32 inputs may be rounded to tf32) */
     /* structured control flow */

@@ -16,7 +16,7 @@ static const char *const opcode_names[TIR_OPCODE_COUNT] = {
     [TIR_LOCAL_ALLOC] = "local_alloc", [TIR_LOCAL_STORE] = "local_store",
     [TIR_LOCAL_LOAD] = "local_load", [TIR_ASYNC_COPY] = "async_copy",
     [TIR_ASYNC_COMMIT] = "async_commit", [TIR_ASYNC_WAIT] = "async_wait",
-    [TIR_BARRIER] = "barrier", [TIR_REDUCE] = "reduce", [TIR_SCAN] = "scan", [TIR_FLIP] = "flip", [TIR_DOT] = "dot", [TIR_FOR] = "for", [TIR_WHILE] = "while",
+    [TIR_BARRIER] = "barrier", [TIR_REDUCE] = "reduce", [TIR_SCAN] = "scan", [TIR_FLIP] = "flip", [TIR_SORT] = "sort", [TIR_DOT] = "dot", [TIR_FOR] = "for", [TIR_WHILE] = "while",
     [TIR_IF] = "if", [TIR_YIELD] = "yield", [TIR_CONDITION] = "condition",
     [TIR_BREAK] = "break", [TIR_CONTINUE] = "continue", [TIR_RETURN] = "return",
 };
@@ -55,6 +55,9 @@ static void print_attrs(FILE *out, const TirOp *op) {
     case TIR_UNARY: fprintf(out, " %s", unop_names[op->attr.i]); break;
     case TIR_REDUCE: fprintf(out, " %s axis=%lld", reduce_names[op->attr.i], (long long)op->attr.i2); break;
     case TIR_FLIP: fprintf(out, " axis=%lld", (long long)(op->attr.i2 & 15)); break;
+    case TIR_SORT:
+        fprintf(out, " axis=%lld%s", (long long)(op->attr.i2 & 15), (op->attr.i2 >> 4) & 1 ? " descending" : "");
+        break;
     case TIR_SCAN:
         fprintf(out, " %s axis=%lld%s", op->attr.i == SCAN_ADD ? "add" : "mul", (long long)(op->attr.i2 & 15),
                 (op->attr.i2 >> 4) & 1 ? " reverse" : "");

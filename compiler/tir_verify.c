@@ -26,7 +26,7 @@ static int expected_operands(const TirOp *op, int *min, int *max) {
         [TIR_CONST] = 0, [TIR_PARAM] = 0, [TIR_PROGRAM_ID] = 0, [TIR_NUM_PROGRAMS] = 0,
         [TIR_ARANGE] = 0, [TIR_SPLAT] = 1, [TIR_EXPAND_DIMS] = 1, [TIR_BROADCAST] = 1,
         [TIR_TRANS] = 1, [TIR_RESHAPE] = 1, [TIR_PERMUTE] = 1, [TIR_JOIN] = 2, [TIR_SPLIT] = 1,
-        [TIR_HINT] = 1, [TIR_ASSUME] = 1, [TIR_SCAN] = 1, [TIR_FLIP] = 1,
+        [TIR_HINT] = 1, [TIR_ASSUME] = 1, [TIR_SCAN] = 1, [TIR_FLIP] = 1, [TIR_SORT] = 1,
         [TIR_CONVERT_LAYOUT] = 1, [TIR_BINARY] = 2, [TIR_CMP] = 2,
         [TIR_UNARY] = 1, [TIR_SELECT] = 3, [TIR_CAST] = 1, [TIR_FMA] = 3, [TIR_ADDPTR] = 2,
         [TIR_REDUCE] = 1, [TIR_DOT] = 3, [TIR_IF] = 1, [TIR_LOCAL_ALLOC] = 0,

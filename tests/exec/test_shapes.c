@@ -2,6 +2,7 @@
  * examples/int4_gemv.tile): reshape, permute, trans with dims, expand_dims, join, split and
  * interleave against index arithmetic done here, at several warp counts (the layouts differ). */
 #include <math.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include "test_exec.h"
 
@@ -105,6 +106,38 @@ static void int4_gemv(int M, int K)
         NO_CONSTS);
 }
 
+static int cmp_up(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return isnan(x) ? !isnan(y) : isnan(y) ? -1 : (x > y) - (x < y); /* NaN last */
+}
+
+static void sorts(int warps)
+{
+    begin("sort, sort descending, topk, int sort; num_warps=%d", warps);
+    Buf *x = input("x", T_F32, 256, -1, 1), *xi = input("xi", T_I32, 64, -50, 50);
+    Buf *up = output("up", T_F32, 256, EXACT), *down = output("down", T_F32, 256, EXACT);
+    Buf *top = output("top", T_F32, 32, EXACT), *si = output("si", T_I32, 64, EXACT);
+    x->v[5] = NAN, x->v[40] = x->v[41]; /* a NaN (sorts last) and a tie */
+    for (int r = 0; r < 8; r++) {
+        double row[32];
+        for (int c = 0; c < 32; c++)
+            row[c] = x->v[r * 32 + c];
+        qsort(row, 32, sizeof row[0], cmp_up);
+        for (int c = 0; c < 32; c++)
+            up->v[r * 32 + c] = row[c], down->v[r * 32 + c] = row[31 - c];
+        for (int c = 0; c < 4; c++)
+            top->v[r * 4 + c] = row[31 - c];
+    }
+    double ints[64];
+    for (int i = 0; i < 64; i++)
+        ints[i] = xi->v[i];
+    qsort(ints, 64, sizeof ints[0], cmp_up);
+    for (int i = 0; i < 64; i++)
+        si->v[i] = ints[i];
+    run(SH, "sorts", ARGS(P(x), P(xi), P(up), P(down), P(top), P(si)), CONSTS({"num_warps", warps}));
+}
+
 static void flips(int warps)
 {
     begin("flip last dim and dim 0, num_warps=%d", warps);
@@ -120,6 +153,8 @@ static void flips(int warps)
 
 void t_shapes(void)
 {
+    sorts(1);
+    sorts(4);
     flips(1);
     flips(4);
     for (int w = 1; w <= 4; w *= 4) {
