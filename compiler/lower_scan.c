@@ -37,8 +37,9 @@ static LLVMValueRef after(Lower *L, ElemKind k, LLVMValueRef a, LLVMValueRef b)
     return LLVMBuildOr(L->b, gt, LLVMBuildAnd(L->b, an, LLVMBuildNot(L->b, bn, ""), ""), "");
 }
 
-/* Bitonic sorting network over v[0..n-1] (n a power of two). */
-static void bitonic(Lower *L, ElemKind k, LLVMValueRef *v, int n, int descending)
+/* Bitonic sorting network over v[0..n-1] (n a power of two), carrying idx[] along when it
+ * is not NULL. */
+static void bitonic(Lower *L, ElemKind k, LLVMValueRef *v, LLVMValueRef *idx, int n, int descending)
 {
     for (int size = 2; size <= n; size <<= 1)
         for (int stride = size >> 1; stride > 0; stride >>= 1)
@@ -51,6 +52,11 @@ static void bitonic(Lower *L, ElemKind k, LLVMValueRef *v, int n, int descending
                 LLVMValueRef lo = LLVMBuildSelect(L->b, swap, v[j], v[i], "");
                 v[j] = LLVMBuildSelect(L->b, swap, v[i], v[j], "");
                 v[i] = lo;
+                if (idx) {
+                    lo = LLVMBuildSelect(L->b, swap, idx[j], idx[i], "");
+                    idx[j] = LLVMBuildSelect(L->b, swap, idx[i], idx[j], "");
+                    idx[i] = lo;
+                }
             }
 }
 
@@ -66,18 +72,27 @@ int lower_sort(Lower *L, TirOp *op)
     int n = 1 << __builtin_popcount(ain), k = 1 << __builtin_popcount(aout);
     if (n != x->type.shape[axis] || k != res->type.shape[axis] || __builtin_popcount(kin) != __builtin_popcount(kout))
         return lw_fail(L, op, "internal compiler error: a sort along an axis not held in each thread");
-    LLVMValueRef *v = calloc((size_t)n, sizeof *v);
+    TirValue *ires = op->nres > 1 ? op->results[1] : NULL;
+    LLVMValueRef *v = calloc((size_t)(2 * n), sizeof *v), *idx = ires ? v + n : NULL;
     if (!v)
         return lw_fail(L, op, "out of memory lowering a sort");
     lw_tile_new(L, res);
+    if (ires)
+        lw_tile_new(L, ires);
     ElemLoop lo;
     LW_FOR(L, &lo, 1 << __builtin_popcount(kin), L->t->unroll_elements, g) {
         LLVMValueRef bi = layout_emit_deposit(L->b, g, kin), bo = layout_emit_deposit(L->b, g, kout);
-        for (int j = 0; j < n; j++)
+        for (int j = 0; j < n; j++) {
             v[j] = lw_get(L, x, reg_of(L, bi, j, ain));
-        bitonic(L, x->type.elem, v, n, desc);
-        for (int j = 0; j < k; j++)
+            if (idx)
+                idx[j] = lw_i32c(L, j);
+        }
+        bitonic(L, x->type.elem, v, idx, n, desc);
+        for (int j = 0; j < k; j++) {
             lw_set(L, res, reg_of(L, bo, j, aout), v[j]);
+            if (ires)
+                lw_set(L, ires, reg_of(L, bo, j, aout), idx[j]);
+        }
     }
     free(v);
     return 0;

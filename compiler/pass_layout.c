@@ -185,7 +185,12 @@ static void collect_op(LP *p, TirOp *op)
     case TIR_JOIN: unite(p, op->ops[0], op->ops[1]); add_rel(p, REL_SHAPE, op); break;
     case TIR_SPLIT: unite(p, op->results[0], op->results[1]); add_rel(p, REL_SHAPE, op); break;
     case TIR_RESHAPE: case TIR_PERMUTE: add_rel(p, REL_SHAPE, op); break;
-    case TIR_SCAN: case TIR_FLIP: case TIR_SORT: add_rel(p, REL_SCAN, op); break;
+    case TIR_SCAN: case TIR_FLIP: add_rel(p, REL_SCAN, op); break;
+    case TIR_SORT:
+        if (op->nres > 1)
+            unite(p, op->results[0], op->results[1]);
+        add_rel(p, REL_SCAN, op);
+        break;
     case TIR_FOR: case TIR_WHILE: collect_loop(p, op); return;
     case TIR_YIELD: case TIR_CONDITION: case TIR_BREAK: case TIR_CONTINUE:
         unite_terminator(p, op);
@@ -456,14 +461,19 @@ static TirValue *convert_before(LP *p, TirOp *before, TirBlock *blk, TirValue *v
 }
 
 /* `res` of `op` must have layout `want`; its users keep the class layout through a convert. */
-static void convert_result(LP *p, TirOp *op, const TirLayout *want)
+static void convert_result_at(LP *p, TirOp *op, int i, const TirLayout *want)
 {
-    TirValue *res = op->results[0];
+    TirValue *res = op->results[i];
     const TirLayout *had = res->layout;
     TirValue *c = convert_before(p, op->next, op->block, res, had);
     tir_replace_uses(p->k->body, res, c);
     c->def->ops[0] = res;
     res->layout = lay_new(p, *want);
+}
+
+static void convert_result(LP *p, TirOp *op, const TirLayout *want)
+{
+    convert_result_at(p, op, 0, want);
 }
 
 /* The result takes the operand's layout mapped through the op, converted to what its users
@@ -490,8 +500,9 @@ static void fix_scan(LP *p, TirOp *op)
     TirLayout in = scan_layout(p, op, op->ops[0]), out = scan_layout(p, op, op->results[0]);
     if (!tir_layout_equal(&in, op->ops[0]->layout))
         op->ops[0] = convert_before(p, op, NULL, op->ops[0], lay_new(p, in));
-    if (!tir_layout_equal(&out, op->results[0]->layout))
-        convert_result(p, op, &out);
+    for (int i = 0; i < op->nres; i++) /* a sort's values and indices */
+        if (!tir_layout_equal(&out, op->results[i]->layout))
+            convert_result_at(p, op, i, &out);
 }
 
 static void fix_rel(LP *p, const Rel *r)

@@ -430,9 +430,11 @@ static Val b_flip(Spec *s, Args *a) {
 }
 
 /* sort(x [, dim] [, descending=B]) and topk(x, k [, dim]) (the k largest, in descending
- * order): along dim (default the last), of at most 256 elements. */
+ * order), along dim (default the last) of at most 256 elements; argsort and argtopk give the
+ * i32 indices along dim instead (ties in no particular order). */
 static Val b_sort(Spec *s, Args *a) {
-    int topk = strcmp(a->call->name, "topk") == 0, ds = topk ? 2 : 1;
+    const char *name = a->call->name;
+    int topk = strstr(name, "topk") != NULL, ds = topk ? 2 : 1, want_idx = name[0] == 'a';
     TirValue *x = tile_arg(s, a, 0, a->call->name);
     if (!x) return val_error();
     if (x->type.elem == ET_PTR || x->type.elem == ET_BOOL) {
@@ -459,9 +461,11 @@ static Val b_sort(Spec *s, Args *a) {
         }
         t.shape[axis] = (int)k;
     }
-    TirValue *r = spec_emit(s, TIR_SORT, a->call->loc, &x, 1, t);
-    r->def->attr.i2 = axis | desc << 4;
-    return val_tile(r);
+    TirType types[2] = {t, t};
+    types[1].elem = ET_I32;
+    TirOp *op = tir_op_append(s->k, s->block, TIR_SORT, a->call->loc, &x, 1, types, want_idx ? 2 : 1);
+    op->attr.i2 = axis | desc << 4;
+    return val_tile(op->results[want_idx ? 1 : 0]);
 }
 
 /* ---- hints ---- */
@@ -1155,6 +1159,8 @@ static const struct {
     {"flip", b_flip, 1, {"x", "dim"}},
     {"sort", b_sort, 1, {"x", "dim", "descending"}},
     {"topk", b_sort, 2, {"x", "k", "dim"}},
+    {"argsort", b_sort, 1, {"x", "dim", "descending"}},
+    {"argtopk", b_sort, 2, {"x", "k", "dim"}},
     {"cumprod", b_scan, 1, {"x", "axis", "reverse"}},
     {"multiple_of", b_hint, 2, {"x", "values"}},
     {"max_contiguous", b_hint, 2, {"x", "values"}},

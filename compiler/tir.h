@@ -178,7 +178,8 @@ typedef enum {
                          attr.i = TirScan; same shape, the result's element type */
     TIR_FLIP,         /* x with the coordinates along attr.i2 & 15 reversed */
     TIR_SORT,         /* x sorted along attr.i2 & 15 (descending when attr.i2 >> 4 & 1); the
-                         result keeps the first (result's size along it) elements: topk */
+                         results keep the first (their size along it) elements (topk): the
+                         values, and with a second result their i32 indices along the dim */
     TIR_DOT,          /* a [M,K], b [K,N], acc [M,N] -> [M,N] of acc's type; attr.i =
                          DotPrecision (DOT_TF32: f32 inputs may be rounded to tf32) */
     /* structured control flow */

@@ -65,7 +65,8 @@ static const Builtin builtins[] = {
     {"atomic_cas", 3, 6, 3, {"sem", "scope", "mask"}},
     {"static_assert", 1, 2, 1, {"msg"}},
     {"cumsum", 1, 3, 1, {"axis", "reverse"}}, {"flip", 1, 2, 1, {"dim"}},
-    {"sort", 1, 3, 1, {"dim", "descending"}}, {"topk", 2, 3, 2, {"dim"}}, {"cumprod", 1, 3, 1, {"axis", "reverse"}},
+    {"sort", 1, 3, 1, {"dim", "descending"}}, {"topk", 2, 3, 2, {"dim"}},
+    {"argsort", 1, 3, 1, {"dim", "descending"}}, {"argtopk", 2, 3, 2, {"dim"}}, {"cumprod", 1, 3, 1, {"axis", "reverse"}},
     {"multiple_of", 2, 2, 2, {0}}, {"max_contiguous", 2, 2, 2, {0}}, {"assume", 1, 1, 1, {0}},
     {"rand", 2, 3, 2, {"n_rounds"}}, {"randn", 2, 3, 2, {"n_rounds"}}, {"randint", 2, 3, 2, {"n_rounds"}},
 };

@@ -3,6 +3,8 @@
  * bit-exact on every backend, randn within the precision of the backend's log and cos. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "test_exec.h"
 
 #define RND "tests/exec/random.tile"
@@ -84,8 +86,64 @@ static void dropout(int n, double p, int64_t seed)
     run("examples/dropout.tile", "dropout", ARGS(P(x), P(o), I(n), F(p), I(seed)), NO_CONSTS);
 }
 
+static int desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* The token row r samples, in float64; *margin: how far the draw is from the nearest edge of
+ * a token's interval, relative to the total (a draw near an edge could go either way in f32). */
+static int sample_row(const double *x, int vocab, int K, double T, int64_t seed, int r, double *margin)
+{
+    double *s = malloc(sizeof(double) * (size_t)vocab), total = 0, cum = 0;
+    if (!s)
+        exit(1);
+    memcpy(s, x, sizeof(double) * (size_t)vocab);
+    qsort(s, (size_t)vocab, sizeof(double), desc);
+    double top = s[0], kth = s[K - 1];
+    free(s);
+    for (int i = 0; i < vocab; i++)
+        total += x[i] >= kth ? exp((x[i] - top) / T) : 0;
+    uint32_t w[2];
+    draw(seed, r, 0, 10, w);
+    double target = uniform(w[0]) * total;
+    int pick = -1;
+    *margin = 1;
+    for (int i = 0; i < vocab; i++) {
+        if (x[i] < kth)
+            continue;
+        cum += exp((x[i] - top) / T);
+        *margin = fmin(*margin, fabs(cum - target) / total);
+        if (pick < 0 && cum > target)
+            pick = i;
+    }
+    return pick;
+}
+
+static void topk_sampling(int rows, int vocab, double T, int64_t seed)
+{
+    enum { K = 16 };
+    begin("topk_sampling rows=%d vocab=%d K=%d temperature=%g", rows, vocab, K, T);
+    Buf *x = input("logits", T_F32, (size_t)rows * vocab, -4, 4), *o = output("token", T_I32, rows, EXACT);
+    for (int r = 0; r < rows; r++) {
+        double margin = 0;
+        for (int tries = 0; tries < 100 && margin < 1e-4; tries++) { /* no draw on an edge */
+            for (int i = 0; i < vocab; i++)
+                x->v[(size_t)r * vocab + i] = ty_round(T_F32, -4 + 8 * rnd_unit());
+            o->v[r] = sample_row(x->v + (size_t)r * vocab, vocab, K, (float)T, seed, r, &margin);
+        }
+    }
+    run("examples/topk_sampling.tile", "topk_sampling",
+        ARGS(P(x), P(o), I(rows), I(vocab), F(T), I(seed)),
+        CONSTS({"BLOCK", 32})); /* small sorting networks: quick to compile on the sim backends */
+}
+
 void t_random(void)
 {
+    topk_sampling(1, 16, 1.0, 3);
+    topk_sampling(5, 1000, 0.7, 11);
+    topk_sampling(3, 4099, 1.3, -2);
     random_i32(1, 0);
     random_i32(1000, 42);
     random_i32(4097, -7);

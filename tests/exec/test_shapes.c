@@ -138,6 +138,26 @@ static void sorts(int warps)
     run(SH, "sorts", ARGS(P(x), P(xi), P(up), P(down), P(top), P(si)), CONSTS({"num_warps", warps}));
 }
 
+/* distinct values (no ties: indices are unique) */
+static void argsorts(int warps)
+{
+    begin("argsort, argtopk; num_warps=%d", warps);
+    Buf *x = input("x", T_F32, 256, 0, 0);
+    Buf *order = output("order", T_I32, 256, EXACT), *top = output("top", T_I32, 32, EXACT);
+    for (int i = 0; i < 256; i++)
+        x->v[i] = (double)((i * 97) % 256) - 100.5;
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 32; c++) {
+            int rank = 0; /* how many of the row are smaller */
+            for (int d = 0; d < 32; d++)
+                rank += x->v[r * 32 + d] < x->v[r * 32 + c];
+            order->v[r * 32 + rank] = c;
+            if (rank >= 28)
+                top->v[r * 4 + (31 - rank)] = c;
+        }
+    run(SH, "argsorts", ARGS(P(x), P(order), P(top)), CONSTS({"num_warps", warps}));
+}
+
 static void flips(int warps)
 {
     begin("flip last dim and dim 0, num_warps=%d", warps);
@@ -155,6 +175,8 @@ void t_shapes(void)
 {
     sorts(1);
     sorts(4);
+    argsorts(1);
+    argsorts(4);
     flips(1);
     flips(4);
     for (int w = 1; w <= 4; w *= 4) {
