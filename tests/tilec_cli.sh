@@ -184,6 +184,23 @@ TILE
 expect 0 "tune: AMD knobs ignored on the CPU" -- "$tilec" tune "$tmp/knobs.tile:mm" a=32 c=32 --backend=cpu
 has "configs: 2 total" out "only BLOCK's two candidates are tried"
 
+# bash completion (scripts/completion/tilec.bash): commands, option values, kernels of FILE:
+if command -v bash >/dev/null 2>&1; then
+    cat >"$tmp/comp.sh" <<'SH'
+source scripts/completion/tilec.bash
+t() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _tilec; echo "${COMPREPLY[*]}"; }
+t tilec e
+t tilec emit --emit=p
+t tilec run examples/add.tile:
+t tilec tune --bud
+SH
+    expect 0 "bash completion" -- env PATH="$(dirname "$tilec"):$PATH" bash "$tmp/comp.sh"
+    has "^emit$" out "completes the command"
+    has "^--emit=ptx$" out "completes --emit's value"
+    has "^examples/add.tile:add$" out "completes a file's kernels"
+    has "^--budget=$" out "completes a command's options"
+fi
+
 printf '123456' >"$tmp/six.bin"
 run_add() { "$tilec" run examples/add.tile:add --backend=cpu n=4 --reps=1 "$@"; }
 expect 2 "--load: size not a multiple of the element" -- run_add --load x="$tmp/six.bin"
