@@ -643,7 +643,9 @@ static int check_against_cpu(Runner *main, RunOpts *o)
             maxerr = d > maxerr || isnan(d) ? d : maxerr;
         }
         double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-        double tol = rp->elem == ET_F16 || rp->elem == ET_BF16 ? 1e-2 : et_is_float(rp->elem) ? 1e-4 : 0;
+        double tol = rp->elem == ET_F16 || rp->elem == ET_BF16 ? 1e-2
+                     : rp->elem == ET_F8E4M3 ? 0.13 : rp->elem == ET_F8E5M2 ? 0.26 /* an fp8 ulp */
+                     : et_is_float(rp->elem) ? 1e-4 : 0;
         int ok = !(rel > tol) && !isnan(rel);
         printf("  check %s against cpu: relative error %.3g, max abs error %.3g: %s\n",
                rp->p->name, rel, maxerr, ok ? "ok" : "MISMATCH");
