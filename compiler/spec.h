@@ -90,6 +90,8 @@ char *val_type_str(Spec *s, const Val *v);
  * broadcasting as needed); reports and returns NULL when the shape cannot broadcast. */
 TirValue *spec_materialize(Spec *s, Val v, ElemKind et, int rank, const int *shape, SrcLoc loc);
 TirValue *spec_as_tile(Spec *s, Val v, SrcLoc loc); /* consts become scalars of their type */
+/* v with a dim of size 1 inserted at axis; NULL after a diagnostic (rank past the limit). */
+TirValue *spec_expand_dims(Spec *s, TirValue *v, int axis, SrcLoc loc);
 TirValue *spec_cast(Spec *s, TirValue *v, ElemKind et, SrcLoc loc);
 /* Common shape of several values under NumPy broadcasting; 0 and a diagnostic if none. */
 int spec_broadcast_shape(Spec *s, const Val *vals, int n, int *rank, int *shape, SrcLoc loc);

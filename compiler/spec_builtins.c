@@ -268,8 +268,10 @@ static Val b_store(Spec *s, Args *a) {
 static const char *const atomic_fns[] = {"atomic_add", "atomic_max", "atomic_min", "atomic_and",
                                          "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas"};
 
-/* The string of slot i among `names` (its index in *out); `dflt` when the slot is empty. */
-static int string_arg(Spec *s, Args *a, int i, const char *const *names, int n, int dflt, int *out) {
+/* The string of slot i (argument `what`) among `names` (its index in *out); `dflt` when the
+ * slot is empty. */
+static int string_arg(Spec *s, Args *a, int i, const char *what_arg, const char *const *names, int n,
+                      int dflt, int *out) {
     *out = dflt;
     if (!a->e[i]) return 1;
     const char *what = a->e[i]->kind == EX_STRING ? a->e[i]->name : NULL;
@@ -279,7 +281,7 @@ static int string_arg(Spec *s, Args *a, int i, const char *const *names, int n, 
     for (int k = 0; k < n; k++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"", k ? ", " : "", names[k]);
     diag_error(s->diags, a->e[i]->loc, "%s() takes %s= as one of %s, got %s", a->call->name,
-               i == 3 ? "sem" : "scope", list, what ? arena_printf(s->arena, "\"%s\"", what) : val_type_str(s, &a->v[i]));
+               what_arg, list, what ? arena_printf(s->arena, "\"%s\"", what) : val_type_str(s, &a->v[i]));
     return 0;
 }
 
@@ -302,16 +304,13 @@ static Val b_atomic(Spec *s, Args *a) {
     int sem, scope;
     static const char *const sems[] = {"relaxed", "acquire", "release", "acq_rel"};
     static const char *const scopes[] = {"cta", "gpu", "sys"};
-    if (!string_arg(s, a, ss, sems, 4, SEM_ACQ_REL, &sem) ||
-        !string_arg(s, a, ss + 1, scopes, 3, SCOPE_GPU, &scope))
+    if (!string_arg(s, a, ss, "sem", sems, 4, SEM_ACQ_REL, &sem) ||
+        !string_arg(s, a, ss + 1, "scope", scopes, 3, SCOPE_GPU, &scope))
         return val_error();
     Val p = a->v[0];
-    if (!val_is_value(&p) || val_elem(&p) != ET_PTR) {
-        diag_error(s->diags, a->e[0]->loc, "%s() needs a pointer or a tile of pointers, got %s",
-                   a->call->name, val_type_str(s, &p));
-        return val_error();
-    }
-    ElemKind et = val_elem(&p) == ET_PTR && p.kind == V_TILE ? p.v->type.pointee : ET_VOID;
+    int rank, shape[TIR_MAX_RANK];
+    if (!pointer_shape(s, a, &rank, shape)) return val_error();
+    ElemKind et = p.v->type.pointee;
     if (!atomic_elem_ok(op, et)) {
         diag_error(s->diags, a->e[0]->loc, "%s() is not defined on %s (it takes %s)", a->call->name,
                    val_type_str(s, &p),
@@ -328,7 +327,6 @@ static Val b_atomic(Spec *s, Args *a) {
         if (!need_value(s, a, ms)) return val_error();
         all[n++] = a->v[ms];
     }
-    int rank, shape[TIR_MAX_RANK];
     if (!spec_broadcast_shape(s, all, n, &rank, shape, a->call->loc)) return val_error();
     int scalar = rank == 0, one = 1;
     if (scalar) rank = 1, shape[0] = 1; /* a one-element tile: its owner thread does it */
@@ -388,6 +386,16 @@ static int bool_flag(Spec *s, Args *a, int i, const char *what, int *out) {
     return 1;
 }
 
+/* x in the type a sum or scan of it accumulates in: f16, bf16 and fp8 in f32, bool and
+ * integers narrower than 32 bits in i32 (u32 for unsigned). */
+static TirValue *summable(Spec *s, TirValue *x, SrcLoc loc) {
+    ElemKind et = x->type.elem;
+    if (et == ET_F16 || et == ET_BF16 || et_is_fp8(et)) return spec_cast(s, x, ET_F32, loc);
+    if (et == ET_BOOL || (et_is_int(et) && et_bits(et) < 32))
+        return spec_cast(s, x, et_is_signed(et) || et == ET_BOOL ? ET_I32 : ET_U32, loc);
+    return x;
+}
+
 /* ---- scans ---- */
 /* cumsum(x, axis=0, reverse=false), cumprod(...): inclusive scans; element types as sum's
  * (f16/bf16 give f32, integers narrower than 32 bits i32/u32). */
@@ -406,9 +414,7 @@ static Val b_scan(Spec *s, Args *a) {
         diag_error(s->diags, a->e[0]->loc, "%s() cannot scan pointers", a->call->name);
         return val_error();
     }
-    if (et == ET_F16 || et == ET_BF16 || et_is_fp8(et)) x = spec_cast(s, x, ET_F32, a->call->loc);
-    else if (et == ET_BOOL || (et_is_int(et) && et_bits(et) < 32))
-        x = spec_cast(s, x, et_is_signed(et) || et == ET_BOOL ? ET_I32 : ET_U32, a->call->loc);
+    x = summable(s, x, a->call->loc);
     TirValue *r = spec_emit(s, TIR_SCAN, a->call->loc, &x, 1, x->type);
     r->def->attr.i = strcmp(a->call->name, "cumsum") == 0 ? SCAN_ADD : SCAN_MUL;
     r->def->attr.i2 = axis | reverse << 4;
@@ -827,10 +833,10 @@ static Val b_reduce(Spec *s, Args *a) {
         diag_error(s->diags, a->e[0]->loc, "%s() cannot reduce pointers", a->call->name);
         return val_error();
     }
-    if ((kinds[k].kind == RED_SUM && (et == ET_F16 || et == ET_BF16)) || et_is_fp8(et))
-        x = spec_cast(s, x, ET_F32, a->call->loc); /* fp8 compares and adds in f32 */
-    if (kinds[k].kind == RED_SUM && (et == ET_BOOL || (et_is_int(et) && et_bits(et) < 32)))
-        x = spec_cast(s, x, et_is_signed(et) || et == ET_BOOL ? ET_I32 : ET_U32, a->call->loc);
+    if (kinds[k].kind == RED_SUM)
+        x = summable(s, x, a->call->loc);
+    else if (et_is_fp8(et)) /* fp8 compares in f32 */
+        x = spec_cast(s, x, ET_F32, a->call->loc);
     TirType t = x->type;
     memmove(t.shape + axis, t.shape + axis + 1, sizeof(int) * (size_t)(t.rank - axis - 1));
     t.rank--;
@@ -839,14 +845,10 @@ static Val b_reduce(Spec *s, Args *a) {
     r->def->attr.i = kinds[k].kind;
     r->def->attr.i2 = axis;
     if (!keep) return val_tile(r);
-    int ones[TIR_MAX_RANK] = {1, 1, 1, 1}, shape[TIR_MAX_RANK];
+    int ones[TIR_MAX_RANK] = {1, 1, 1, 1};
     if (whole || rank == 1) /* the reduced tile's rank, every dim 1 */
         return val_tile(spec_materialize(s, val_tile(r), r->type.elem, rank, ones, a->call->loc));
-    for (int d = 0, e = 0; d < rank; d++) shape[d] = d == axis ? 1 : r->type.shape[e++];
-    TirType kt = tir_type_make(r->type.elem, rank, shape);
-    TirValue *kd = spec_emit(s, TIR_EXPAND_DIMS, a->call->loc, &r, 1, kt);
-    kd->def->attr.i = axis;
-    return val_tile(kd);
+    return val_tile(spec_expand_dims(s, r, axis, a->call->loc));
 }
 
 static ElemKind dot_acc_type(ElemKind in) {
@@ -1019,18 +1021,9 @@ static Val b_expand_dims(Spec *s, Args *a) {
     if (!need_value(s, a, 0)) return val_error();
     TirValue *x = spec_as_tile(s, a->v[0], a->e[0]->loc);
     int axis;
-    if (!x || !axis_arg(s, a, 1, x->type.rank + 1, &axis)) return val_error();
-    int shape[TIR_MAX_RANK], rank = x->type.rank + 1;
-    if (rank > TIR_MAX_RANK) {
-        diag_error(s->diags, a->call->loc, "tiles have at most %d dimensions", TIR_MAX_RANK);
+    if (!x || !axis_arg(s, a, 1, x->type.rank + 1, &axis) || !(x = spec_expand_dims(s, x, axis, a->call->loc)))
         return val_error();
-    }
-    for (int d = 0, e = 0; d < rank; d++) shape[d] = d == axis ? 1 : x->type.shape[e++];
-    TirType t = tir_type_make(x->type.elem, rank, shape);
-    if (t.elem == ET_PTR) t.pointee = x->type.pointee;
-    TirValue *r = spec_emit(s, TIR_EXPAND_DIMS, a->call->loc, &x, 1, t);
-    r->def->attr.i = axis;
-    return val_tile(r);
+    return val_tile(x);
 }
 
 /* join(a, b): [..., 2] with a at index 0 of the new last dim and b at 1 (broadcast together,

@@ -113,21 +113,28 @@ int spec_check_numel(Spec *s, int rank, const int *shape, SrcLoc loc) {
     return 0;
 }
 
+TirValue *spec_expand_dims(Spec *s, TirValue *v, int axis, SrcLoc loc) {
+    if (v->type.rank >= TIR_MAX_RANK) {
+        diag_error(s->diags, loc, "tiles have at most %d dimensions", TIR_MAX_RANK);
+        return NULL;
+    }
+    TirType t = v->type;
+    memmove(t.shape + axis + 1, t.shape + axis, sizeof(int) * (size_t)(t.rank - axis));
+    t.shape[axis] = 1;
+    t.rank++;
+    TirValue *e = spec_emit(s, TIR_EXPAND_DIMS, loc, &v, 1, t);
+    e->def->attr.i = axis;
+    return e;
+}
+
 static TirValue *broadcast_to(Spec *s, TirValue *v, int rank, const int *shape, SrcLoc loc) {
     if (v->type.rank == 0 && rank > 0) {
         TirType t = tir_type_make(v->type.elem, rank, shape);
         t.pointee = v->type.pointee;
         return spec_emit(s, TIR_SPLAT, loc, &v, 1, t);
     }
-    while (v->type.rank < rank) { /* add leading dims of size 1 */
-        TirType t = v->type;
-        memmove(t.shape + 1, t.shape, sizeof(int) * (size_t)t.rank);
-        t.shape[0] = 1;
-        t.rank++;
-        TirValue *e = spec_emit(s, TIR_EXPAND_DIMS, loc, &v, 1, t);
-        e->def->attr.i = 0;
-        v = e;
-    }
+    while (v->type.rank < rank) /* add leading dims of size 1 */
+        v = spec_expand_dims(s, v, 0, loc);
     for (int d = 0; d < rank; d++)
         if (v->type.shape[d] != shape[d]) {
             if (v->type.shape[d] != 1) {
@@ -392,17 +399,7 @@ static Val spec_index(Spec *s, const Expr *e) {
     TirValue *v = spec_as_tile(s, base, e->loc);
     for (int i = 0; i < e->nargs; i++) {
         if (e->args[i]->kind != EX_NONE) continue;
-        if (v->type.rank >= TIR_MAX_RANK) {
-            diag_error(s->diags, e->loc, "tiles have at most %d dimensions", TIR_MAX_RANK);
-            return val_error();
-        }
-        TirType t = v->type;
-        memmove(t.shape + i + 1, t.shape + i, sizeof(int) * (size_t)(t.rank - i));
-        t.shape[i] = 1;
-        t.rank++;
-        TirValue *r = spec_emit(s, TIR_EXPAND_DIMS, e->loc, &v, 1, t);
-        r->def->attr.i = i;
-        v = r;
+        if (!(v = spec_expand_dims(s, v, i, e->loc))) return val_error();
     }
     return val_tile(v);
 }

@@ -8,10 +8,9 @@ enum { PHILOX_W0 = 0x9E3779B9u, PHILOX_W1 = 0xBB67AE85u, PHILOX_M0 = 0xD2511F53u
 
 static Val u32c(uint32_t x) { return val_const_int(ET_U32, (int64_t)x, 0); }
 
+/* v (a run-time value: spec_random makes its operands tiles first) cast to k */
 static Val as_type(Spec *s, Val v, ElemKind k, SrcLoc at)
 {
-    if (v.kind == V_CONST)
-        return val_const_int(k, k == ET_U32 ? (int64_t)(uint32_t)v.i : v.i, 0);
     TirValue *t = spec_cast(s, v.v, k, at);
     return t ? val_tile(t) : val_error();
 }

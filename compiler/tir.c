@@ -264,10 +264,8 @@ int tir_defined_in(const TirValue *v, const TirBlock *b) {
 
 int tir_op_writes_memory(const TirOp *op) { return op->code == TIR_STORE || op->code == TIR_ATOMIC; }
 
-int tir_atomic_has_cmp(const TirOp *op) { return op->attr.i == ATOM_CAS; }
-
 int tir_atomic_mask_index(const TirOp *op) {
-    int m = tir_atomic_has_cmp(op) ? 3 : 2;
+    int m = op->attr.i == ATOM_CAS ? 3 : 2; /* cas has its cmp before the mask */
     return op->nops > m ? m : -1;
 }
 

@@ -223,9 +223,8 @@ typedef enum { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_X
                ATOM_CAS } TirAtomic;
 typedef enum { SEM_RELAXED, SEM_ACQUIRE, SEM_RELEASE, SEM_ACQ_REL } TirSem;
 typedef enum { SCOPE_CTA, SCOPE_GPU, SCOPE_SYS } TirScope;
-/* TIR_ATOMIC: whether its operands include `cmp` / a mask. */
-int tir_atomic_has_cmp(const TirOp *op);
-int tir_atomic_mask_index(const TirOp *op); /* -1: no mask */
+/* TIR_ATOMIC: the index of its mask operand; -1: no mask. */
+int tir_atomic_mask_index(const TirOp *op);
 
 typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN } TirReduce;
 typedef enum { SCAN_ADD, SCAN_MUL } TirScan;

@@ -297,20 +297,6 @@ static double elem_load(ElemKind k, const void *p)
     }
 }
 
-/* Floats in [-1, 1); integers in [0, min(count, 100)) so that they work as indices. */
-static void fill_random(RunParam *rp, uint64_t *seed)
-{
-    int esz = et_bytes(rp->elem);
-    uint64_t imax = rp->count < 100 ? (rp->count ? rp->count : 1) : 100;
-    for (size_t i = 0; i < rp->count; i++) {
-        uint64_t r = rng_next(seed);
-        double v = et_is_float(rp->elem) ? (double)(r >> 11) * 0x1p-52 - 1.0
-                   : rp->elem == ET_BOOL ? (double)(r & 1)
-                                         : (double)(r % imax);
-        elem_store(rp->elem, rp->init + i * (size_t)esz, v);
-    }
-}
-
 /* --fill: V everywhere, or random values in [lo, hi] (integers) / [lo, hi) (floats). */
 static void fill_spec(RunParam *rp, const struct Fill *f, uint64_t *seed)
 {
@@ -324,6 +310,17 @@ static void fill_spec(RunParam *rp, const struct Fill *f, uint64_t *seed)
             v = floor(f->lo) + (double)(r % (uint64_t)(floor(f->hi) - floor(f->lo) + 1));
         elem_store(rp->elem, rp->init + i * (size_t)esz, v);
     }
+}
+
+/* Without --fill: floats in [-1, 1); integers in [0, min(count, 100)) so that they work as
+ * indices; bools 0 or 1. */
+static void fill_random(RunParam *rp, uint64_t *seed)
+{
+    size_t imax = rp->count < 100 ? (rp->count ? rp->count : 1) : 100;
+    struct Fill f = {rp->p->name, 0, rp->elem == ET_BOOL ? 1 : (double)(imax - 1)};
+    if (et_is_float(rp->elem))
+        f.lo = -1, f.hi = 1;
+    fill_spec(rp, &f, seed);
 }
 
 static const struct Fill *fill_find(const RunOpts *o, const char *name)
