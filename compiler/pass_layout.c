@@ -452,10 +452,8 @@ static void apply(LP *p)
 static TirValue *convert_before(LP *p, TirOp *before, TirBlock *blk, TirValue *v,
                                 const TirLayout *l)
 {
-    TirOp *c = before ? tir_op_insert_before(p->k, before, TIR_CONVERT_LAYOUT, before->loc, &v, 1,
-                                             &v->type, 1)
-                      : tir_op_append(p->k, blk, TIR_CONVERT_LAYOUT, (SrcLoc){0}, &v, 1,
-                                      &v->type, 1);
+    TirOp *c = tir_op_insert_at(p->k, blk, before, TIR_CONVERT_LAYOUT,
+                                before ? before->loc : (SrcLoc){0}, &v, 1, &v->type, 1);
     c->results[0]->layout = lay_new(p, *l);
     return c->results[0];
 }

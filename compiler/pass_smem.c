@@ -32,19 +32,11 @@ static const TirLayout *new_layout(TirKernel *k, TirLayout l)
     return p;
 }
 
-/* A new op before `before`, or at the end of `blk` when `before` is NULL. */
-static TirOp *put(TirKernel *k, TirBlock *blk, TirOp *before, TirOpcode code, SrcLoc loc,
-                  TirValue **ops, int nops, const TirType *types, int nres)
-{
-    return before ? tir_op_insert_before(k, before, code, loc, ops, nops, types, nres)
-                  : tir_op_append(k, blk, code, loc, ops, nops, types, nres);
-}
-
 static TirValue *index_zero_at(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc)
 {
     static const TirLayout scalar = {.kind = LAYOUT_SCALAR};
     TirType i32 = {.elem = ET_I32};
-    TirOp *c = put(k, blk, before, TIR_CONST, loc, NULL, 0, &i32, 1);
+    TirOp *c = tir_op_insert_at(k, blk, before, TIR_CONST, loc, NULL, 0, &i32, 1);
     c->attr.i = 0;
     c->results[0]->layout = &scalar;
     return c->results[0];
@@ -68,15 +60,15 @@ static TirValue *bounce(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc, 
             order[j++] = d;
     TirType bt = x->type;
     bt.buffers = 1;
-    TirOp *alloc = put(k, blk, before, TIR_LOCAL_ALLOC, loc, NULL, 0, &bt, 1);
+    TirOp *alloc = tir_op_insert_at(k, blk, before, TIR_LOCAL_ALLOC, loc, NULL, 0, &bt, 1);
     alloc->attr.i = -1;
     TirValue *buf = alloc->results[0];
     buf->layout = new_layout(k, smem_layout_swizzled(rank, x->type.shape, et_bytes(x->type.elem), order));
     TirValue *zero = index_zero_at(k, blk, before, loc);
     TirValue *st[3] = {buf, zero, x};
-    put(k, blk, before, TIR_LOCAL_STORE, loc, st, 3, NULL, 0);
+    tir_op_insert_at(k, blk, before, TIR_LOCAL_STORE, loc, st, 3, NULL, 0);
     TirValue *ld[2] = {buf, zero};
-    TirOp *load = put(k, blk, before, TIR_LOCAL_LOAD, loc, ld, 2, &x->type, 1);
+    TirOp *load = tir_op_insert_at(k, blk, before, TIR_LOCAL_LOAD, loc, ld, 2, &x->type, 1);
     load->results[0]->layout = to;
     load->results[0]->name = x->name;
     return buf->layout ? load->results[0] : NULL;
@@ -113,7 +105,7 @@ static int order_atomic(TirKernel *k, TirOp *op)
     single_user(k->body, old, &n);
     if (n == 0) {
         if (sem == SEM_ACQUIRE || sem == SEM_ACQ_REL)
-            put(k, op->block, op->next, TIR_BARRIER, op->loc, NULL, 0, NULL, 0);
+            tir_op_insert_at(k, op->block, op->next, TIR_BARRIER, op->loc, NULL, 0, NULL, 0);
         return 0;
     }
     TirValue *shared = bounce(k, op->block, op->next, op->loc, old, &ll, old->layout);

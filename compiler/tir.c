@@ -262,6 +262,12 @@ int tir_defined_in(const TirValue *v, const TirBlock *b) {
     return 0;
 }
 
+TirOp *tir_op_insert_at(TirKernel *k, TirBlock *b, TirOp *before, TirOpcode code, SrcLoc loc,
+                        TirValue **ops, int nops, const TirType *res_types, int nres) {
+    return before ? tir_op_insert_before(k, before, code, loc, ops, nops, res_types, nres)
+                  : tir_op_append(k, b, code, loc, ops, nops, res_types, nres);
+}
+
 int tir_op_writes_memory(const TirOp *op) { return op->code == TIR_STORE || op->code == TIR_ATOMIC; }
 
 int tir_atomic_mask_index(const TirOp *op) {

@@ -287,6 +287,9 @@ TirOp *tir_op_append(TirKernel *k, TirBlock *b, TirOpcode code, SrcLoc loc,
 /* Inserts a fresh op before `before` (in before's block). */
 TirOp *tir_op_insert_before(TirKernel *k, TirOp *before, TirOpcode code, SrcLoc loc,
                             TirValue **ops, int nops, const TirType *res_types, int nres);
+/* tir_op_insert_before, or tir_op_append to `b` when `before` is NULL. */
+TirOp *tir_op_insert_at(TirKernel *k, TirBlock *b, TirOp *before, TirOpcode code, SrcLoc loc,
+                        TirValue **ops, int nops, const TirType *res_types, int nres);
 void tir_op_add_regions(TirKernel *k, TirOp *op, int nregions);
 void tir_op_remove(TirOp *op);
 /* Adds a value carried by a TIR_FOR: `init` enters it, a new body argument (returned) holds
