@@ -184,6 +184,12 @@ TILE
 expect 0 "tune: AMD knobs ignored on the CPU" -- "$tilec" tune "$tmp/knobs.tile:mm" a=32 c=32 --backend=cpu
 has "configs: 2 total" out "only BLOCK's two candidates are tried"
 
+# what the new builtins must do to the PTX: hints give vector loads, acq_rel atomics fences
+expect 0 "hints: vector loads" -- "$tilec" emit --emit=ptx --assume-aligned=ptr --kernel=hinted_rows -D W=512 tests/exec/memory.tile
+has "ld.global.v4" out "assume/multiple_of make 16-byte loads"
+expect 0 "atomics: acq_rel on NVIDIA" -- "$tilec" emit --emit=ptx --kernel=last_program tests/exec/atomics.tile
+has "fence.acq_rel.gpu" out "an acq_rel atomic is fenced (LLVM 22 emits atomicrmw relaxed)"
+
 # bash completion (scripts/completion/tilec.bash): commands, option values, kernels of FILE:
 if command -v bash >/dev/null 2>&1; then
     cat >"$tmp/comp.sh" <<'SH'
