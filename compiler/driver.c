@@ -8,6 +8,7 @@
 #include "check_frame.h"
 #include "check_registers.h"
 #include "codegen.h"
+#include "debug_abi.h"
 #include "driver.h"
 #include "amdgpu_link.h"
 #include "lower.h"
@@ -64,6 +65,7 @@ static void fill_result(const TirKernel *k, CompiledKernel *out, Arena *a) {
     out->num_stages = k->num_stages;
     out->num_threads = k->num_warps * k->threads_per_warp;
     out->smem_bytes = k->smem_bytes;
+    out->debug_sites = k->nsites ? debug_sites_encode(a, k->sites, k->nsites) : NULL;
     out->nparams = k->nparams;
     out->params = arena_alloc(a, sizeof(CompiledParam) * (size_t)(k->nparams + 1));
     for (int i = 0; i < k->nparams; i++)

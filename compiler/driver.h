@@ -68,6 +68,9 @@ typedef struct CompiledKernel {
     int num_warps, num_stages;
     CompiledParam *params; /* runtime params in declaration order (consts excluded) */
     int nparams;
+    /* The kernel's print and device_assert sites (compiler/debug_abi.h), NULL when none;
+     * with any, the code takes one param after `params`: the debug buffer. */
+    const char *debug_sites;
 } CompiledKernel;
 
 /* Parses a source file, resolves its imports (lang/imports.h; imports NULL: the defaults)

@@ -234,6 +234,15 @@ LLVMValueRef lw_owner(Lower *L, const LinearLayout *ll)
     return LLVMBuildICmp(L->b, LLVMIntEQ, m, lw_i32c(L, 0), "owner");
 }
 
+LLVMValueRef lw_writer(Lower *L, const TirValue *v)
+{
+    if (v->type.rank > 0)
+        return lw_owner(L, lw_ll(L, v));
+    if (L->k->num_warps * L->k->threads_per_warp <= 1)
+        return NULL;
+    return LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, lw_i32c(L, 0), "thread0");
+}
+
 LLVMBasicBlockRef lw_if_owner(Lower *L, const LinearLayout *ll)
 {
     LLVMValueRef own = lw_owner(L, ll);
@@ -342,6 +351,7 @@ static int lower_op(Lower *L, TirOp *op)
     }
     case TIR_LOAD: case TIR_STORE: return lower_memory(L, op);
     case TIR_ATOMIC: return lower_atomic(L, op);
+    case TIR_PRINT: case TIR_ASSERT: return lower_debug(L, op);
     case TIR_LOCAL_ALLOC: case TIR_LOCAL_STORE: case TIR_LOCAL_LOAD: case TIR_ASYNC_COPY:
     case TIR_ASYNC_COMMIT: case TIR_ASYNC_WAIT: case TIR_BARRIER:
         return lower_smem(L, op);
@@ -378,8 +388,11 @@ static int begin_kernel(Lower *L)
     tir_count_uses(k->body, L->uses);
     for (int i = 0; i < k->nparams; i++)
         pt[i] = lw_type(L, k->params[i].type.elem);
+    int debug = k->nsites > 0; /* the debug buffer comes after the kernel's own params */
+    if (debug)
+        pt[k->nparams] = lw_type(L, ET_PTR);
     const char *sym = k->symbol ? k->symbol : k->name;
-    L->t->kernel_begin(&L->tc, sym, pt, k->nparams, L->params);
+    L->t->kernel_begin(&L->tc, sym, pt, k->nparams + debug, L->params);
     L->tid = L->t->thread_id(&L->tc);
     /* a prologue for per-thread index arithmetic shared by the whole kernel */
     LLVMBasicBlockRef body = lw_block(L, "body");

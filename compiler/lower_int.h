@@ -57,6 +57,7 @@ typedef struct Lower {
     LoopTargets *loop;
     RegionTargets *region;
     int smem_bytes;
+    LLVMValueRef prints_run;   /* i32 alloca: the prints this thread ran (lower_debug.c) */
     int failed;
 } Lower;
 
@@ -107,6 +108,9 @@ LLVMBasicBlockRef lw_if_owner(Lower *L, const LinearLayout *ll);
 /* The i1 "this thread owns its elements of ll", or NULL when every thread does. */
 LLVMValueRef lw_owner(Lower *L, const LinearLayout *ll);
 void lw_end_if(Lower *L, LLVMBasicBlockRef join);
+/* The i1 "this thread writes v's elements" of an op that writes each element once: its
+ * owner (for scalars thread 0), or NULL when every thread does. */
+LLVMValueRef lw_writer(Lower *L, const TirValue *v);
 LLVMValueRef lw_elem_ptr(Lower *L, const TirValue *v, LLVMValueRef storage, LLVMValueRef r);
 LLVMValueRef lw_get(Lower *L, const TirValue *v, LLVMValueRef r); /* element r (scalar: v) */
 void lw_set(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef x);
@@ -139,6 +143,9 @@ int lower_memory(Lower *L, TirOp *op);
 
 /* lower_atomic.c */
 int lower_atomic(Lower *L, TirOp *op);
+
+/* lower_debug.c: print and device_assert records (compiler/debug_abi.h) */
+int lower_debug(Lower *L, TirOp *op);
 
 /* lower_shape.c: splat, expand_dims, broadcast, trans, convert_layout */
 int lower_shape(Lower *L, TirOp *op);

@@ -228,22 +228,13 @@ static int lower_load(Lower *L, TirOp *op)
     return 0;
 }
 
-/* Whether this thread writes its elements of a store: each element (a scalar included) is
- * written once, by its owner, not by every replica: a program that loads a value and stores
- * it back changed (a counter under a lock) must not have other threads store it again. */
-static LLVMValueRef store_owner(Lower *L, const TirValue *ptr)
-{
-    if (ptr->type.rank > 0)
-        return lw_owner(L, lw_ll(L, ptr));
-    if (L->k->num_warps * L->k->threads_per_warp <= 1)
-        return NULL;
-    return LLVMBuildICmp(L->b, LLVMIntEQ, L->tid, lw_i32c(L, 0), "thread0");
-}
-
 static int lower_store(Lower *L, TirOp *op)
 {
     TirValue *ptr = op->ops[0];
-    LLVMValueRef own = store_owner(L, ptr);
+    /* each element (a scalar included) is written once, by its owner, not by every replica: a
+     * program that loads a value and stores it back changed (a counter under a lock) must
+     * not have other threads store it again */
+    LLVMValueRef own = lw_writer(L, ptr);
     if (ptr->type.rank == 0) {
         store_one(L, op, NULL, own);
         return 0;

@@ -158,7 +158,7 @@ static void collect_op(LP *p, TirOp *op)
         note_value(p, op->results[i]);
     switch (op->code) {
     case TIR_BINARY: case TIR_CMP: case TIR_UNARY: case TIR_SELECT: case TIR_CAST:
-    case TIR_FMA: case TIR_ADDPTR: case TIR_BROADCAST: case TIR_HINT:
+    case TIR_FMA: case TIR_ADDPTR: case TIR_BROADCAST: case TIR_HINT: case TIR_PRINT:
         unite_all(p, op);
         break;
     case TIR_LOAD: case TIR_ATOMIC:

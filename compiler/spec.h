@@ -113,6 +113,12 @@ const char *spec_range_str(Spec *s, ElemKind et); /* "-128 to 127" */
 typedef enum { RANDOM_INT, RANDOM_UNIFORM, RANDOM_NORMAL } SpecRandom;
 Val spec_random(Spec *s, SpecRandom kind, Val seed, Val offset, int rounds, SrcLoc at);
 
+/* spec_debug.c: print(prefix, values...) (values broadcast to one shape) and
+ * device_assert(cond, msg) (msg may be NULL) */
+Val spec_print(Spec *s, const char *prefix, const Val *vals, const Expr *const *exprs, int n,
+               SrcLoc at);
+Val spec_device_assert(Spec *s, Val cond, const Expr *cond_expr, const char *msg, SrcLoc at);
+
 /* spec_builtins.c */
 int spec_is_builtin(const char *name);
 Val spec_builtin(Spec *s, const Expr *call);

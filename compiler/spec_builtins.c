@@ -17,7 +17,8 @@ typedef Val (*BuiltinFn)(Spec *s, Args *a);
 
 /* Slots that take a string literal (atomics' memory order and scope). */
 static int is_string_slot(const char *slot) {
-    return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0 || strcmp(slot, "msg") == 0;
+    return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0 || strcmp(slot, "msg") == 0 ||
+           strcmp(slot, "prefix") == 0;
 }
 
 /* Binds positional and keyword arguments to named slots; missing optional slots stay
@@ -373,6 +374,28 @@ static Val b_static_assert(Spec *s, Args *a) {
         return val_error();
     }
     return (Val){.kind = V_VOID};
+}
+
+/* print(prefix, values...): each element's values, once per program run of the call. */
+static Val b_print(Spec *s, Args *a) {
+    if (a->e[0]->kind != EX_STRING) {
+        diag_error(s->diags, a->e[0]->loc, "print() takes a string literal first (its prefix), "
+                   "then the values to print");
+        return val_error();
+    }
+    int n = 0;
+    while (n + 1 < 6 && a->e[n + 1]) n++;
+    return spec_print(s, a->e[0]->name, a->v + 1, a->e + 1, n, a->call->loc);
+}
+
+/* device_assert(cond, msg): the launch fails with the site when an element is false. */
+static Val b_device_assert(Spec *s, Args *a) {
+    if (a->e[0]->kind == EX_STRING || (a->e[1] && a->e[1]->kind != EX_STRING)) {
+        diag_error(s->diags, a->e[a->e[0]->kind == EX_STRING ? 0 : 1]->loc,
+                   "device_assert() takes a condition, then its message as a string literal");
+        return val_error();
+    }
+    return spec_device_assert(s, a->v[0], a->e[0], a->e[1] ? a->e[1]->name : NULL, a->call->loc);
 }
 
 /* A compile-time bool in slot i (named `what` in the message) into *out; 0 after a diagnostic. */
@@ -1148,6 +1171,8 @@ static const struct {
     {"atomic_xor", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"atomic_xchg", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"static_assert", b_static_assert, 1, {"cond", "msg"}},
+    {"print", b_print, 1, {"prefix", "v1", "v2", "v3", "v4", "v5"}},
+    {"device_assert", b_device_assert, 1, {"cond", "msg"}},
     {"cumsum", b_scan, 1, {"x", "axis", "reverse"}},
     {"flip", b_flip, 1, {"x", "dim"}},
     {"sort", b_sort, 1, {"x", "dim", "descending"}},

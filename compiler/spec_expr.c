@@ -481,7 +481,7 @@ Val spec_expr(Spec *s, const Expr *e) {
     case EX_CAST: return spec_cast_expr(s, e);
     case EX_LIST: return spec_list(s, e);
     case EX_STRING:
-        diag_error(s->diags, e->loc, "a string literal is only an argument such as sem= or scope= of an atomic");
+        diag_error(s->diags, e->loc, "a string literal is only an argument such as sem= or scope= of an atomic, a message or print()'s prefix");
         return val_error();
     }
     return val_error();

@@ -171,6 +171,12 @@ typedef enum {
     TIR_ASYNC_WAIT,   /* attr.i = groups that may stay in flight; the others have landed */
     TIR_BARRIER,      /* all threads of the program; placed by compiler/pass_barriers.c */
     TIR_ASSUME,       /* cond (scalar bool): the program may take it as true; no results */
+    /* debugging: records in the launch's debug buffer (compiler/debug_abi.h) */
+    TIR_PRINT,        /* values of one shape: each element's values are recorded, once, by its
+                         owner (scalars: thread 0); attr.i = the kernel's debug site */
+    TIR_ASSERT,       /* cond (bool, any shape): the first failing element of the launch is
+                         recorded; attr.i = the site. The builder places it in the branch
+                         taken when some element is false, before a return */
     /* cross-element */
     TIR_REDUCE,       /* attr.i = TirReduce, attr.i2 = axis; sum/max/min keep the element type
                          (the builder casts to f32 first for f16 sums); argmax/argmin -> i32 */
@@ -252,6 +258,19 @@ struct TirOp {
 
 typedef enum { KP_POINTER, KP_SCALAR } KernelParamKind;
 
+/* A print or device_assert of the kernel: what the runtime needs to report its records. */
+typedef enum { DEBUG_ASSERT = 'A', DEBUG_PRINT = 'P' } TirDebugKind;
+enum { TIR_DEBUG_MAX_VALUES = 5 };
+typedef struct TirDebugSite {
+    TirDebugKind kind;
+    SrcLoc loc;
+    const char *text;  /* the prefix of a print; the message and condition of an assert */
+    int nvalues;       /* print: values per element */
+    char kinds[TIR_DEBUG_MAX_VALUES + 1]; /* per value: 'f' f32 (or narrower), 'd' f64,
+                                             'i' signed, 'u' unsigned, 'b' bool, 'p' pointer */
+    int rank, shape[TIR_MAX_RANK]; /* of the values (assert: of the condition) */
+} TirDebugSite;
+
 typedef struct TirParam {
     const char *name;
     TirType type;          /* scalar type (ET_PTR with pointee for pointers) */
@@ -276,6 +295,9 @@ typedef struct TirKernel {
     int smem_alloc_bytes;   /* what local_alloc buffers take (pass_smem_alloc.c); lowering's
                                scratch goes after it */
     const struct AxisInfo *axis; /* by value id (compiler/analysis_axis.h); NULL: unknown */
+    TirDebugSite *sites;    /* prints and device_asserts; with any, the kernel takes one more
+                               param after its own: the debug buffer */
+    int nsites;
 } TirKernel;
 
 /* ---- building ---- */

@@ -8,7 +8,7 @@ static const char *const opcode_names[TIR_OPCODE_COUNT] = {
     [TIR_NUM_PROGRAMS] = "num_programs", [TIR_ARANGE] = "arange", [TIR_SPLAT] = "splat",
     [TIR_EXPAND_DIMS] = "expand_dims", [TIR_BROADCAST] = "broadcast", [TIR_TRANS] = "trans",
     [TIR_RESHAPE] = "reshape", [TIR_PERMUTE] = "permute", [TIR_JOIN] = "join", [TIR_SPLIT] = "split",
-    [TIR_HINT] = "hint", [TIR_ASSUME] = "assume",
+    [TIR_HINT] = "hint", [TIR_ASSUME] = "assume", [TIR_PRINT] = "print", [TIR_ASSERT] = "assert",
     [TIR_CONVERT_LAYOUT] = "convert_layout", [TIR_BINARY] = "binary", [TIR_CMP] = "cmp",
     [TIR_UNARY] = "unary", [TIR_SELECT] = "select", [TIR_CAST] = "cast", [TIR_FMA] = "fma",
     [TIR_ADDPTR] = "addptr", [TIR_LOAD] = "load", [TIR_STORE] = "store",
@@ -80,6 +80,9 @@ static void print_attrs(FILE *out, const TirOp *op) {
     case TIR_ATOMIC:
         fprintf(out, " %s %s %s", atomic_names[op->attr.i], sem_names[op->attr.i2 & 15],
                 scope_names[op->attr.i2 >> 4]);
+        break;
+    case TIR_PRINT: case TIR_ASSERT:
+        fprintf(out, " site=%lld", (long long)op->attr.i);
         break;
     case TIR_LOCAL_ALLOC:
         if (op->attr.i >= 0) fprintf(out, " offset=%lld", (long long)op->attr.i);

@@ -26,7 +26,7 @@ static int expected_operands(const TirOp *op, int *min, int *max) {
         [TIR_CONST] = 0, [TIR_PARAM] = 0, [TIR_PROGRAM_ID] = 0, [TIR_NUM_PROGRAMS] = 0,
         [TIR_ARANGE] = 0, [TIR_SPLAT] = 1, [TIR_EXPAND_DIMS] = 1, [TIR_BROADCAST] = 1,
         [TIR_TRANS] = 1, [TIR_RESHAPE] = 1, [TIR_PERMUTE] = 1, [TIR_JOIN] = 2, [TIR_SPLIT] = 1,
-        [TIR_HINT] = 1, [TIR_ASSUME] = 1, [TIR_SCAN] = 1, [TIR_FLIP] = 1, [TIR_SORT] = 1,
+        [TIR_HINT] = 1, [TIR_ASSUME] = 1, [TIR_ASSERT] = 1, [TIR_SCAN] = 1, [TIR_FLIP] = 1, [TIR_SORT] = 1,
         [TIR_CONVERT_LAYOUT] = 1, [TIR_BINARY] = 2, [TIR_CMP] = 2,
         [TIR_UNARY] = 1, [TIR_SELECT] = 3, [TIR_CAST] = 1, [TIR_FMA] = 3, [TIR_ADDPTR] = 2,
         [TIR_REDUCE] = 1, [TIR_DOT] = 3, [TIR_IF] = 1, [TIR_LOCAL_ALLOC] = 0,
@@ -38,6 +38,7 @@ static int expected_operands(const TirOp *op, int *min, int *max) {
     else if (op->code == TIR_STORE) *min = 2, *max = 3;
     else if (op->code == TIR_ATOMIC) *min = 2, *max = 4;
     else if (op->code == TIR_ASYNC_COPY) *min = 3, *max = 4;
+    else if (op->code == TIR_PRINT) *min = 0, *max = TIR_DEBUG_MAX_VALUES;
     else if (op->code == TIR_REDUCE) *min = 1, *max = 2; /* values [, argmax/argmin indices] */
     else if (op->code == TIR_FOR) *min = 3, *max = 1 << 20;
     else if (op->code == TIR_CONDITION) *min = 1, *max = 1 << 20;
@@ -55,7 +56,7 @@ static int same_shape(const TirType *a, const TirType *b) {
 static void check_elementwise(Verifier *v, const TirOp *op) {
     switch (op->code) {
     case TIR_BINARY: case TIR_CMP: case TIR_UNARY: case TIR_SELECT: case TIR_CAST:
-    case TIR_FMA: case TIR_ADDPTR: case TIR_LOAD: case TIR_STORE: case TIR_ATOMIC:
+    case TIR_FMA: case TIR_ADDPTR: case TIR_LOAD: case TIR_STORE: case TIR_ATOMIC: case TIR_PRINT:
         for (int i = 0; i < op->nops; i++)
             if (!same_shape(&op->ops[i]->type, &op->ops[0]->type))
                 problem(v, op, "operand shapes differ");
@@ -112,6 +113,10 @@ static void verify_op(Verifier *v, const TirOp *op) {
     for (int i = 0; i < op->nops; i++)
         if (!op->ops[i]) problem(v, op, "null operand");
     check_elementwise(v, op);
+    if ((op->code == TIR_PRINT || op->code == TIR_ASSERT) &&
+        (op->attr.i < 0 || op->attr.i >= v->k->nsites || v->k->sites[op->attr.i].kind !=
+         (op->code == TIR_PRINT ? DEBUG_PRINT : DEBUG_ASSERT)))
+        problem(v, op, "no such debug site");
     check_smem(v, op);
     check_regions(v, op);
     if (v->need_layouts) check_layouts(v, op);

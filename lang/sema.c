@@ -64,6 +64,7 @@ static const Builtin builtins[] = {
     {"atomic_xchg", 2, 5, 2, {"mask", "sem", "scope"}},
     {"atomic_cas", 3, 6, 3, {"sem", "scope", "mask"}},
     {"static_assert", 1, 2, 1, {"msg"}},
+    {"print", 1, 6, 6, {0}}, {"device_assert", 1, 2, 1, {"msg"}},
     {"cumsum", 1, 3, 1, {"axis", "reverse"}}, {"flip", 1, 2, 1, {"dim"}},
     {"sort", 1, 3, 1, {"dim", "descending"}}, {"topk", 2, 3, 2, {"dim"}},
     {"argsort", 1, 3, 1, {"dim", "descending"}}, {"argtopk", 2, 3, 2, {"dim"}}, {"cumprod", 1, 3, 1, {"axis", "reverse"}},

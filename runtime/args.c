@@ -187,8 +187,8 @@ static tile_Status pack_one(tile_Kernel *k, int i, ElemKind t, const tile_Arg *a
     return TILE_OK;
 }
 
-tile_Status rt_args_pack(tile_Kernel *k, const Spec *s, const tile_Arg *args, uint64_t *slots,
-                         void **ptrs)
+tile_Status rt_args_pack(tile_Kernel *k, const Spec *s, const tile_Arg *args,
+                         tile_DevPtr debug_buf, uint64_t *slots, void **ptrs)
 {
     if (s->nparams != k->nparams)
         return rt_error(k->mod->ctx, TILE_ERROR_COMPILE,
@@ -199,6 +199,10 @@ tile_Status rt_args_pack(tile_Kernel *k, const Spec *s, const tile_Arg *args, ui
         if (st != TILE_OK)
             return st;
         ptrs[i] = &slots[i];
+    }
+    if (s->nsites) {
+        store(&slots[s->nparams], &debug_buf, 8);
+        ptrs[s->nparams] = &slots[s->nparams];
     }
     return TILE_OK;
 }

@@ -97,6 +97,7 @@ tile_Status rt_context_open(tile_Backend backend, int device, const RtChooser *c
     ctx->chooser = chooser;
     snprintf(ctx->target, sizeof ctx->target, "%s", ops->target(dev));
     pthread_mutex_init(&ctx->lock, NULL);
+    pthread_mutex_init(&ctx->debug_lock, NULL);
     rt_thread_error_clear();
     *out = ctx;
     return TILE_OK;
@@ -122,9 +123,11 @@ void tile_context_close(tile_Context *ctx)
     ctx->ops->sync(ctx->dev, err);
     while (ctx->modules)
         tile_module_free(ctx->modules);
+    rt_debug_release(ctx);
     free_allocations(ctx);
     ctx->ops->close(ctx->dev);
     pthread_mutex_destroy(&ctx->lock);
+    pthread_mutex_destroy(&ctx->debug_lock);
     free(ctx->import_path);
     free(ctx->err);
     rt_handle_retire(ctx);

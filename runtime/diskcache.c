@@ -21,7 +21,7 @@
 #include "runtime_internal.h"
 #include "source_read.h"
 
-static const char MAGIC[8] = { 'T', 'I', 'L', 'E', 'K', 'C', 1, 0 };
+static const char MAGIC[8] = { 'T', 'I', 'L', 'E', 'K', 'C', 2, 0 };
 enum { HEXLEN = 64, SUMLEN = 32, MAX_NAME = 4096, MAX_FILE = 1 << 30 };
 
 typedef struct FileHeader {
@@ -29,6 +29,7 @@ typedef struct FileHeader {
     char key[HEXLEN]; /* the file's own name: catches renamed or misplaced files */
     uint32_t num_threads, smem_bytes, nparams, symbol_len;
     uint64_t image_size;
+    uint32_t debug_len, reserved; /* the debug sites' text (debug_abi.h), 0: none */
 } FileHeader;
 
 /* A problem that would repeat for every kernel (a read-only cache) is logged once. */
@@ -188,9 +189,10 @@ static int header_ok(const FileHeader *fh, const char *path, size_t size)
 {
     if (memcmp(fh->magic, MAGIC, sizeof MAGIC) || memcmp(fh->key, base_name(path), HEXLEN) ||
         fh->nparams > MAX_NAME || fh->symbol_len == 0 || fh->symbol_len > MAX_NAME ||
-        fh->image_size > MAX_FILE)
+        fh->image_size > MAX_FILE || fh->debug_len > MAX_FILE)
         return 0;
-    return sizeof *fh + fh->nparams + fh->symbol_len + fh->image_size + SUMLEN == size;
+    return sizeof *fh + fh->nparams + fh->symbol_len + fh->debug_len + fh->image_size + SUMLEN ==
+           size;
 }
 
 static int entry_fill(CacheEntry *e, const FileHeader *fh, const uint8_t *p)
@@ -200,7 +202,8 @@ static int entry_fill(CacheEntry *e, const FileHeader *fh, const uint8_t *p)
     e->elems = malloc(sizeof *e->elems * (fh->nparams + 1));
     e->symbol = malloc(fh->symbol_len + 1);
     e->image = malloc(fh->image_size + 1);
-    if (!e->elems || !e->symbol || !e->image)
+    e->debug_sites = fh->debug_len ? malloc(fh->debug_len + 1) : NULL;
+    if (!e->elems || !e->symbol || !e->image || (fh->debug_len && !e->debug_sites))
         return -1;
     for (uint32_t i = 0; i < fh->nparams; i++) {
         if (p[i] > ET_PTR || p[i] == ET_VOID)
@@ -210,9 +213,16 @@ static int entry_fill(CacheEntry *e, const FileHeader *fh, const uint8_t *p)
     p += fh->nparams;
     memcpy(e->symbol, p, fh->symbol_len);
     e->symbol[fh->symbol_len] = 0;
-    memcpy(e->image, p + fh->symbol_len, fh->image_size);
+    p += fh->symbol_len;
+    if (e->debug_sites) {
+        memcpy(e->debug_sites, p, fh->debug_len);
+        e->debug_sites[fh->debug_len] = 0;
+        p += fh->debug_len;
+    }
+    memcpy(e->image, p, fh->image_size);
     ((char *)e->image)[fh->image_size] = 0; /* PTX images stay NUL-terminated */
-    return strlen(e->symbol) == fh->symbol_len ? 0 : -1;
+    return strlen(e->symbol) == fh->symbol_len &&
+           (!e->debug_sites || strlen(e->debug_sites) == fh->debug_len) ? 0 : -1;
 }
 
 int rt_cache_read(tile_Context *ctx, const char *path, CacheEntry *e)
@@ -239,6 +249,7 @@ void rt_cache_entry_free(CacheEntry *e)
     free(e->elems);
     free(e->symbol);
     free(e->image);
+    free(e->debug_sites);
     memset(e, 0, sizeof *e);
 }
 
@@ -254,7 +265,8 @@ static int write_entry(int fd, const char *path, const CacheEntry *e)
 {
     FileHeader fh = { .num_threads = (uint32_t)e->num_threads,
                       .smem_bytes = (uint32_t)e->smem_bytes, .nparams = (uint32_t)e->nparams,
-                      .symbol_len = (uint32_t)strlen(e->symbol), .image_size = e->image_size };
+                      .symbol_len = (uint32_t)strlen(e->symbol), .image_size = e->image_size,
+                      .debug_len = e->debug_sites ? (uint32_t)strlen(e->debug_sites) : 0 };
     memcpy(fh.magic, MAGIC, sizeof MAGIC);
     memcpy(fh.key, base_name(path), HEXLEN);
     uint8_t elems[MAX_NAME], sum[SUMLEN];
@@ -265,7 +277,9 @@ static int write_entry(int fd, const char *path, const CacheEntry *e)
     llvm_blake3_hasher h;
     llvm_blake3_hasher_init(&h);
     if (write_all(fd, &fh, sizeof fh, &h) || write_all(fd, elems, fh.nparams, &h) ||
-        write_all(fd, e->symbol, fh.symbol_len, &h) || write_all(fd, e->image, e->image_size, &h))
+        write_all(fd, e->symbol, fh.symbol_len, &h) ||
+        write_all(fd, e->debug_sites ? e->debug_sites : "", fh.debug_len, &h) ||
+        write_all(fd, e->image, e->image_size, &h))
         return -1;
     llvm_blake3_hasher_finalize(&h, sum, SUMLEN);
     return write_all(fd, sum, SUMLEN, NULL);

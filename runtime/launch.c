@@ -150,17 +150,23 @@ static tile_Status run(Launch *l, const unsigned grid[3], const tile_Arg *args)
         return st;
     uint64_t slots_buf[INLINE_ARGS];
     void *ptrs_buf[INLINE_ARGS];
-    int big = s->nparams > INLINE_ARGS;
-    uint64_t *slots = big ? malloc(sizeof *slots * (size_t)s->nparams) : slots_buf;
-    void **ptrs = big ? malloc(sizeof *ptrs * (size_t)s->nparams) : ptrs_buf;
+    int nslots = s->nparams + 1, big = nslots > INLINE_ARGS; /* + the debug buffer */
+    uint64_t *slots = big ? malloc(sizeof *slots * (size_t)nslots) : slots_buf;
+    void **ptrs = big ? malloc(sizeof *ptrs * (size_t)nslots) : ptrs_buf;
     if (!slots || !ptrs)
         st = rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "launch of '%s': out of memory", k->func->name);
+    tile_DevPtr debug_buf = 0;
     if (st == TILE_OK)
-        st = rt_args_pack(k, s, args, slots, ptrs);
+        st = rt_debug_arm(ctx, s, &debug_buf);
+    int armed = debug_buf != 0;
+    if (st == TILE_OK)
+        st = rt_args_pack(k, s, args, debug_buf, slots, ptrs);
     char err[BK_ERR_MAX];
     if (st == TILE_OK && (st = ctx->ops->launch(ctx->dev, s->fn, grid, s->num_threads,
                                                 s->smem_bytes, ptrs, err)) != TILE_OK)
         rt_error(ctx, st, "launch of '%s': %s", k->func->name, err);
+    if (armed)
+        st = rt_debug_report(ctx, s, k->func->name, st, 0);
     if (big) {
         free(slots);
         free(ptrs);

@@ -84,6 +84,8 @@ typedef struct Spec {
     int num_threads, smem_bytes;
     int nparams;
     ElemKind *elems; /* runtime param types, ET_PTR for pointers */
+    struct DebugSiteInfo *sites; /* print and device_assert sites (malloc'ed), NULL: none; */
+    int nsites;                  /* with any, the code takes the debug buffer after elems */
 } Spec;
 
 struct tile_Module {
@@ -115,6 +117,9 @@ struct tile_Context {
     _Atomic int tuning; /* tile_Tuning; 0: not set (TILE_TUNE, else auto on GPUs, off on CPU) */
     char *import_path;  /* tile_set_import_path's directories, colon-separated, or NULL */
     const RtChooser *chooser; /* picks tuned consts at launch; NULL: the defaults */
+    pthread_mutex_t debug_lock; /* held from rt_debug_arm to rt_debug_report: one launch
+                                   with debug sites at a time uses debug_buf */
+    tile_DevPtr debug_buf;      /* print and device_assert records (debug.c) */
 };
 
 /* ---- errors and logging ---- */
@@ -140,13 +145,28 @@ tile_Status rt_read_source(tile_Context *ctx, const char *path, char **text, siz
 tile_Status rt_module_load(tile_Context *ctx, const char *name, const char *source, size_t len,
                            int from_file, tile_Module **out);
 
+/* ---- print and device_assert (debug.c) ---- */
+/* For a launch of s: *buf = the context's debug buffer (DEBUG_BUFFER_BYTES, made on first
+ * use) with its header cleared, taking debug_lock; 0 (and no lock) when s has no debug
+ * sites or on failure. */
+tile_Status rt_debug_arm(tile_Context *ctx, const Spec *s, tile_DevPtr *buf);
+/* Follows every rt_debug_arm that gave a buffer, whatever the launch's status `st`: when it
+ * is TILE_OK and not `quiet`, waits for the launch, prints its print records to stdout in
+ * order (program, run of the print, element) and returns TILE_ERROR_ASSERT naming the
+ * first failed device_assert, if any (else st). Releases debug_lock. */
+tile_Status rt_debug_report(tile_Context *ctx, const Spec *s, const char *name, tile_Status st,
+                            int quiet);
+/* Frees the context's debug buffer. */
+void rt_debug_release(tile_Context *ctx);
+
 /* ---- pieces of tile_launch ---- */
 /* Checks count and kinds of args against the kernel's params (before any compile). */
 tile_Status rt_args_check(tile_Kernel *k, const tile_Arg *args, int nargs);
 /* Converts args to the types of a specialization's params: slots[i] holds the value,
- * ptrs[i] points at it. */
-tile_Status rt_args_pack(tile_Kernel *k, const Spec *s, const tile_Arg *args, uint64_t *slots,
-                         void **ptrs);
+ * ptrs[i] points at it; a spec with debug sites takes `debug_buf` in one more slot (the
+ * arrays hold s->nparams + 1). */
+tile_Status rt_args_pack(tile_Kernel *k, const Spec *s, const tile_Arg *args,
+                         tile_DevPtr debug_buf, uint64_t *slots, void **ptrs);
 uint16_t rt_f16_bits(double x);
 uint16_t rt_bf16_bits(double x);
 
@@ -185,6 +205,7 @@ typedef struct CacheEntry {
     void *image; /* loadable code (host object, cubin) */
     size_t image_size;
     uint64_t code_hash; /* hash of the compiled code without its symbol name; 0: unknown */
+    char *debug_sites;  /* CompiledKernel.debug_sites (malloc'ed), NULL: none */
 } CacheEntry;
 /* Fills `path` (PATH_MAX) with the cache file for this specialization; 0, or -1 when the
  * disk cache is disabled. */

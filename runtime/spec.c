@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "debug_abi.h"
 #include "runtime_internal.h"
 
 /* "kernel\x1ftarget\x1fname=value\x1f...[\x1fdiv16=0110]" (malloc'ed) */
@@ -65,6 +66,7 @@ static void spec_free(tile_Context *ctx, Spec *s)
         ctx->ops->unload(ctx->dev, s->bk_mod);
     free(s->key);
     free(s->elems);
+    free(s->sites);
     free(s);
 }
 
@@ -105,6 +107,12 @@ static tile_Status spec_load(tile_Kernel *k, const CacheEntry *e, Spec **out, ch
     memcpy(elems, e->elems, sizeof *elems * (size_t)e->nparams);
     *s = (Spec){ .num_threads = e->num_threads, .smem_bytes = e->smem_bytes,
                  .nparams = e->nparams, .elems = elems };
+    s->nsites = e->debug_sites ? debug_sites_decode(e->debug_sites, &s->sites) : 0;
+    if (s->nsites < 0) {
+        snprintf(err, BK_ERR_MAX, "malformed debug sites in the compiled kernel");
+        spec_free(ctx, s);
+        return TILE_ERROR_COMPILE;
+    }
     tile_Status st = ctx->ops->load(ctx->dev, e->image, e->image_size, &s->bk_mod, err);
     if (st == TILE_OK)
         st = ctx->ops->get_function(ctx->dev, s->bk_mod, e->symbol, e->smem_bytes, &s->fn, err);
@@ -201,6 +209,11 @@ static tile_Status build_image(tile_Kernel *k, const ConstBinding *c, int n,
     for (int i = 0; i < ck.nparams; i++)
         e->elems[i] = ck.params[i].elem;
     e->code_hash = code_hash(ck.code, ck.code_size, ck.symbol);
+    if (ck.debug_sites && !(e->debug_sites = strdup(ck.debug_sites))) {
+        rt_cache_entry_free(e);
+        snprintf(err, BK_ERR_MAX, "out of memory");
+        return TILE_ERROR_OUT_OF_MEMORY;
+    }
     tile_Status st = ctx->ops->finalize(ctx->dev, ck.code, ck.code_size, ck.kind, &e->image,
                                         &e->image_size, err);
     if (st != TILE_OK)

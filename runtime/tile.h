@@ -37,6 +37,8 @@ typedef enum tile_Status {
     TILE_ERROR_OUT_OF_MEMORY,
     TILE_ERROR_IO,               /* reading a file or the cache failed */
     TILE_ERROR_UNSUPPORTED,      /* valid request the chosen backend cannot do yet */
+    TILE_ERROR_ASSERT,           /* a device_assert failed in the launched kernel (the message
+                                    names its file:line:col, program and element) */
 } tile_Status;
 
 typedef enum tile_Backend {

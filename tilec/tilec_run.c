@@ -495,7 +495,7 @@ static const char *status_name(tile_Status s)
 {
     static const char *const names[] = {"ok", "invalid argument", "compile error", "not found",
                                         "no device", "device error", "out of memory",
-                                        "I/O error", "unsupported"};
+                                        "I/O error", "unsupported", "device_assert"};
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown status";
 }
 

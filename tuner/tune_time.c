@@ -167,17 +167,22 @@ static tile_Status run_once(TuneBench *b, Spec *s, const unsigned grid[3], doubl
     const BackendOps *ops = b->ctx->ops;
     uint64_t slots[256];
     void *ptrs[256];
-    if (s->nparams > 256 || rt_args_pack(b->k, s, tune_rotation_next(b), slots, ptrs) != TILE_OK) {
+    tile_DevPtr debug_buf = 0; /* prints and assertions of timed runs are not reported */
+    if (s->nparams >= 256 || rt_debug_arm(b->ctx, s, &debug_buf) != TILE_OK) {
         snprintf(err, BK_ERR_MAX, "packing arguments: %s", tile_error(b->ctx));
         return TILE_ERROR_INVALID_ARGUMENT;
     }
-    tile_Status st = tune_bench_prepare(b, err);
+    tile_Status st = rt_args_pack(b->k, s, tune_rotation_next(b), debug_buf, slots, ptrs);
+    if (st != TILE_OK)
+        snprintf(err, BK_ERR_MAX, "packing arguments: %s", tile_error(b->ctx));
+    if (st == TILE_OK)
+        st = tune_bench_prepare(b, err);
     if (st == TILE_OK && ops->flush_l2 && b->nsets <= 1)
         st = ops->flush_l2(b->ctx->dev, err);
     if (st == TILE_OK)
         st = ops->timed_launch(b->ctx->dev, s->fn, grid, s->num_threads, s->smem_bytes, ptrs,
                                ms, err);
-    return st;
+    return debug_buf ? rt_debug_report(b->ctx, s, NULL, st, 1) : st;
 }
 
 static TResStatus failed(TuneBench *b, const char *what, const char *err, char *reason,

@@ -19,11 +19,19 @@ PREFIX/lib/libtile.so), else as libtile.so.0 on the loader's path.
 import ctypes
 import os
 
-__all__ = ["Context", "Module", "Kernel", "TileError"]
+__all__ = ["Context", "Module", "Kernel", "TileError", "DeviceAssertionError"]
 
 
 class TileError(RuntimeError):
     """A failed tile call: the library's status and message."""
+
+
+class DeviceAssertionError(TileError):
+    """A device_assert failed in a launched kernel (TILE_ERROR_ASSERT): the message names its
+    file:line:col, program and element. The context stays usable."""
+
+
+_STATUS_ASSERT = 9
 
 
 class _Arg(ctypes.Structure):
@@ -176,7 +184,8 @@ class Context:
     def _check(self, status, what=""):
         if status != 0:
             msg = (_library().tile_error(self._h) or b"").decode()
-            raise TileError(f"{what}{msg}" if msg else f"{what}status {status}")
+            exc = DeviceAssertionError if status == _STATUS_ASSERT else TileError
+            raise exc(f"{what}{msg}" if msg else f"{what}status {status}")
 
 
 class Module:

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "tile.h"
 #include "test_exec.h"
 
@@ -450,6 +451,60 @@ void run_seq(const char *file, const Launch *launches, int n)
     finish(rel);
 }
 
+/* What fd 1 received while `capturing` was set up, read back (malloc'ed). */
+static char *read_back(FILE *tmp)
+{
+    long n = ftell(tmp);
+    char *text = malloc(n > 0 ? (size_t)n + 1 : 1);
+    if (!text)
+        return NULL;
+    rewind(tmp);
+    size_t got = n > 0 ? fread(text, 1, (size_t)n, tmp) : 0;
+    text[got] = 0;
+    return text;
+}
+
+void run_expect(const char *file, const Launch *l, tile_Status want, const char *message,
+                const char *printed)
+{
+    tile_Module *m = R.err[0] ? NULL : module(file);
+    tile_Kernel *k = NULL;
+    upload();
+    if (!R.err[0] && tile_kernel_get(m, l->kernel, &k) != TILE_OK)
+        case_fail("no kernel %s in %s: %s", l->kernel, file, tile_error(R.ctx));
+    FILE *tmp = R.err[0] ? NULL : tmpfile();
+    int saved = tmp ? dup(1) : -1;
+    if (!R.err[0] && (!tmp || saved < 0))
+        case_fail("cannot capture standard output");
+    double rel = 0;
+    if (!R.err[0]) {
+        fflush(stdout);
+        dup2(fileno(tmp), 1);
+        tile_Status s = tile_launch(k, l->args, l->nargs, l->consts, l->nconsts);
+        if (s == TILE_OK)
+            s = tile_synchronize(R.ctx);
+        fflush(stdout);
+        dup2(saved, 1);
+        char *text = read_back(tmp);
+        const char *msg = s == TILE_OK ? "" : tile_error(R.ctx);
+        if (s != want)
+            case_fail("launch of %s: status %d, expected %d: %s", l->kernel, (int)s, (int)want, msg);
+        else if (message && !strstr(msg, message))
+            case_fail("launch of %s: message \"%s\" lacks \"%s\"", l->kernel, msg, message);
+        else if (printed && (!text || strcmp(text, printed)))
+            case_fail("launch of %s printed:\n%s---- expected:\n%s----", l->kernel,
+                      text ? text : "(nothing)", printed);
+        free(text);
+        if (!R.err[0])
+            rel = download_and_check();
+    }
+    if (saved >= 0)
+        close(saved);
+    if (tmp)
+        fclose(tmp);
+    finish(rel);
+}
+
 /* ---- examples ---- */
 
 static void t_add(void)
@@ -644,7 +699,7 @@ static const Group GROUPS[] = {
     {"imports", t_imports},   {"flash_fwd", t_flash_fwd}, {"decode", t_attn_decode},
     {"paged", t_attn_paged},  {"types", t_types},       {"atomics", t_atomics},
     {"random", t_random},   {"shapes", t_shapes},
-    {"fp8", t_fp8},
+    {"fp8", t_fp8},         {"debug", t_debug},
 };
 
 static int usage(void)

@@ -76,6 +76,12 @@ typedef struct Launch {
 /* run() for kernels launched one after the other on the same buffers; compares after the last. */
 void run_seq(const char *file, const Launch *launches, int n);
 
+/* One launch expected to end with status `want`, its message holding `message` (NULL: any)
+ * and what it writes to standard output being `printed` exactly (NULL: anything); then the
+ * outputs are compared (after a failed device_assert: what the programs wrote before). */
+void run_expect(const char *file, const Launch *l, tile_Status want, const char *message,
+                const char *printed);
+
 #define P(b) tile_ptr((b)->d)
 #define I(x) tile_int(x)
 #define F(x) tile_float(x)
@@ -111,5 +117,6 @@ void t_atomics(void);
 void t_random(void);
 void t_shapes(void);
 void t_fp8(void);
+void t_debug(void);
 
 #endif

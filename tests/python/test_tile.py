@@ -103,6 +103,18 @@ p = np.exp(sc - sc.max(-1, keepdims=True))
 ref = (p / p.sum(-1, keepdims=True)) @ v2
 err = np.linalg.norm(o - ref) / np.linalg.norm(ref)
 check(err < 3e-3, f"stdlib flash_fwd causal GQA 4:2 s={s}: relative error {err:.2e}")
+dbg = ctx.load_string("""
+@grid(cdiv(n, 64))
+kernel checked(x: *f32, n: i32) {
+    let i = program_id(0) * 64 + arange(0, 64);
+    device_assert(load(x + i, mask=i < n) >= 0.0, "x must be non-negative");
+}""", "checked.tile")["checked"]
+xs = np.abs(rng.uniform(-1, 1, 200)).astype(np.float32)
+dbg(xs, 200)
+check(True, "device_assert that holds: no exception")
+xs[130] = -1
+raises(tile.DeviceAssertionError, lambda: dbg(xs, 200), "device_assert that fails",
+       "checked.tile:5:5: device assertion failed in program (2, 0, 0) at element [2]")
 ctx.close()
 raises(tile.TileError, lambda: ctx.load_string(src), "a closed context", "closed")
 shutil.rmtree(cache_dir, ignore_errors=True)

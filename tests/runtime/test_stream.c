@@ -65,6 +65,11 @@ static const char *const SRC =
     "kernel add2(x: *f32, n: i32, const BLOCK: i32 = 128) {\n"
     "    let i = program_id(0) * BLOCK + arange(0, BLOCK);\n"
     "    store(x + i, load(x + i, mask=i < n) + 2.0, mask=i < n);\n"
+    "}\n"
+    "@grid(cdiv(n, 256))\n"
+    "kernel check(x: *f32, n: i32) {\n"
+    "    let i = program_id(0) * 256 + arange(0, 256);\n"
+    "    device_assert(load(x + i, mask=i < n) >= 0.0, \"x is non-negative\");\n"
     "}\n";
 
 enum { N = 100003 };
@@ -86,10 +91,14 @@ static void note_log(void *user, const char *msg)
 }
 
 static int graph_on(tile_Context *ctx, CUstream s, tile_Kernel *k1, tile_Kernel *k2,
-                    tile_DevPtr x, float *host)
+                    tile_Kernel *k3, tile_DevPtr x, float *host)
 {
     tile_Arg args[2] = {tile_ptr(x), tile_int(N)};
+    EXPECT(ctx, TILE_OK, tile_launch(k3, args, 2, NULL, 0));
     CHECK(cu.begin_capture(s, 0 /* global mode */) == 0);
+    /* device_assert waits for its launch: refused inside a capture */
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_launch(k3, args, 2, NULL, 0));
+    CHECK(strstr(tile_error(ctx), "print or device_assert"));
     for (int i = 0; i < 3; i++)
         EXPECT(ctx, TILE_OK, tile_launch(k1, args, 2, NULL, 0));
     EXPECT(ctx, TILE_OK, tile_launch(k2, args, 2, NULL, 0)); /* would tune: must not */
@@ -125,13 +134,14 @@ static int t_cuda(void)
     int said = 0;
     tile_set_log(ctx, note_log, &said);
     tile_Module *m;
-    tile_Kernel *k1, *k2;
+    tile_Kernel *k1, *k2, *k3;
     tile_DevPtr x;
     float *host = calloc(N, sizeof(float));
     CHECK(host);
     EXPECT(ctx, TILE_OK, tile_module_load_string(ctx, "stream", SRC, &m));
     EXPECT(ctx, TILE_OK, tile_kernel_get(m, "add1", &k1));
     EXPECT(ctx, TILE_OK, tile_kernel_get(m, "add2", &k2));
+    EXPECT(ctx, TILE_OK, tile_kernel_get(m, "check", &k3));
     EXPECT(ctx, TILE_OK, tile_malloc(ctx, N * sizeof(float), &x));
     EXPECT(ctx, TILE_OK, tile_copy_to_device(ctx, x, host, N * sizeof(float)));
     CUstream s;
@@ -142,7 +152,7 @@ static int t_cuda(void)
     CHECK(cu.stream_sync(s) == 0);
     EXPECT(ctx, TILE_OK, tile_copy_to_host(ctx, host, x, N * sizeof(float)));
     CHECK(all_equal(host, 1.0f));
-    int rc = graph_on(ctx, s, k1, k2, x, host);
+    int rc = graph_on(ctx, s, k1, k2, k3, x, host);
     CHECK(rc != 0 || said); /* the launch that would have tuned said why it did not */
     EXPECT(ctx, TILE_OK, tile_set_stream(ctx, NULL));
     EXPECT(ctx, TILE_OK, tile_synchronize(ctx));
