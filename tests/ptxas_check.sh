@@ -1,6 +1,6 @@
 #!/bin/sh
 # ptxas_check.sh: the PTX of every kernel of every example (and of the tensor-core,
-# integer-division, float-to-integer cast, atomics, fp8 and shape-op tests) assembles with ptxas for sm_80 and sm_90, as emitted and as a launch
+# integer-division, float-to-integer cast, atomics, fp8, shape-op and print/device_assert tests) assembles with ptxas for sm_80 and sm_90, as emitted and as a launch
 # with 16-byte aligned arguments specializes it, and uses no local memory: no stack frame, no spills. The 16-bit
 # matmul and attention kernels must use the tensor cores: mma.sync, ldmatrix and (aligned)
 # cp.async must appear. Skips (exit 77) without ptxas.
@@ -8,7 +8,7 @@
 tilec=${1:?usage: ptxas_check.sh TILEC [FILE...]}
 shift
 [ $# -gt 0 ] || set -- examples/*.tile tests/exec/mma.tile tests/exec/intdiv.tile tests/exec/fcast.tile \
-    tests/exec/atomics.tile tests/exec/fp8.tile tests/exec/shapes.tile
+    tests/exec/atomics.tile tests/exec/fp8.tile tests/exec/shapes.tile tests/exec/debug.tile
 ptxas=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null || true)
 if [ -z "$ptxas" ]; then
     echo "skipped: ptxas not found (install the CUDA toolkit or put ptxas on PATH)"
