@@ -12,7 +12,7 @@ Rows, each on its own inputs (torch, fixed seed, normal, on the GPU):
   best named. K/V TB/s: 2·B·KVH·L·D·2 bytes / time, beside the device's copy bandwidth (a 1 GiB
   device-to-device torch copy timed the same way, read + write bytes / time).
 - paged: the decode shapes with K and V in pages of 16 ([num_blocks, 16, kv_heads, 128]) behind a
-  shuffled block table, `paged` with SPLIT (split-KV) then `paged_combine`, against our own
+  shuffled block table, `paged` with SPLIT (split-KV, merged by its last split in the same launch), against our own
   `decode` on the dense layout (same inputs) and SDPA; and one mixed batch (a few prefills of
   1-2k tokens, many decodes) through `paged` in one launch (no SPLIT), checked against float32
   SDPA per sequence.
@@ -247,10 +247,11 @@ def decode_args(src, case, files):
 
 
 def paged_args(src, case, files, max_blocks):
-    """paged with SPLIT then paged_combine (decode rows), or paged alone (the mixed batch): q and
-    o [tokens, heads, D], K and V caches [blocks, PAGE, kv_heads, D], block_table [sequences,
-    max_blocks], seq_lens [sequences], query_start_loc [sequences + 1]; with SPLIT the workspace
-    holds MAX_SPLITS partial rows of D floats per (token, query head), else 1-element stand-ins."""
+    """paged with SPLIT (decode rows: its last split merges, one launch) or without (the mixed
+    batch): q and o [tokens, heads, D], K and V caches [blocks, PAGE, kv_heads, D], block_table
+    [sequences, max_blocks], seq_lens [sequences], query_start_loc [sequences + 1]; with SPLIT
+    the workspace holds MAX_SPLITS partial rows of D floats per (token, query head) and the
+    counters (one i32 per query block and KV head) start at zero, else 1-element stand-ins."""
     h, kvh, d, t = case.heads, case.kv_heads, case.head_dim, case.tokens
     scalars = {"num_tokens": t, "num_seqs": len(case.lengths), "kv_heads": kvh,
                "stride_qt": h * d, "stride_qh": d, "stride_ot": h * d, "stride_oh": d,
@@ -259,19 +260,17 @@ def paged_args(src, case, files, max_blocks):
     split = case.op == "paged"
     consts = {"HEAD_DIM": d, "GROUP": h // kvh, "PAGE": PAGE, "SPLIT": split,
               "MAX_SPLITS": MAX_SPLITS}
-    loads = {n: files[n] for n in ("q", "k_cache", "v_cache", "block_table", "seq_lens",
-                                   "query_start_loc")}
-    if not split:
-        return [run_args(src, "paged" + suffix(case), scalars, consts, loads,
-                         {"o": t * h * d, "ws_o": 1, "ws_lse": 1}, {"o": files["out"]})]
-    ws = {"ws_o": files["partial_o"], "ws_lse": files["partial_lse"]}
-    first = run_args(src, "paged" + suffix(case), scalars, consts, loads,
-                     {"o": 1, "ws_o": t * h * MAX_SPLITS * d, "ws_lse": t * h * MAX_SPLITS}, ws)
-    second = run_args(src, "paged_combine" + suffix(case),
-                      {"num_tokens": t, "q_heads": h, "stride_ot": h * d, "stride_oh": d},
-                      {"HEAD_DIM": d, "MAX_SPLITS": MAX_SPLITS}, ws, {"o": t * h * d},
-                      {"o": files["out"]})
-    return [first, second]
+    names = ("q", "k_cache", "v_cache", "block_table", "seq_lens", "query_start_loc")
+    loads = {n: files[n] for n in names + (("counters",) if split else ())}
+    ws = ({"ws_o": t * h * MAX_SPLITS * d, "ws_lse": t * h * MAX_SPLITS} if split
+          else {"ws_o": 1, "ws_lse": 1, "counters": 1})
+    return [run_args(src, "paged" + suffix(case), scalars, consts, loads,
+                     dict(ws, o=t * h * d), {"o": files["out"]})]
+
+
+def paged_counters(case):
+    """How many counters paged's split path needs: num_tokens + num_seqs per KV head."""
+    return (case.tokens + len(case.lengths)) * case.kv_heads
 
 
 KERNEL_FILES = {"flash": "flash_fwd.tile", "decode": "decode.tile", "paged": "paged.tile",
@@ -387,7 +386,7 @@ SECTIONS = [
                "sequence, dense KV cache",
      ["case", "tile ms", "tile K/V TB/s", "best SDPA K/V TB/s", "best SDPA", "tile / best SDPA",
       "tile / copy"] + TAIL, decode_values),
-    ("paged", f"paged (SPLIT) + paged_combine: the decode shapes, KV in pages of {PAGE}, "
+    ("paged", f"paged (SPLIT, one launch): the decode shapes, KV in pages of {PAGE}, "
               "shuffled block table",
      ["case", "tile ms", "tile K/V TB/s", "tile decode (dense) K/V TB/s", "paged / decode",
       "best SDPA K/V TB/s", "best SDPA", "paged / best SDPA", "paged / copy"] + TAIL,
@@ -405,9 +404,8 @@ def markdown_report(meta, rows):
              f"bandwidth {fmt(copy, '.2f')} TB/s (a 1 GiB device-to-device copy, read + write "
              "bytes / median time).", "",
              "tile: median of cold launches at the tuned configuration (`tilec run --cold`, "
-             "tuned on the first launch); where a row takes two launches (split-KV, then the "
-             "combine of the partial results), each is timed by its own `tilec run` (the combine "
-             "on the partials the first run saved) and the row's time is their sum (notes). "
+             "tuned on the first launch); every row is one launch (decode_fused and paged's split "
+             "path merge their splits in the same launch). "
              "Peers: median of `triton.testing.do_bench` (L2 flushed before each run) on the "
              "same inputs. TFLOP/s: 4·B·H·S²·D, halved when causal (flash); 4·H·D per query and "
              "key it sees (mixed). K/V TB/s: the bytes of K and V, 2·B·KVH·L·D·2, over the time. "
@@ -647,11 +645,12 @@ class GpuBench(tc.GpuBench):
 
     def files_for(self, case, x, d):
         files = {n: os.path.join(d, n + ".bin") for n in ("out", "partial_o", "partial_lse")}
-        if case.op == "decode":
-            x["counters"] = self.torch.zeros(case.batch * case.kv_heads, dtype=self.torch.int32,
-                                             device="cuda")
+        if case.op in ("decode", "paged"):
+            n = case.batch * case.kv_heads if case.op == "decode" else paged_counters(case)
+            x["counters"] = self.torch.zeros(n, dtype=self.torch.int32, device="cuda")
         names = {"flash": ("q", "k", "v"), "decode": ("q", "k", "v", "seq_lens", "counters")}.get(
-            case.op, ("q_packed", "k_cache", "v_cache", "block_table", "seq_lens", "query_start_loc"))
+            case.op, ("q_packed", "k_cache", "v_cache", "block_table", "seq_lens", "query_start_loc")
+            + (("counters",) if case.op == "paged" else ()))
         for n in names:
             files["q" if n == "q_packed" else n] = os.path.join(d, n + ".bin")
             write_raw(x[n], files["q" if n == "q_packed" else n])

@@ -132,8 +132,11 @@ def tiny_inputs(case, tmp):
             packed += [x for i in range(ql) for hh in range(h) for x in vec(q, hh * ql + i, d)]
         data = {"q": packed, "k_cache": kc, "v_cache": vc}
         starts = [sum(ql for ql, _ in lens[:i]) for i in range(len(lens) + 1)]
-        for name, vals in (("block_table", table), ("seq_lens", [kl for _, kl in lens]),
-                           ("query_start_loc", starts)):
+        named = [("block_table", table), ("seq_lens", [kl for _, kl in lens]),
+                 ("query_start_loc", starts)]
+        if case.op == "paged":
+            named.append(("counters", [0] * at.paged_counters(case)))
+        for name, vals in named:
             files[name] = os.path.join(tmp, name + ".bin")
             write(files[name], vals, "i32")
         ref = ref_packed(case, qs, ks, vs)
@@ -302,7 +305,7 @@ def test_report():
             md = fh.read()
         kv = 2 * 16 * 8 * 8192 * 128 * 2
         check(all(s in md for s in ("### flash_fwd", "### decode_fused (split-KV decode and merge, one launch)",
-                                    "### paged (SPLIT) + paged_combine", "### paged (no SPLIT): one launch",
+                                    "### paged (SPLIT, one launch)", "### paged (no SPLIT): one launch",
                                     "GPU: fake GPU", "3.00 TB/s")),
               "markdown: the four sections, the GPU and the copy bandwidth")
         dline = next(line for line in md.splitlines() if line.startswith("| decode f16 d128 b16"))

@@ -160,19 +160,19 @@ static int run(tile_Context *ctx, const char *path)
                               : tile_malloc(ctx, bufs[i].bytes, bufs[i].d)) != TILE_OK)
             return failed(ctx, s, "copying the batch to the device");
 
-    /* q, k_cache, v_cache, o, the split path's workspaces (not used without SPLIT: o stands in),
-     * block_table, seq_lens, query_start_loc, num_tokens, num_seqs, kv_heads, q strides (token,
+    /* q, k_cache, v_cache, o, the split path's workspaces and counters (not used without SPLIT:
+     * o stands in), block_table, seq_lens, query_start_loc, num_tokens, num_seqs, kv_heads, q strides (token,
      * head), o strides, cache strides (block, slot, head), block table row stride, scale,
      * window, softcap; consts: head size, group, page, and the path (not split) */
     tile_Arg args[] = {tile_ptr(dq), tile_ptr(dk), tile_ptr(dv), tile_ptr(dout), tile_ptr(dout),
-                       tile_ptr(dout), tile_ptr(dtable),
+                       tile_ptr(dout), tile_ptr(dout), tile_ptr(dtable),
                        tile_ptr(dlens), tile_ptr(dqsl), tile_i32(b.tokens), tile_i32(SEQS),
                        tile_i32(KV_HEADS), tile_i32(Q_HEADS * D), tile_i32(D),
                        tile_i32(Q_HEADS * D), tile_i32(D), tile_i64(PAGE * KV_HEADS * D),
                        tile_i32(KV_HEADS * D), tile_i32(D),
                        tile_i32(b.max_blocks), tile_f32(scale), tile_i32(0), tile_f32(0)};
     tile_Const consts[] = {{"HEAD_DIM", D}, {"GROUP", GROUP}, {"PAGE", PAGE}, {"SPLIT", 0}};
-    if ((s = tile_launch(k, args, 23, consts, 4)) != TILE_OK ||
+    if ((s = tile_launch(k, args, 24, consts, 4)) != TILE_OK ||
         (s = tile_synchronize(ctx)) != TILE_OK)
         return failed(ctx, s, "the launch");
     if ((s = tile_copy_to_host(ctx, o, dout, q_n * 2)) != TILE_OK)

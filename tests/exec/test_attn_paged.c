@@ -154,7 +154,7 @@ static void describe(const PagedCase *c)
     if (c->softcap > 0)
         n += snprintf(extra + n, sizeof extra - (size_t)n, " softcap=%g", c->softcap);
     if (c->splits)
-        n += snprintf(extra + n, sizeof extra - (size_t)n, " SPLIT NUM_SPLITS=%d (+combine)",
+        n += snprintf(extra + n, sizeof extra - (size_t)n, " SPLIT NUM_SPLITS=%d",
                       c->splits);
     if (c->block_q)
         n += snprintf(extra + n, sizeof extra - (size_t)n, " BLOCK_Q=%d num_warps=%d",
@@ -190,7 +190,8 @@ static Bufs paged_inputs(const PagedCase *c, const Layout *l)
     return b;
 }
 
-/* Launches paged (paged_bf16), and with SPLIT paged_combine after it, through run_seq. */
+/* Launches paged (paged_bf16); with SPLIT its last split merges the rows, and the counters
+ * (one per query block and KV head: at most tokens + sequences blocks) end at 0 again. */
 static void paged_case(const PagedCase *c)
 {
     describe(c);
@@ -207,19 +208,17 @@ static void paged_case(const PagedCase *c)
     if (c->block_q)
         cs[ncs++] = (tile_Const){"BLOCK_Q", c->block_q},
         cs[ncs++] = (tile_Const){"num_warps", c->warps};
-    /* without SPLIT the workspaces are not touched: o stands in for them */
+    /* without SPLIT the workspaces and counters are not touched: o stands in for them */
     size_t rows = c->splits ? (size_t)l.tokens * l.q_heads * MAX_SPLITS : 0;
     Buf *ws_o = c->splits ? scratch("ws_o", T_F32, rows * D) : b.o;
     Buf *ws_lse = c->splits ? scratch("ws_lse", T_F32, rows) : b.o;
-    tile_Arg a[] = {P(b.q), P(b.k), P(b.v), P(b.o), P(ws_o), P(ws_lse), P(b.bt), P(b.lens),
-                    P(b.qsl), I(l.tokens), I(c->b->n), I(c->kv_heads), I(l.sqt), I(l.sqh),
-                    I(l.sot), I(l.soh), I(l.sb), I(l.ss), I(l.sh), I(l.sbt),
+    Buf *counters = c->splits ? inout("counters", T_I32, (size_t)(l.tokens + c->b->n) * c->kv_heads,
+                                      EXACT) : b.o;
+    tile_Arg a[] = {P(b.q), P(b.k), P(b.v), P(b.o), P(ws_o), P(ws_lse), P(counters), P(b.bt),
+                    P(b.lens), P(b.qsl), I(l.tokens), I(c->b->n), I(c->kv_heads), I(l.sqt),
+                    I(l.sqh), I(l.sot), I(l.soh), I(l.sb), I(l.ss), I(l.sh), I(l.sbt),
                     F(c->scale / sqrt(D)), I(c->window), F(c->softcap)};
-    tile_Arg ac[] = {P(ws_o), P(ws_lse), P(b.o), I(l.tokens), I(l.q_heads), I(l.sot), I(l.soh)};
-    tile_Const cc[] = {{"HEAD_DIM", D}};
-    Launch ls[] = {{c->bf16 ? "paged_bf16" : "paged", a, 23, cs, ncs},
-                   {c->bf16 ? "paged_combine_bf16" : "paged_combine", ac, 7, cc, 1}};
-    run_seq("stdlib/attention/paged.tile", ls, c->splits ? 2 : 1);
+    run("stdlib/attention/paged.tile", c->bf16 ? "paged_bf16" : "paged", a, 24, cs, ncs);
 }
 
 void t_attn_paged(void)
