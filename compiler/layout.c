@@ -219,6 +219,12 @@ static int supported(const TirLayout *l)
 static int parent_ll(const TirLayout *l, const int *S, LinearLayout *out)
 {
     int T[2] = {S[1], S[0]};
+    TirLayout u;
+    if (l->transposed && l->rank == 2 && l->sliced) { /* the slices, in the encoding's dims */
+        u = *l;
+        u.sliced = (l->sliced & 1u) << 1 | (l->sliced >> 1 & 1u);
+        l = &u;
+    }
     if (!supported(l) || (l->transposed && l->rank != 2) ||
         ll_init(out, l->rank, l->transposed ? T : S) != 0)
         return -1;

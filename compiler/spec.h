@@ -119,12 +119,21 @@ Val spec_print(Spec *s, const char *prefix, const Val *vals, const Expr *const *
                SrcLoc at);
 Val spec_device_assert(Spec *s, Val cond, const Expr *cond_expr, const char *msg, SrcLoc at);
 
+/* spec_combine.c: reduce and associative_scan with helper f as the combine function, along
+ * axis of tile x (reduce: axis -1 reduces every element; keep_dims keeps the reduced dims as
+ * size 1); reverse scans from the end, combining in index order */
+Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, SrcLoc at);
+Val spec_scan_with(Spec *s, TirValue *x, int axis, const Func *f, int reverse, SrcLoc at);
+
 /* spec_builtins.c */
 int spec_is_builtin(const char *name);
 Val spec_builtin(Spec *s, const Expr *call);
 
 /* specialize.c: helper calls */
 Val spec_call_helper(Spec *s, const Func *f, const Expr *call);
+/* Inlines helper f on values (a combine function called by the compiler): args as its first
+ * parameters, the rest their defaults. */
+Val spec_apply_helper(Spec *s, const Func *f, const Val *args, int nargs, SrcLoc loc);
 
 /* The entry point: builds the kernel for the given const values (all resolved). */
 TirKernel *spec_kernel(Arena *a, const Module *m, const Func *f, const ConstBinding *consts,

@@ -16,6 +16,9 @@ typedef struct Args {
 typedef Val (*BuiltinFn)(Spec *s, Args *a);
 
 /* Slots that take a string literal (atomics' memory order and scope). */
+/* Slots that name a helper function (the combine function of reduce and associative_scan). */
+static int is_function_slot(const char *slot) { return strcmp(slot, "combine_fn") == 0; }
+
 static int is_string_slot(const char *slot) {
     return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0 || strcmp(slot, "msg") == 0 ||
            strcmp(slot, "prefix") == 0;
@@ -47,6 +50,7 @@ static int bind_args(Spec *s, const Expr *call, const char *const *slots, int ns
         }
         a->e[slot] = call->args[i];
         if (call->args[i]->kind == EX_STRING && is_string_slot(slots[slot])) continue; /* read by name */
+        if (call->args[i]->kind == EX_NAME && is_function_slot(slots[slot])) continue; /* a helper */
         a->v[slot] = spec_expr(s, call->args[i]);
         if (a->v[slot].kind == V_ERROR) return 0;
     }
@@ -374,6 +378,34 @@ static Val b_static_assert(Spec *s, Args *a) {
         return val_error();
     }
     return (Val){.kind = V_VOID};
+}
+
+static int bool_flag(Spec *s, Args *a, int i, const char *what, int *out);
+static TirValue *tile_arg(Spec *s, Args *a, int i, const char *what);
+
+/* The helper named in slot i (a combine function of two values), or NULL after a diagnostic. */
+static const Func *combine_fn(Spec *s, Args *a, int i) {
+    const Func *f = a->e[i]->kind == EX_NAME ? module_find_func(s->module, a->e[i]->name) : NULL;
+    if (!f || f->is_kernel || f->nparams < 2) {
+        diag_error(s->diags, a->e[i]->loc, "%s() needs the name of a helper 'fn' of two values as its "
+                   "combine function", a->call->name);
+        return NULL;
+    }
+    return f;
+}
+
+/* reduce(x, axis, combine_fn [, keep_dims=B]) and associative_scan(x, axis, combine_fn
+ * [, reverse=B]): with axis None, reduce takes every element. */
+static Val b_combine(Spec *s, Args *a) {
+    int scan = a->call->name[0] == 'a', rank, axis = -1, flag = 0;
+    TirValue *x = tile_arg(s, a, 0, a->call->name);
+    const Func *f = x ? combine_fn(s, a, 2) : NULL;
+    if (!f) return val_error();
+    rank = x->type.rank;
+    if (a->e[3] && !bool_flag(s, a, 3, scan ? "reverse" : "keep_dims", &flag)) return val_error();
+    if ((scan || a->v[1].kind != V_NONE) && !axis_arg(s, a, 1, rank, &axis)) return val_error();
+    return scan ? spec_scan_with(s, x, axis, f, flag, a->call->loc)
+                : spec_reduce_with(s, x, axis, f, flag, a->call->loc);
 }
 
 /* print(prefix, values...): each element's values, once per program run of the call. */
@@ -1172,6 +1204,8 @@ static const struct {
     {"atomic_xchg", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"static_assert", b_static_assert, 1, {"cond", "msg"}},
     {"print", b_print, 1, {"prefix", "v1", "v2", "v3", "v4", "v5"}},
+    {"reduce", b_combine, 3, {"x", "axis", "combine_fn", "keep_dims"}},
+    {"associative_scan", b_combine, 3, {"x", "axis", "combine_fn", "reverse"}},
     {"device_assert", b_device_assert, 1, {"cond", "msg"}},
     {"cumsum", b_scan, 1, {"x", "axis", "reverse"}},
     {"flip", b_flip, 1, {"x", "dim"}},

@@ -467,10 +467,12 @@ static int helper_args(Spec *s, const Func *f, const Expr *call, Val *vals) {
     return 1;
 }
 
+static Val inline_body(Spec *s, const Func *f, const Val *vals);
+
 /* Refuses to inline once the kernel's inlined statements are over budget (reported once). */
-static int inline_over_budget(Spec *s, const Func *f, const Expr *call) {
+static int inline_over_budget(Spec *s, const Func *f, SrcLoc loc) {
     if (s->inlined_stmts <= SPEC_INLINE_BUDGET || s->over_budget) return s->over_budget;
-    diag_error(s->diags, call->loc, "inlining '%s' here takes kernel '%s' past %d inlined statements "
+    diag_error(s->diags, loc, "inlining '%s' here takes kernel '%s' past %d inlined statements "
                "(helpers calling helpers several times grow exponentially)", f->name, s->kernel->name,
                SPEC_INLINE_BUDGET);
     s->over_budget = 1;
@@ -478,7 +480,7 @@ static int inline_over_budget(Spec *s, const Func *f, const Expr *call) {
 }
 
 Val spec_call_helper(Spec *s, const Func *f, const Expr *call) {
-    if (inline_over_budget(s, f, call)) return val_error();
+    if (inline_over_budget(s, f, call->loc)) return val_error();
     if (f->nparams > SPEC_MAX_HELPER_PARAMS) { /* sema reports it at the definition */
         diag_error(s->diags, call->loc, "helper '%s' has %d parameters (at most %d)", f->name, f->nparams,
                    SPEC_MAX_HELPER_PARAMS);
@@ -490,6 +492,34 @@ Val spec_call_helper(Spec *s, const Func *f, const Expr *call) {
     }
     Val vals[SPEC_MAX_HELPER_PARAMS + 1];
     if (!helper_args(s, f, call, vals)) return val_error();
+    return inline_body(s, f, vals);
+}
+
+Val spec_apply_helper(Spec *s, const Func *f, const Val *args, int nargs, SrcLoc loc) {
+    if (inline_over_budget(s, f, loc)) return val_error();
+    if (s->inline_depth >= 32) {
+        diag_error(s->diags, loc, "helper '%s' is recursive or nested too deeply (inlining stops at 32 levels)", f->name);
+        return val_error();
+    }
+    Val vals[SPEC_MAX_HELPER_PARAMS + 1];
+    for (int p = 0; p < f->nparams && p < SPEC_MAX_HELPER_PARAMS; p++) {
+        if (p < nargs) {
+            if (!helper_arg(s, &f->params[p], args[p], loc, &vals[p])) return val_error();
+        } else if (f->params[p].default_value) {
+            vals[p] = spec_expr(s, f->params[p].default_value);
+        } else {
+            diag_error(s->diags, loc, "%s() needs its argument '%s'", f->name, f->params[p].name);
+            return val_error();
+        }
+    }
+    if (nargs > f->nparams) {
+        diag_error(s->diags, loc, "%s() takes %d parameters, called with %d", f->name, f->nparams, nargs);
+        return val_error();
+    }
+    return inline_body(s, f, vals);
+}
+
+static Val inline_body(Spec *s, const Func *f, const Val *vals) {
     Scope *saved_scope = s->scope;
     LoopCtx *saved_loop = s->loop;
     Val *saved_ret = s->ret, ret = {.kind = V_VOID};

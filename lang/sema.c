@@ -65,6 +65,8 @@ static const Builtin builtins[] = {
     {"atomic_cas", 3, 6, 3, {"sem", "scope", "mask"}},
     {"static_assert", 1, 2, 1, {"msg"}},
     {"print", 1, 6, 6, {0}}, {"device_assert", 1, 2, 1, {"msg"}},
+    {"reduce", 3, 4, 1, {"axis", "combine_fn", "keep_dims"}},
+    {"associative_scan", 3, 4, 1, {"axis", "combine_fn", "reverse"}},
     {"cumsum", 1, 3, 1, {"axis", "reverse"}}, {"flip", 1, 2, 1, {"dim"}},
     {"sort", 1, 3, 1, {"dim", "descending"}}, {"topk", 2, 3, 2, {"dim"}},
     {"argsort", 1, 3, 1, {"dim", "descending"}}, {"argtopk", 2, 3, 2, {"dim"}}, {"cumprod", 1, 3, 1, {"axis", "reverse"}},
@@ -232,8 +234,28 @@ static void record_call(Sema *S, int callee, const Expr *e) {
     S->calls[S->ncalls++] = (CallEdge){S->fn_pos, callee, e};
 }
 
+/* Argument i of builtin call e names a function (the combine function of reduce and
+ * associative_scan: third, or combine_fn=). */
+static int names_function(const Expr *e, int i) {
+    if (strcmp(e->name, "reduce") && strcmp(e->name, "associative_scan")) return 0;
+    const char *kw = e->arg_names ? e->arg_names[i] : NULL;
+    return e->args[i]->kind == EX_NAME && (kw ? !strcmp(kw, "combine_fn") : i == 2);
+}
+
+/* A combine function: a helper, recorded as called (the recursion check sees it). */
+static void check_function_arg(Sema *S, const Expr *arg) {
+    int pos = func_position(S->m, arg->name);
+    if (pos < 0 || S->m->funcs[pos]->is_kernel)
+        ERR(S, arg->loc, "'%s' is not a helper function (a combine function is the name of an 'fn')",
+            arg->name);
+    else
+        record_call(S, pos, arg);
+}
+
 static void check_call(Sema *S, const Expr *e) {
-    for (int i = 0; i < e->nargs; i++) check_expr(S, e->args[i]);
+    for (int i = 0; i < e->nargs; i++)
+        if (names_function(e, i) && func_position(S->m, e->name) < 0) check_function_arg(S, e->args[i]);
+        else check_expr(S, e->args[i]);
     const Builtin *b = builtin_find(e->name);
     int pos = func_position(S->m, e->name);
     const Func *f = pos < 0 ? NULL : S->m->funcs[pos];

@@ -699,7 +699,7 @@ static const Group GROUPS[] = {
     {"imports", t_imports},   {"flash_fwd", t_flash_fwd}, {"decode", t_attn_decode},
     {"paged", t_attn_paged},  {"types", t_types},       {"atomics", t_atomics},
     {"random", t_random},   {"shapes", t_shapes},
-    {"fp8", t_fp8},         {"debug", t_debug},
+    {"fp8", t_fp8},         {"debug", t_debug},         {"combine", t_combine},
 };
 
 static int usage(void)

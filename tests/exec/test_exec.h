@@ -118,5 +118,6 @@ void t_random(void);
 void t_shapes(void);
 void t_fp8(void);
 void t_debug(void);
+void t_combine(void);
 
 #endif

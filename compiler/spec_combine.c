@@ -1,0 +1,201 @@
+/* spec_combine.c: reduce(x, axis, combine_fn) and associative_scan(x, axis, combine_fn) with a
+ * helper as the combine function (spec.h), built from shape ops and calls of the helper inlined
+ * on whole tiles, so they run on every backend without an IR op of their own. The axis goes
+ * last and the other dims are flattened: x [M, n]. A reduction is a tree: log2(n) combines of
+ * the even and odd elements. A scan is the odd-even recursion: the scan of the pairs' combines
+ * gives the prefixes ending at odd positions, and each even element is the exclusive prefix
+ * before it combined with it (2 log2(n) combines deep, about 2n in all). The function must be
+ * associative; it need not be commutative: operands keep their order. */
+#include <string.h>
+#include "spec.h"
+
+typedef struct Combine {
+    Spec *s;
+    const Func *f;
+    int swap; /* reverse scans combine (b, a): the flipped order back in index order */
+    ElemKind et;
+    SrcLoc at;
+} Combine;
+
+static TirValue *reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLoc at)
+{
+    TirType t = tir_type_make(x->type.elem, rank, shape);
+    return spec_emit(s, TIR_RESHAPE, at, &x, 1, t);
+}
+
+/* x [M, n] -> its even and odd elements along the last dim, [M, n / 2] each. */
+static void halves(Spec *s, TirValue *x, TirValue **even, TirValue **odd, SrcLoc at)
+{
+    int m = x->type.shape[0], n = x->type.shape[1];
+    TirValue *p = reshape(s, x, 3, (const int[]){m, n / 2, 2}, at);
+    TirType t = tir_type_make(x->type.elem, 2, (const int[]){m, n / 2});
+    TirType types[2] = {t, t};
+    TirOp *op = tir_op_append(s->k, s->block, TIR_SPLIT, at, &p, 1, types, 2);
+    *even = op->results[0];
+    *odd = op->results[1];
+}
+
+/* a, b [M, k] -> [M, 2k]: a at even positions, b at odd. */
+static TirValue *interleave(Spec *s, TirValue *a, TirValue *b, SrcLoc at)
+{
+    int m = a->type.shape[0], k = a->type.shape[1];
+    TirValue *ops[2] = {a, b};
+    TirValue *j = spec_emit(s, TIR_JOIN, at, ops, 2, tir_type_make(a->type.elem, 3, (const int[]){m, k, 2}));
+    return reshape(s, j, 2, (const int[]){m, 2 * k}, at);
+}
+
+/* combine_fn(a, b), checked to give a's type and shape. */
+static TirValue *apply(Combine *c, TirValue *a, TirValue *b)
+{
+    Val args[2] = {val_tile(c->swap ? b : a), val_tile(c->swap ? a : b)};
+    Val r = spec_apply_helper(c->s, c->f, args, 2, c->at);
+    if (r.kind == V_ERROR)
+        return NULL;
+    if (!val_is_value(&r) || val_elem(&r) != c->et) {
+        diag_error(c->s->diags, c->at, "combine function '%s' must return one value of its "
+                   "operands' type (%s), got %s", c->f->name, et_name(c->et),
+                   val_type_str(c->s, &r));
+        return NULL;
+    }
+    if (val_rank(&r) && memcmp(val_shape(&r), a->type.shape, sizeof(int) * 2)) {
+        diag_error(c->s->diags, c->at, "combine function '%s' must work element by element (a "
+                   "result of its operands' shape), got %s", c->f->name, val_type_str(c->s, &r));
+        return NULL;
+    }
+    return spec_materialize(c->s, r, c->et, 2, a->type.shape, c->at);
+}
+
+/* The axis last, the other dims flattened (in their order): [M, n]. */
+static TirValue *to_rows(Spec *s, TirValue *x, int axis, SrcLoc at)
+{
+    int rank = x->type.rank, perm[TIR_MAX_RANK], d = 0;
+    TirType t = x->type;
+    for (int i = 0; i < rank; i++)
+        if (i != axis)
+            perm[d++] = i;
+    perm[d] = axis;
+    int64_t packed = 0, identity = 1;
+    for (int i = 0; i < rank; i++) {
+        t.shape[i] = x->type.shape[perm[i]];
+        packed |= (int64_t)perm[i] << (4 * i);
+        identity &= perm[i] == i;
+    }
+    if (!identity) {
+        x = spec_emit(s, rank == 2 ? TIR_TRANS : TIR_PERMUTE, at, &x, 1, t);
+        x->def->attr.i = rank == 2 ? 0 : packed;
+    }
+    int n = x->type.shape[rank - 1];
+    return reshape(s, x, 2, (const int[]){tir_type_numel(&x->type) / n, n}, at);
+}
+
+/* Back from [M, n] to x's shape (the axis moved back into place). */
+static TirValue *from_rows(Spec *s, TirValue *r, const TirValue *x, int axis, SrcLoc at)
+{
+    int rank = x->type.rank, shape[TIR_MAX_RANK], perm[TIR_MAX_RANK], d = 0;
+    for (int i = 0; i < rank; i++)
+        if (i != axis)
+            shape[d++] = x->type.shape[i];
+    shape[d] = x->type.shape[axis];
+    r = reshape(s, r, rank, shape, at);
+    if (axis == rank - 1)
+        return r;
+    /* result dim i is r's dim perm[i]: the axis came from the last */
+    for (int i = 0, j = 0; i < rank; i++)
+        perm[i] = i == axis ? rank - 1 : j++;
+    int64_t packed = 0;
+    TirType t = r->type;
+    for (int i = 0; i < rank; i++) {
+        t.shape[i] = r->type.shape[perm[i]];
+        packed |= (int64_t)perm[i] << (4 * i);
+    }
+    r = spec_emit(s, rank == 2 ? TIR_TRANS : TIR_PERMUTE, at, &r, 1, t);
+    r->def->attr.i = rank == 2 ? 0 : packed;
+    return r;
+}
+
+static int check_x(Spec *s, TirValue *x, const char *what, SrcLoc at)
+{
+    if (x->type.elem == ET_PTR) {
+        diag_error(s->diags, at, "%s() of pointers is not supported", what);
+        return 0;
+    }
+    return 1;
+}
+
+Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, SrcLoc at)
+{
+    Combine c = {s, f, 0, x->type.elem, at};
+    if (!check_x(s, x, "reduce", at))
+        return val_error();
+    int rank = x->type.rank, whole = axis < 0;
+    int numel = tir_type_numel(&x->type);
+    TirValue *r = whole ? reshape(s, x, 2, (const int[]){1, numel}, at) : to_rows(s, x, axis, at);
+    while (r && r->type.shape[1] > 1) {
+        TirValue *a, *b;
+        halves(s, r, &a, &b, at);
+        r = apply(&c, a, b);
+    }
+    if (!r)
+        return val_error();
+    int shape[TIR_MAX_RANK], n = 0;
+    for (int i = 0; i < rank; i++)
+        if (keep || (!whole && i != axis))
+            shape[n++] = keep && (whole || i == axis) ? 1 : x->type.shape[i];
+    if (n == 0) { /* a scalar: the one element of [1] */
+        TirValue *one = reshape(s, r, 1, (const int[]){1}, at);
+        TirValue *v = spec_emit(s, TIR_REDUCE, at, &one, 1, tir_type_make(c.et, 0, NULL));
+        v->def->attr.i = RED_MAX;
+        v->def->attr.i2 = 0;
+        return val_tile(v);
+    }
+    return val_tile(reshape(s, r, n, shape, at)); /* [M, 1]: x's other dims, in their order */
+}
+
+/* The inclusive scan of x [M, n] and its exclusive one (element 0 of each row: any value). */
+static int scan_rows(Combine *c, TirValue *x, TirValue **incl, TirValue **excl)
+{
+    int m = x->type.shape[0], n = x->type.shape[1];
+    if (n == 1) {
+        *incl = *excl = x;
+        return 1;
+    }
+    TirValue *a, *b, *t, *et;
+    halves(c->s, x, &a, &b, c->at);
+    TirValue *pairs = apply(c, a, b);
+    if (!pairs || !scan_rows(c, pairs, &t, &et))
+        return 0;
+    TirValue *after = apply(c, et, a); /* prefix before each even element, then it */
+    if (!after)
+        return 0;
+    TirValue *idx = spec_emit(c->s, TIR_ARANGE, c->at, NULL, 0,
+                              tir_type_make(ET_I32, 1, (const int[]){n / 2}));
+    idx->def->attr.i = 0, idx->def->attr.i2 = n / 2;
+    Val first = spec_binary(c->s, OP_EQ, val_tile(idx), val_const_int(ET_I32, 0, 1), c->at);
+    TirValue *sel[3] = {spec_materialize(c->s, first, ET_BOOL, 2, (const int[]){m, n / 2}, c->at), a,
+                        after};
+    if (!sel[0])
+        return 0;
+    TirValue *even = spec_emit(c->s, TIR_SELECT, c->at, sel, 3, a->type);
+    *incl = interleave(c->s, even, t, c->at);
+    *excl = interleave(c->s, et, even, c->at);
+    return 1;
+}
+
+Val spec_scan_with(Spec *s, TirValue *x, int axis, const Func *f, int reverse, SrcLoc at)
+{
+    Combine c = {s, f, reverse, x->type.elem, at};
+    if (!check_x(s, x, "associative_scan", at))
+        return val_error();
+    TirValue *rows = to_rows(s, x, axis, at), *incl, *excl;
+    if (reverse) {
+        rows = spec_emit(s, TIR_FLIP, at, &rows, 1, rows->type);
+        rows->def->attr.i2 = 1;
+    }
+    if (!scan_rows(&c, rows, &incl, &excl))
+        return val_error();
+    if (reverse) {
+        incl = spec_emit(s, TIR_FLIP, at, &incl, 1, incl->type);
+        incl->def->attr.i2 = 1;
+    }
+    return val_tile(from_rows(s, incl, x, axis, at));
+}
