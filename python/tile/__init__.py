@@ -68,6 +68,7 @@ _TUNE_STATUS = ["ok", "failed", "pruned", "skipped"]
 _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2, "hip": 3, "sim": 4}
 _TUNING = {"auto": 1, "cached": 2, "off": 3}
 _ARG_PTR, _ARG_INT, _ARG_FLOAT = 0, 1, 2
+_FLOAT_TYPES = frozenset(("f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2"))
 _SIZES = {"bool": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "f16": 2, "bf16": 2, "i32": 4,
           "u32": 4, "f32": 4, "i64": 8, "u64": 8, "f64": 8, "f8e4m3": 1, "f8e5m2": 1}
 # NumPy / PyTorch dtype names -> the language's element types
@@ -205,31 +206,59 @@ class Module:
     __getitem__ = kernel
 
 
+_ELEM_NAMES = {}  # a torch or NumPy dtype -> the library's element type name
+
+
+def _elem_name(dtype, text):
+    name = _ELEM_NAMES.get(dtype)
+    if name is None:
+        t = text()
+        name = _ELEM_NAMES[dtype] = _DTYPES.get(t, t)
+    return name
+
+
+_KIND_OF_TYPE = {}  # type(x) -> "torch", "numpy" or None (a scalar or anything else)
+
+
+def _array_kind(x):
+    t = type(x)
+    kind = _KIND_OF_TYPE.get(t, 0)
+    if kind == 0:
+        kind = "torch" if hasattr(x, "data_ptr") and hasattr(x, "element_size") else \
+            "numpy" if hasattr(x, "__array_interface__") and hasattr(x, "dtype") else None
+        _KIND_OF_TYPE[t] = kind
+    return kind
+
+
 def _buffer(x):
     """(address, bytes, element type, where) of an array-like argument, or None."""
-    if hasattr(x, "data_ptr") and hasattr(x, "element_size"):  # a PyTorch tensor
+    kind = _array_kind(x)
+    if kind == "torch":
         if not x.is_contiguous():
             raise TileError("a tensor argument must be contiguous (call .contiguous())")
-        dt = str(x.dtype).replace("torch.", "")
-        return x.data_ptr(), x.numel() * x.element_size(), _DTYPES.get(dt, dt), \
-            "cuda" if x.is_cuda else "cpu"
-    if hasattr(x, "__array_interface__") and hasattr(x, "dtype"):  # NumPy
-        if not x.flags["C_CONTIGUOUS"]:
+        dt = x.dtype
+        return x.data_ptr(), x.numel() * x.element_size(), \
+            _elem_name(dt, lambda: str(dt).replace("torch.", "")), "cuda" if x.is_cuda else "cpu"
+    if kind == "numpy":
+        if not x.flags.c_contiguous:
             raise TileError("an array argument must be C-contiguous (np.ascontiguousarray)")
-        return x.__array_interface__["data"][0], x.nbytes, _DTYPES.get(x.dtype.name, x.dtype.name), \
-            "cpu"
+        dt = x.dtype
+        return x.ctypes.data, x.nbytes, _elem_name(dt, lambda: dt.name), "cpu"
     return None
 
 
 def _torch_stream(args):
-    """PyTorch's current CUDA stream (a CUstream address) on the device of the first CUDA
-    tensor among args, or None when there is none: the launch then goes on the default stream
-    and is waited for, as on NumPy arrays."""
+    """(whether args hold a CUDA tensor, PyTorch's current CUDA stream on the device of the
+    first one as a CUstream address: 0 for the default stream). Without a CUDA tensor the
+    launch goes on the default stream and is waited for, as on NumPy arrays."""
     for x in args:
-        if hasattr(x, "is_cuda") and hasattr(x, "data_ptr") and x.is_cuda:
+        if _array_kind(x) == "torch" and x.is_cuda:
             import torch
-            return torch.cuda.current_stream(x.device).cuda_stream or None
-    return None
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what Triton calls
+            if raw is not None:
+                return True, raw(x.get_device())
+            return True, torch.cuda.current_stream(x.device).cuda_stream
+    return False, 0
 
 
 def _merged(ranges):
@@ -257,36 +286,46 @@ class Kernel:
                                 p.type.decode()))
         self.args = [q for q in self.params if not q[2]]
         self.consts = [q[0] for q in self.params if q[2]] + ["num_warps", "num_stages"]
+        self._on_cuda = module.ctx.backend == "cuda"
+
+    def _where(self, i):
+        return f"argument {i + 1} ('{self.args[i][0]}') of {self.name}"
 
     def __repr__(self):
         return f"<tile kernel {self.name}({', '.join(q[0] for q in self.args)})>"
 
-    def _convert(self, i, value, lends):
+    def _convert(self, i, value, lends, cargs):
+        """Argument i into cargs[i]; a pointer's (address, bytes) into lends."""
         name, is_ptr, _, ty = self.args[i]
-        where = f"argument {i + 1} ('{name}') of {self.name}"
+        a = cargs[i]
+        if not is_ptr and type(value) in (int, float, bool):  # the common scalar: no probing
+            if ty in _FLOAT_TYPES:
+                a.kind, a.v.f = _ARG_FLOAT, float(value)
+            else:
+                a.kind, a.v.i = _ARG_INT, int(value)
+            return
+        if not is_ptr and _array_kind(value) == "numpy" and getattr(value, "ndim", 1) == 0:
+            value = value.item()  # a NumPy scalar (np.float32(0.5), np.int64(3))
         buf = _buffer(value)
         if is_ptr:
             if buf is None:
-                raise TypeError(f"{where} expects an array or tensor of {ty}, got {type(value).__name__}")
+                raise TypeError(f"{self._where(i)} expects an array or tensor of {ty}, got "
+                                f"{type(value).__name__}")
             addr, nbytes, et, dev = buf
             if et != ty and not (ty == "bf16" and et == "u16") and not (ty.startswith("f8") and et == "u8"):
-                raise TypeError(f"{where} expects elements of {ty}, got {et}")
-            backend = self.module.ctx.backend
-            if (dev == "cuda") != (backend == "cuda"):
-                raise TileError(f"{where} lives on {dev}, the context's backend is {backend}")
+                raise TypeError(f"{self._where(i)} expects elements of {ty}, got {et}")
+            if (dev == "cuda") != self._on_cuda:
+                raise TileError(f"{self._where(i)} lives on {dev}, the context's backend is "
+                                f"{self.module.ctx.backend}")
             lends.append((addr, nbytes))
-            a = _Arg(kind=_ARG_PTR)
-            a.v.ptr = addr
-            return a
+            a.kind, a.v.ptr = _ARG_PTR, addr
+            return
         if buf is not None:
-            raise TypeError(f"{where} is a {ty} scalar, got an array")
-        if ty.startswith(("f", "bf")):
-            a = _Arg(kind=_ARG_FLOAT)
-            a.v.f = float(value)
+            raise TypeError(f"{self._where(i)} is a {ty} scalar, got an array")
+        if ty in _FLOAT_TYPES:
+            a.kind, a.v.f = _ARG_FLOAT, float(value)
         else:
-            a = _Arg(kind=_ARG_INT)
-            a.v.i = int(value)
-        return a
+            a.kind, a.v.i = _ARG_INT, int(value)
 
     def __call__(self, *args, **consts):
         self._run(args, consts, tune=False)
@@ -306,7 +345,9 @@ class Kernel:
                 raise TypeError(f"{self.name} has no const parameter {c!r} "
                                 f"(its consts: {', '.join(self.consts)})")
         lends = []
-        cargs = (_Arg * max(len(args), 1))(*[self._convert(i, a, lends) for i, a in enumerate(args)])
+        cargs = (_Arg * max(len(args), 1))()
+        for i, a in enumerate(args):
+            self._convert(i, a, lends, cargs)
         cconsts = (_Const * max(len(consts), 1))(
             *[_Const(k.encode(), int(v)) for k, v in consts.items()])
         ctx, lib = self.module.ctx, _library()
@@ -324,11 +365,12 @@ class Kernel:
                         for x in r.results[:r.nresults]]
                 return {"key": r.key.decode(), "results": rows,
                         "best": rows[r.best][0] if r.best >= 0 else None}
-            stream = _torch_stream(args)
+            on_torch, stream = _torch_stream(args)
             if ctx.backend == "cuda":
-                ctx._check(lib.tile_set_stream(ctx._handle(), stream), "setting the stream: ")
+                ctx._check(lib.tile_set_stream(ctx._handle(), stream or None),
+                           "setting the stream: ")
             ctx._check(lib.tile_launch(self._h, cargs, len(args), cconsts, len(consts)))
-            if stream is None:  # PyTorch's stream orders the launch as it orders its own ops
+            if not on_torch:  # PyTorch's stream orders the launch as it orders its own ops
                 ctx._check(lib.tile_synchronize(ctx._handle()))
         finally:
             for addr in lent:

@@ -60,6 +60,9 @@ raises(TypeError, lambda: k(x.astype(np.float64), y, out, 1.0, 10), "wrong dtype
 raises(tile.TileError, lambda: k(buf[::2], y, out, 1.0, 10), "not contiguous", "contiguous")
 raises(TypeError, lambda: k(x, y, out, 1.0, 10, BLOK=64), "unknown const", "no const parameter 'BLOK'")
 raises(TypeError, lambda: k(x, y, 1.0, out, 10), "pointer given a scalar", "expects an array")
+out[:] = np.nan
+k(x, y, out, np.float32(2.5), np.int64(n))
+check(np.allclose(out, 2.5 * x + y, rtol=1e-6), "NumPy scalars as scalar arguments")
 raises(tile.TileError, lambda: mod["nothere"], "no such kernel", "no kernel 'nothere'")
 raises(tile.TileError, lambda: ctx.load_string("kernel k( {", "bad.tile"), "syntax error", "bad.tile:1:")
 raises(tile.TileError, lambda: k(x, y, out, 1.0, 10, BLOCK=3), "bad const", "")

@@ -42,6 +42,25 @@ with torch.cuda.stream(side):
 side.synchronize()
 check(torch.equal(out, want), "add on a side stream, ordered after torch's own work there")
 
+# the launch returns before the kernel ends on the default stream too (PyTorch's stream 0):
+# a kernel of a fraction of a second is still running when the call returns
+spin = ctx.load_string("""
+kernel spin(x: *f32, n: i32) {
+    let v = load(x);
+    for i in range(0, n) {
+        v = v * 0.999999 + 0.000001;
+    }
+    store(x, v);
+}""", "spin.tile")["spin"]
+cell = torch.ones(1, device="cuda")
+spin(cell, 1)
+torch.cuda.synchronize()
+spin(cell, 50_000_000)
+running = not torch.cuda.current_stream().query()
+torch.cuda.synchronize()
+check(running and abs(cell.item() - 1.0) < 1e-3,
+      "a launch on the default stream returns at once (the kernel still runs), then completes")
+
 rows, cols = 77, 1000
 a = torch.randn(rows, cols, device="cuda")
 b = torch.empty_like(a)
