@@ -136,11 +136,12 @@ static int mfma_operand_ll(const TirLayout *l, LinearLayout *ll)
 static int shared_ll(const TirLayout *l, LinearLayout *ll)
 {
     int rank = ll->rank, C = ll->shape[l->order[0]], c[TIR_MAX_RANK];
-    int numel = ll_numel(ll), vec = l->vec, rc = 0;
+    int numel = ll_numel(ll), vec = l->vec, rc = 0, P = l->panel > 0 ? l->panel : C;
+    int panel_elems = numel / C * P;
     for (int o = 1; o < numel; o *= 2) {
-        int row = o / C, swz = (o % C) / vec, rest = row;
+        int in = o % panel_elems, row = in / P, swz = (in % P) / vec, rest = row;
         int chunk = swz ^ ((row / l->per_phase) % l->max_phase);
-        c[l->order[0]] = chunk * vec + o % vec;
+        c[l->order[0]] = o / panel_elems * P + chunk * vec + in % vec;
         for (int j = 1; j < rank; j++) {
             int d = l->order[j];
             c[d] = rest % ll->shape[d];
@@ -203,7 +204,7 @@ static int supported(const TirLayout *l)
         return 1;
     if (l->kind == LAYOUT_SHARED)
         return !l->sliced && !l->transposed && pow2(l->vec) && pow2(l->per_phase) &&
-               pow2(l->max_phase);
+               pow2(l->max_phase) && (l->panel == 0 || pow2(l->panel));
     if (l->rank != 2 || l->wpc[0] < 1 || l->wpc[1] < 1)
         return 0;
     if (l->kind == LAYOUT_MMA)

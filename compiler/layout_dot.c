@@ -77,6 +77,10 @@ TirLayout dot_mma_layout(const TirOp *dot, const Target *t, int num_warps, int c
      * repeat the same rows, so they split the columns and P is converted to the next dot */
     if (chained && M >= 16 * num_warps)
         return layout_mma(num_warps, 1);
+    /* wgmma: whole warpgroups along M, each over all of N (compiler/lower_wgmma.c) */
+    if (t->wgmma && num_warps % 4 == 0 && M % (16 * num_warps) == 0 && dot_kwidth(dot, t) == 2 &&
+        dot->results[0]->type.elem == ET_F32)
+        return layout_mma(num_warps, 1);
     spread_warps(M, N, 16, 8, num_warps, &wm, &wn);
     return layout_mma(wm, wn);
 }

@@ -383,6 +383,7 @@ static int begin_kernel(Lower *L)
     L->regs = arena_alloc(k->arena, sizeof(LLVMValueRef *) * (size_t)(k->next_value_id + 1));
     L->uses = arena_alloc(k->arena, sizeof(int) * (size_t)(k->next_value_id + 1));
     L->deferred = arena_alloc(k->arena, sizeof(void *) * (size_t)(k->next_value_id + 1));
+    L->uses_wgmma = -1;
     if (!pt || !L->params || !L->vals || !L->lls || !L->regs || !L->uses || !L->deferred)
         return lw_fail(L, NULL, "out of memory in lowering");
     tir_count_uses(k->body, L->uses);

@@ -52,6 +52,7 @@ typedef struct Lower {
     ThreadPart *thread_parts;
     int *uses;                 /* by value id: how many operands name it */
     struct Deferred **deferred; /* by value id: local_loads left for their dot (lower_smem.c) */
+    int uses_wgmma;             /* a dot of the kernel runs as wgmma: 1, 0; -1 not known yet */
     LLVMValueRef *params;
     LLVMBasicBlockRef ret_bb;
     LoopTargets *loop;
@@ -169,5 +170,29 @@ int lower_smem(Lower *L, TirOp *op);
 int lw_fetch_fragments(Lower *L, const TirValue *v, int first_reg, int nregs);
 /* lower_mma.c */
 int lower_dot_mma(Lower *L, TirOp *op);
+/* A matrix instruction's fragment in a dot's linear layout. */
+typedef struct Frag {
+    const LinearLayout *ll;
+    int inst_bits; /* low register bits inside one instruction's fragment */
+    uint32_t base; /* register of the fragment's first element for the tile being built */
+} Frag;
+/* Points f->base at the register whose element sits at tile origin (row, col); -1 when no
+ * register of this thread's first tile does with zero instruction bits. */
+int lw_frag_at(Frag *f, int row, int col);
+/* Registers base + w * kw .. + kw - 1 of v packed into one i32 (kw 16-bit or 8-bit values). */
+LLVMValueRef lw_pack_word(Lower *L, TirValue *v, uint32_t base, int w, int kw);
+/* How far along dim d the warps' instruction tiles reach before a repetition register. */
+int lw_tile_span(const LinearLayout *ll, int inst_bits, int d);
+/* lower_wgmma.c: whether the dot runs as Hopper's wgmma (B read from its shared buffer), and
+ * its lowering */
+int lw_wgmma_dot(Lower *L, const TirOp *dot);
+/* Whether that wgmma also reads A from its shared buffer (else from registers). */
+int lw_wgmma_reads_a(Lower *L, const TirOp *dot);
+/* Whether any dot of the kernel runs as wgmma (then generic shared-memory writes are fenced
+ * for the async proxy before each barrier). */
+int lw_kernel_uses_wgmma(Lower *L);
+int lower_dot_wgmma(Lower *L, TirOp *op);
+/* The buffer and base address a local_load left to its wgmma dot reads (lower_smem.c). */
+int lw_deferred_buffer(Lower *L, const TirValue *v, TirValue **buf, LLVMValueRef *base);
 
 #endif

@@ -7,12 +7,6 @@
 #include "layout_dot.h"
 #include "lower_int.h"
 
-typedef struct Frag {
-    const LinearLayout *ll;
-    int inst_bits; /* low register bits inside one instruction's fragment */
-    uint32_t base; /* register of the fragment's first element for the tile being built */
-} Frag;
-
 static int lg2(int x)
 {
     int n = 0;
@@ -23,7 +17,7 @@ static int lg2(int x)
 
 /* The register whose element sits at the tile origin (row, col) relative to this thread's
  * first tile; its instruction bits must be zero. */
-static int frag_at(Frag *f, int row, int col)
+int lw_frag_at(Frag *f, int row, int col)
 {
     int c[2] = {row, col};
     uint32_t target = ll_flat(f->ll, c), x;
@@ -71,7 +65,7 @@ static LLVMValueRef narrowed_pair(Lower *L, LLVMValueRef *xs)
 }
 
 /* Packs `kw` consecutive registers (from base + 32-bit word w) of value v into an i32. */
-static LLVMValueRef pack_word(Lower *L, TirValue *v, uint32_t base, int w, int kw)
+LLVMValueRef lw_pack_word(Lower *L, TirValue *v, uint32_t base, int w, int kw)
 {
     ElemKind k = v->type.elem;
     int bits = 32 / kw;
@@ -101,9 +95,9 @@ static void one_mma(Lower *L, TirOp *op, MmaKind kind, int kw, Frag *a, Frag *b,
     TirValue *res = op->results[0];
     LLVMValueRef wa[4], wb[2], acc[4], d[4];
     for (int w = 0; w < 4; w++)
-        wa[w] = pack_word(L, op->ops[0], a->base, w, kw);
+        wa[w] = lw_pack_word(L, op->ops[0], a->base, w, kw);
     for (int w = 0; w < 2; w++)
-        wb[w] = pack_word(L, op->ops[1], b->base, w, kw);
+        wb[w] = lw_pack_word(L, op->ops[1], b->base, w, kw);
     for (int i = 0; i < 4; i++)
         acc[i] = lw_get(L, res, lw_i32c(L, (int)c->base + i));
     L->t->mma_sync(&L->tc, kind, wa, wb, acc, d);
@@ -113,7 +107,7 @@ static void one_mma(Lower *L, TirOp *op, MmaKind kind, int kw, Frag *a, Frag *b,
 
 /* The extent of a layout's own tiles along dim d: the smallest coordinate a repetition
  * register moves by, i.e. how far the warps' instruction tiles reach together. */
-static int tile_span(const LinearLayout *ll, int inst_bits, int d)
+int lw_tile_span(const LinearLayout *ll, int inst_bits, int d)
 {
     int span = ll->shape[d], c[2];
     for (int i = inst_bits; i < ll->nbits[LL_REG]; i++) {
@@ -154,12 +148,12 @@ static int lower_dot_mfma(Lower *L, TirOp *op)
         return -1;
     lw_tile_new(L, res);
     lw_copy_value(L, res, op->ops[2]);
-    int sm = tile_span(c.ll, c.inst_bits, 0), sn = tile_span(c.ll, c.inst_bits, 1);
+    int sm = lw_tile_span(c.ll, c.inst_bits, 0), sn = lw_tile_span(c.ll, c.inst_bits, 1);
     int M = res->type.shape[0], N = res->type.shape[1];
     for (int k = 0; k < K; k += kstep)
         for (int m = 0; m < M; m += sm)
             for (int n = 0; n < N; n += sn) {
-                if (frag_at(&c, m, n) || frag_at(&a, m, k) || frag_at(&b, k, n))
+                if (lw_frag_at(&c, m, n) || lw_frag_at(&a, m, k) || lw_frag_at(&b, k, n))
                     return lw_fail(L, op, "internal compiler error: mfma fragments do not tile "
                                           "the dot's layouts");
                 one_mfma(L, op, inst, &a, &b, &c);
@@ -171,6 +165,8 @@ int lower_dot_mma(Lower *L, TirOp *op)
 {
     if (op->results[0]->layout->kind == LAYOUT_MFMA)
         return lower_dot_mfma(L, op);
+    if (lw_wgmma_dot(L, op))
+        return lower_dot_wgmma(L, op);
     TirValue *res = op->results[0];
     int kw = dot_kwidth(op, L->t), K = op->ops[0]->type.shape[1];
     MmaKind kind = dot_mma_kind(op);
@@ -180,19 +176,19 @@ int lower_dot_mma(Lower *L, TirOp *op)
         return -1;
     lw_tile_new(L, res);
     lw_copy_value(L, res, op->ops[2]);
-    int sm = tile_span(c.ll, 2, 0), sn = tile_span(c.ll, 2, 1);
+    int sm = lw_tile_span(c.ll, 2, 0), sn = lw_tile_span(c.ll, 2, 1);
     int M = res->type.shape[0], N = res->type.shape[1];
     for (int k = 0; k < K; k += 8 * kw) {
         /* this K step's fragments, where their loads were left to the dot */
         for (int m = 0; m < M; m += sm)
-            if (!frag_at(&a, m, k))
+            if (!lw_frag_at(&a, m, k))
                 lw_fetch_fragments(L, op->ops[0], (int)a.base, 4 * kw);
         for (int n = 0; n < N; n += sn)
-            if (!frag_at(&b, k, n))
+            if (!lw_frag_at(&b, k, n))
                 lw_fetch_fragments(L, op->ops[1], (int)b.base, 2 * kw);
         for (int m = 0; m < M; m += sm)
             for (int n = 0; n < N; n += sn) {
-                if (frag_at(&c, m, n) || frag_at(&a, m, k) || frag_at(&b, k, n))
+                if (lw_frag_at(&c, m, n) || lw_frag_at(&a, m, k) || lw_frag_at(&b, k, n))
                     return lw_fail(L, op, "internal compiler error: mma fragments do not tile "
                                           "the dot's layouts");
                 one_mma(L, op, kind, kw, &a, &b, &c);

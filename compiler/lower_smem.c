@@ -260,36 +260,52 @@ typedef struct Deferred {
     unsigned char *done;  /* by group */
 } Deferred;
 
-/* The load's only use is an operand of an mma dot in the same block, on GPU targets. */
-static int deferrable(Lower *L, TirOp *op)
+/* The mma dot in the same block whose operand is the load's only use, on GPU targets; NULL
+ * when there is none. */
+static TirOp *deferrable(Lower *L, TirOp *op)
 {
     TirValue *res = op->results[0];
     if (!L->t->unroll_elements || L->uses[res->id] != 1)
-        return 0;
+        return NULL;
     for (TirOp *u = op->next; u; u = u->next)
         if (u->code == TIR_DOT && (u->ops[0] == res || u->ops[1] == res))
-            return u->results[0]->layout && u->results[0]->layout->kind == LAYOUT_MMA;
-    return 0;
+            return u->results[0]->layout && u->results[0]->layout->kind == LAYOUT_MMA ? u : NULL;
+    return NULL;
 }
 
+/* Leaves the load's reads to its dot: ldmatrix group by group (m), or the whole buffer to
+ * wgmma's descriptors (m NULL). */
 static int defer(Lower *L, TirValue *buf, TirValue *res, LLVMValueRef base, const Ldm *m)
 {
     Deferred *d = arena_alloc(L->k->arena, sizeof *d);
-    int R = lw_regs(L, res), pieces = R / m->unit;
+    int R = lw_regs(L, res);
     if (!d)
         return 0;
-    *d = (Deferred){buf, res, base, *m, (pieces < 4 ? pieces : 4) * m->unit, NULL};
-    d->done = arena_alloc(L->k->arena, (size_t)(R / d->group + 1));
-    if (!d->done)
-        return 0;
+    *d = (Deferred){buf, res, base, {0}, 0, NULL};
+    if (m) {
+        int pieces = R / m->unit;
+        d->m = *m, d->group = (pieces < 4 ? pieces : 4) * m->unit;
+        d->done = arena_alloc(L->k->arena, (size_t)(R / d->group + 1));
+        if (!d->done)
+            return 0;
+    }
     L->deferred[res->id] = d;
+    return 1;
+}
+
+int lw_deferred_buffer(Lower *L, const TirValue *v, TirValue **buf, LLVMValueRef *base)
+{
+    Deferred *d = L->deferred[v->id];
+    if (!d || d->group)
+        return 0;
+    *buf = d->buf, *base = d->base;
     return 1;
 }
 
 int lw_fetch_fragments(Lower *L, const TirValue *v, int first_reg, int nregs)
 {
     Deferred *d = L->deferred[v->id];
-    if (!d)
+    if (!d || !d->group)
         return 0;
     for (int g = first_reg / d->group; g * d->group < first_reg + nregs; g++) {
         if (d->done[g])
@@ -311,10 +327,14 @@ static int lower_local_load(Lower *L, TirOp *op)
     TirValue *buf = op->ops[0], *res = op->results[0];
     LLVMValueRef base = buffer_at(L, buf, op->ops[1]);
     lw_tile_new(L, res);
+    TirOp *dot = deferrable(L, op);
+    if (dot && ((dot->ops[1] == res && lw_wgmma_dot(L, dot)) ||
+                (dot->ops[0] == res && lw_wgmma_reads_a(L, dot))))
+        return defer(L, buf, res, base, NULL) ? 0 : lw_fail(L, op, "out of memory");
     Ldm m;
     if (!ldmatrix_plan(L, buf, res, &m))
         load_elements(L, buf, res, base);
-    else if (!deferrable(L, op) || !defer(L, buf, res, base, &m))
+    else if (!dot || !defer(L, buf, res, base, &m))
         load_ldmatrix(L, buf, res, base, &m);
     return 0;
 }
@@ -357,7 +377,11 @@ int lower_smem(Lower *L, TirOp *op)
         return 0;
     case TIR_LOCAL_STORE: return lower_local_store(L, op);
     case TIR_LOCAL_LOAD: return lower_local_load(L, op);
-    case TIR_BARRIER: L->t->barrier(&L->tc); return 0;
+    case TIR_BARRIER:
+        if (lw_kernel_uses_wgmma(L)) /* the writes before it, seen by wgmma's async proxy */
+            L->t->wgmma_proxy_fence(&L->tc);
+        L->t->barrier(&L->tc);
+        return 0;
     case TIR_ASYNC_COPY: return lower_async_copy(L, op);
     case TIR_ASYNC_COMMIT:
         if (L->t->async_commit)

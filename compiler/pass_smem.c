@@ -49,9 +49,9 @@ static TirValue *index_zero(TirKernel *k, TirOp *before)
 
 /* x written to a fresh shared buffer and read back in layout `to`, before `before` (NULL: at
  * the end of `blk`); the loaded value, or NULL when out of memory. Only the owner of each
- * element writes it. */
+ * element writes it. `wgmma`: the buffer takes the layout wgmma reads B from. */
 static TirValue *bounce(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc, TirValue *x,
-                        const LinearLayout *src, const TirLayout *to)
+                        const LinearLayout *src, const TirLayout *to, int wgmma)
 {
     int order[TIR_MAX_RANK], cont = contiguous_dim(src), rank = x->type.rank;
     order[0] = cont;
@@ -63,7 +63,9 @@ static TirValue *bounce(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc, 
     TirOp *alloc = tir_op_insert_at(k, blk, before, TIR_LOCAL_ALLOC, loc, NULL, 0, &bt, 1);
     alloc->attr.i = -1;
     TirValue *buf = alloc->results[0];
-    buf->layout = new_layout(k, smem_layout_swizzled(rank, x->type.shape, et_bytes(x->type.elem), order));
+    int eb = et_bytes(x->type.elem);
+    buf->layout = new_layout(k, wgmma ? smem_layout_wgmma(rank, x->type.shape, eb, order)
+                                      : smem_layout_swizzled(rank, x->type.shape, eb, order));
     TirValue *zero = index_zero_at(k, blk, before, loc);
     TirValue *st[3] = {buf, zero, x};
     tir_op_insert_at(k, blk, before, TIR_LOCAL_STORE, loc, st, 3, NULL, 0);
@@ -74,10 +76,19 @@ static TirValue *bounce(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc, 
     return buf->layout ? load->results[0] : NULL;
 }
 
-/* Replaces the conversion op by a trip through a fresh shared buffer. */
-static int through_smem(TirKernel *k, TirOp *op, const LinearLayout *src)
+/* A conversion to an operand of an mma dot on a target with wgmma: its buffer is what wgmma
+ * reads (on the mma.sync path, ldmatrix reads it as well as any other). */
+static int wgmma_operand(const Target *t, const TirLayout *to)
 {
-    TirValue *y = op->results[0], *z = bounce(k, op->block, op, op->loc, op->ops[0], src, y->layout);
+    return t->wgmma && to && to->kind == LAYOUT_DOT_OPERAND && to->parent == LAYOUT_MMA &&
+           to->kwidth == 2 && !to->sliced && !to->transposed;
+}
+
+/* Replaces the conversion op by a trip through a fresh shared buffer. */
+static int through_smem(TirKernel *k, const Target *t, TirOp *op, const LinearLayout *src)
+{
+    TirValue *y = op->results[0];
+    TirValue *z = bounce(k, op->block, op, op->loc, op->ops[0], src, y->layout, wgmma_operand(t, y->layout));
     if (!z)
         return -1;
     tir_replace_uses(k->body, y, z);
@@ -108,7 +119,7 @@ static int order_atomic(TirKernel *k, TirOp *op)
             tir_op_insert_at(k, op->block, op->next, TIR_BARRIER, op->loc, NULL, 0, NULL, 0);
         return 0;
     }
-    TirValue *shared = bounce(k, op->block, op->next, op->loc, old, &ll, old->layout);
+    TirValue *shared = bounce(k, op->block, op->next, op->loc, old, &ll, old->layout, 0);
     if (!shared)
         return -1;
     TirOp *store = shared->def->prev;
@@ -169,7 +180,7 @@ static int visit(TirKernel *k, const Target *t, TirBlock *b, Diags *d)
         }
         conv_plan(&a, &c, &p);
         int smem = p.kind == CONV_SMEM || (p.kind == CONV_SHUFFLE && !t->shuffle_idx);
-        if (smem && through_smem(k, op, &a)) {
+        if (smem && through_smem(k, t, op, &a)) {
             diag_error(d, op->loc, "out of memory in the shared-memory pass");
             return -1;
         }
@@ -203,11 +214,21 @@ static int operand_registers(const TirValue *v)
     return ll_regs(&ll) * et_bytes(v->type.elem) / 4;
 }
 
+/* Whether wgmma can read dot operand x straight from its buffer (compiler/lower_wgmma.c has
+ * the final word): warps in whole warpgroups along M. */
+static int wgmma_reads(const Target *t, const TirOp *dot, const TirValue *x)
+{
+    const TirLayout *l = dot->results[0]->layout;
+    return t->wgmma && wgmma_operand(t, x->layout) && l && l->kind == LAYOUT_MMA &&
+           l->wpc[1] == 1 && l->wpc[0] % 4 == 0;
+}
+
 /* A local_load (hoisted out of a loop with its conversion) whose only user is an mma dot inside
  * the loop moves next to the dot when the tile would hold more than 32 registers per thread:
  * the buffer is written once, and the dot reads its fragments K step by K step every
  * iteration instead of keeping the whole tile in registers (attention's Q: 64 registers per
- * thread at BLOCK_M 128, head_dim 128; at head_dim 64, 16 registers stay). */
+ * thread at BLOCK_M 128, head_dim 128; at head_dim 64, 16 registers stay), or always where
+ * wgmma reads it from the buffer. */
 static void sink_operand_loads(TirKernel *k, const Target *t, TirBlock *b)
 {
     for (TirOp *op = b ? b->first : NULL, *next; op; op = next) {
@@ -220,7 +241,7 @@ static void sink_operand_loads(TirKernel *k, const Target *t, TirBlock *b)
         TirOp *user = single_user(k->body, op->results[0], &n);
         if (n != 1 || !user || user->code != TIR_DOT || user->block == op->block ||
             !dot_uses_mma(user, t) || user->ops[2] == op->results[0] ||
-            operand_registers(op->results[0]) <= 32)
+            (operand_registers(op->results[0]) <= 32 && !wgmma_reads(t, user, op->results[0])))
             continue;
         TirOp *moved = tir_op_insert_before(k, user, TIR_LOCAL_LOAD, op->loc, op->ops, 2,
                                             &op->results[0]->type, 1);

@@ -3,13 +3,13 @@
  * inside a loop the buffer was allocated outside of keeps it alive to the loop's end, and one
  * allocated inside a loop lives to the end of the iteration; on targets with ldmatrix a use of
  * what a local_load read counts as a use of its buffer (the reads may be made there). Largest
- * first, each buffer takes the lowest 128-byte-aligned offset that overlaps no buffer alive
- * at the same time. */
+ * first, each buffer takes the lowest 128-byte-aligned offset (1024 for wgmma's operands)
+ * that overlaps no buffer alive at the same time. */
 #include <stdlib.h>
 #include "passes.h"
 #include "target.h"
 
-enum { MAX_BUFS = 256, ALIGN = 128 };
+enum { MAX_BUFS = 256, ALIGN = 128, WGMMA_ALIGN = 1024 };
 
 typedef struct Buf {
     TirOp *alloc;
@@ -111,17 +111,24 @@ static int by_size(const void *x, const void *y)
 
 static int lives_overlap(const Buf *a, const Buf *b) { return a->first <= b->last && b->first <= a->last; }
 
+/* Buffers wgmma reads through descriptors start on the 1024 bytes its swizzle repeats over. */
+static int alignment(const Buf *b)
+{
+    const TirLayout *l = b->alloc->results[0]->layout;
+    return l && l->panel ? WGMMA_ALIGN : ALIGN;
+}
+
 /* The lowest aligned offset where b fits beside the already placed buffers it overlaps. */
 static int place(Alloc *a, int n, Buf *b)
 {
-    int off = 0, moved = 1;
+    int off = 0, moved = 1, align = alignment(b);
     while (moved) {
         moved = 0;
         for (int i = 0; i < n; i++) {
             Buf *o = &a->bufs[i];
             int lo = (int)o->alloc->attr.i, hi = lo + o->bytes;
             if (lives_overlap(o, b) && off < hi && lo < off + b->bytes) {
-                off = (hi + ALIGN - 1) / ALIGN * ALIGN;
+                off = (hi + align - 1) / align * align;
                 moved = 1;
             }
         }

@@ -1,6 +1,7 @@
-/* smem_layout.c: swizzled shared-memory layouts (smem_layout.h). An element's offset is
- * row * C + ((chunk ^ phase(row)) * vec + col % vec), C the size of the contiguous dim,
- * chunk = col / vec, phase(row) = (row / per_phase) % max_phase; all powers of two, so the
+/* smem_layout.c: swizzled shared-memory layouts (smem_layout.h). The contiguous dim (C
+ * elements) is cut into panels of P (P = C without panels); an element's offset is
+ * (col / P) * rows * P + row * P + ((chunk ^ phase(row)) * vec + col % vec), chunk =
+ * (col % P) / vec, phase(row) = (row / per_phase) % max_phase; all powers of two, so the
  * map is linear over GF(2) (compiler/layout.c turns it into a linear layout). */
 #include "smem_layout.h"
 
@@ -38,6 +39,22 @@ int smem_numel(const int *shape, int rank)
     return n;
 }
 
+TirLayout smem_layout_wgmma(int rank, const int *shape, int elem_bytes, const int *order)
+{
+    int C = shape[order[0]], P = min_i(C, 128 / (elem_bytes > 0 ? elem_bytes : 1));
+    int panel_shape[TIR_MAX_RANK];
+    for (int d = 0; d < rank; d++)
+        panel_shape[d] = d == order[0] ? P : shape[d];
+    TirLayout l = smem_layout_swizzled(rank, panel_shape, elem_bytes, order);
+    l.panel = P;
+    return l;
+}
+
+int smem_panel(const TirLayout *l, const int *shape)
+{
+    return l->panel > 0 ? l->panel : shape[l->order[0]];
+}
+
 uint32_t smem_offset(const TirLayout *l, const int *shape, int rank, const int *coord)
 {
     uint32_t row = 0, stride = 1;
@@ -45,9 +62,10 @@ uint32_t smem_offset(const TirLayout *l, const int *shape, int rank, const int *
         row += (uint32_t)coord[l->order[j]] * stride;
         stride *= (uint32_t)shape[l->order[j]];
     }
-    uint32_t C = (uint32_t)shape[l->order[0]], col = (uint32_t)coord[l->order[0]];
+    uint32_t P = (uint32_t)smem_panel(l, shape), col = (uint32_t)coord[l->order[0]] % P;
+    uint32_t panel = (uint32_t)coord[l->order[0]] / P;
     uint32_t vec = (uint32_t)l->vec, phase = (row / (uint32_t)l->per_phase) % (uint32_t)l->max_phase;
-    return row * C + ((col / vec) ^ phase) * vec + col % vec;
+    return (panel * stride + row) * P + ((col / vec) ^ phase) * vec + col % vec;
 }
 
 static LLVMValueRef cst(LLVMValueRef like, uint32_t v) { return LLVMConstInt(LLVMTypeOf(like), v, 0); }
@@ -62,7 +80,13 @@ LLVMValueRef smem_emit_offset(LLVMBuilderRef b, const TirLayout *l, const int *s
         row = LLVMBuildAdd(b, row, c, "");
         stride *= (uint32_t)shape[l->order[j]];
     }
-    int C = shape[l->order[0]];
+    int P = smem_panel(l, shape);
+    LLVMValueRef at = row; /* the row counted over the panels */
+    if (P < shape[l->order[0]]) { /* panels: the panel index is the outermost row index */
+        LLVMValueRef panel = LLVMBuildLShr(b, col, cst(col, (uint32_t)lg2(P)), "");
+        at = LLVMBuildAdd(b, row, LLVMBuildMul(b, panel, cst(col, stride), ""), "");
+        col = LLVMBuildAnd(b, col, cst(col, (uint32_t)P - 1), "");
+    }
     LLVMValueRef chunk = LLVMBuildLShr(b, col, cst(col, (uint32_t)lg2(l->vec)), "");
     if (l->max_phase > 1) {
         LLVMValueRef ph = LLVMBuildLShr(b, row, cst(col, (uint32_t)lg2(l->per_phase)), "");
@@ -72,5 +96,5 @@ LLVMValueRef smem_emit_offset(LLVMBuilderRef b, const TirLayout *l, const int *s
     LLVMValueRef in = LLVMBuildAnd(b, col, cst(col, (uint32_t)l->vec - 1), "");
     LLVMValueRef off = LLVMBuildShl(b, chunk, cst(col, (uint32_t)lg2(l->vec)), "");
     off = LLVMBuildOr(b, off, in, "");
-    return LLVMBuildAdd(b, LLVMBuildShl(b, row, cst(col, (uint32_t)lg2(C)), ""), off, "");
+    return LLVMBuildAdd(b, LLVMBuildShl(b, at, cst(col, (uint32_t)lg2(P)), ""), off, "");
 }

@@ -11,6 +11,13 @@
  * the chunk index XORed with the row so that 8 consecutive rows of one chunk column (what
  * ldmatrix and column-wise accesses read) fall in different banks. */
 TirLayout smem_layout_swizzled(int rank, const int *shape, int elem_bytes, const int *order);
+/* The layout wgmma reads through a matrix descriptor: the contiguous dim in panels of 128
+ * bytes (or the whole dim when it is shorter), each panel rows of P elements with the 16-byte
+ * chunks XORed with the row as the 128-, 64- or 32-byte swizzle modes do (buffers aligned to
+ * 8 rows of a panel, 1024 bytes for the 128-byte mode). */
+TirLayout smem_layout_wgmma(int rank, const int *shape, int elem_bytes, const int *order);
+/* Elements per panel of the contiguous dim (the whole dim when there are no panels). */
+int smem_panel(const TirLayout *l, const int *shape);
 /* Element offset within one buffer of the element at `coord`. */
 uint32_t smem_offset(const TirLayout *l, const int *shape, int rank, const int *coord);
 /* Elements per buffer. */

@@ -132,7 +132,7 @@ LLVMValueRef target_extern_smem(TargetCtx *c)
         LLVMTypeRef arr = LLVMArrayType2(LLVMInt8TypeInContext(c->ctx), 0);
         c->smem = LLVMAddGlobalInAddressSpace(c->mod, arr, "tile_smem", 3);
         LLVMSetLinkage(c->smem, LLVMExternalLinkage);
-        LLVMSetAlignment(c->smem, 16);
+        LLVMSetAlignment(c->smem, 1024); /* wgmma's swizzled operands (pass_smem_alloc.c) */
     }
     return c->smem;
 }

@@ -50,6 +50,7 @@ struct Target {
     int unroll_elements;     /* mark per-element loops for full unrolling (GPU targets) */
     int soft_bf16;           /* convert f32 -> bf16 with integer ops (no native cvt) */
     int mma;                 /* matrix instructions: TARGET_MMA_* */
+    int wgmma;               /* also warpgroup MMA from shared memory (sm_90a's wgmma) */
     int smem_limit;          /* shared memory per program instance, bytes (0: no limit) */
     /* LLVM sync-scope names of the atomics' "cta", "gpu" and "sys" scopes (NULL or "": the
      * system's, the only one on the host) */
@@ -74,7 +75,7 @@ struct Target {
     LLVMValueRef (*shuffle_xor)(TargetCtx *c, LLVMValueRef v_i32, int lane_mask);
     /* The i32 value of lane `src_lane` (i32, run-time) of this warp; NULL: no lanes. */
     LLVMValueRef (*shuffle_idx)(TargetCtx *c, LLVMValueRef v_i32, LLVMValueRef src_lane);
-    /* Base of the shared scratch buffer (pointer in shared_as, 16-byte aligned). */
+    /* Base of the shared scratch buffer (pointer in shared_as, 1024-byte aligned on GPUs). */
     LLVMValueRef (*smem_base)(TargetCtx *c);
     /* Optional (NULL: nothing): called before every shared-memory load or store of `bytes`
      * at `ptr`, so an emulating target can check bounds and races. */
@@ -83,6 +84,25 @@ struct Target {
      * i32 for MMA_S8_S32); writes d[4]. NULL where `mma` is 0. */
     void (*mma_sync)(TargetCtx *c, MmaKind kind, LLVMValueRef *a, LLVMValueRef *b,
                      LLVMValueRef *acc, LLVMValueRef *d);
+    /* wgmma_mma: wgmma.mma_async m64n{n}k16 of `kind` (MMA_F16_F32 or MMA_BF16_F32) over this thread's
+     * warpgroup (4 warps): A from registers a[4] (i32 words, mma.sync's A fragment of the
+     * warp's 16 rows) or, with `a` NULL, from shared memory through the 64-bit matrix
+     * descriptor desc_a (trans_a: M-major); B through desc_b (trans_b: N-major); acc[n / 2] f32 in, d[n / 2] out (only valid after wgmma_wait).
+     * wgmma_fence orders the writes of the registers vals[0..n-1] (i32 or f32, replaced by
+     * values defined after the fence: what the next wgmmas read) and, with `proxy`, of shared
+     * memory before the next wgmma; wgmma_wait commits the wgmmas issued and waits for them,
+     * passing the nacc accumulators through so nothing reads them before, and reading the na A
+     * words they used so that no register of those is reused before (ptxas before CUDA 13.3
+     * may reuse a register-input wgmma's A registers while it still reads them). NULL where
+     * `wgmma` is 0. */
+    void (*wgmma_fence)(TargetCtx *c, int proxy, LLVMValueRef *vals, int n);
+    void (*wgmma_mma)(TargetCtx *c, MmaKind kind, int n, LLVMValueRef *a, LLVMValueRef desc_a,
+                      LLVMValueRef desc_b, int trans_a, int trans_b, LLVMValueRef *acc,
+                      LLVMValueRef *d);
+    void (*wgmma_wait)(TargetCtx *c, LLVMValueRef *acc, int nacc, LLVMValueRef *a, int na);
+    /* fence.proxy.async: this thread's generic shared-memory writes (st.shared, cp.async)
+     * ordered before later reads by wgmma (of any thread, after a barrier) */
+    void (*wgmma_proxy_fence)(TargetCtx *c);
     /* MFMA over one wave64 (mma == TARGET_MMA_MFMA): v_mfma_f32_{inst}x{inst}x{16|8} of
      * `kind` (MMA_F16_F32 or MMA_BF16_F32): a[4], b[4] this lane's 16-bit elements (K
      * consecutive), acc[inst * inst / 64] f32; writes d[] of the same count. */
@@ -128,6 +148,12 @@ const Target *target_amdgpu_init(Target *out, const char *name);
 int target_is_amdgpu_name(const char *name);
 
 /* Helpers shared by the target files. */
+/* NVPTX's wgmma hooks (target_wgmma.c). */
+void target_wgmma_fence(TargetCtx *c, int proxy, LLVMValueRef *vals, int n);
+void target_wgmma(TargetCtx *c, MmaKind kind, int n, LLVMValueRef *a, LLVMValueRef desc_a,
+                  LLVMValueRef desc_b, int trans_a, int trans_b, LLVMValueRef *acc, LLVMValueRef *d);
+void target_wgmma_wait(TargetCtx *c, LLVMValueRef *acc, int nacc, LLVMValueRef *a, int na);
+void target_wgmma_proxy_fence(TargetCtx *c);
 /* The blocks every kernel function c->fn starts with: "entry" (where c->alloca_b puts
  * allocas) branching to "start", where c->b is left. */
 void target_entry_blocks(TargetCtx *c);
@@ -141,7 +167,7 @@ LLVMValueRef target_call_named(TargetCtx *c, const char *name, LLVMTypeRef ret,
 LLVMValueRef target_host_entry(TargetCtx *c, const char *symbol, LLVMTypeRef *ptypes,
                                int nparams, LLVMValueRef *params_out, int with_thread);
 LLVMValueRef target_host_grid(TargetCtx *c, int i); /* grid[i]: pid x,y,z, nprog x,y,z */
-/* The GPU targets' shared scratch: an external, 16-byte aligned array `tile_smem` in address
+/* The GPU targets' shared scratch: an external, 1024-byte aligned array `tile_smem` in address
  * space 3 whose size the launch gives (dynamic shared memory / LDS), made once per module. */
 LLVMValueRef target_extern_smem(TargetCtx *c);
 /* Generic math built from LLVM intrinsics (llvm.exp.f32, ...); used by the host. */

@@ -82,7 +82,9 @@ char *tir_type_str(Arena *a, const TirType *t);
  * LAYOUT_SHARED: where a shared-memory buffer keeps each element: row-major over the dims
  * with order[0] innermost, in chunks of `vec` elements along it; the chunk index is XORed
  * with (row / per_phase) % max_phase, rows being the flattened outer dims (a swizzle that
- * spreads both row- and column-wise accesses over the 32 banks).
+ * spreads both row- and column-wise accesses over the 32 banks). With `panel` P, the
+ * contiguous dim is cut into panels of P elements stored one after the other, each swizzled
+ * as a buffer of its own (the layout wgmma's matrix descriptors read, compiler/smem_layout.h).
  * LAYOUT_SCALAR: rank-0 values, uniform across the program's threads (plain LLVM values).
  * Every encoding is evaluated into a linear layout by compiler/layout.c (layout_ll), the only
  * form lowering reads. */
@@ -103,6 +105,7 @@ typedef struct TirLayout {
     int inst;           /* LAYOUT_MFMA (and dot operands under it): 16 or 32 */
     int transposed;
     int vec, per_phase, max_phase;  /* LAYOUT_SHARED (with order) */
+    int panel;                      /* LAYOUT_SHARED: elements per panel of order[0] (0: none) */
     const struct LinearLayout *ll;  /* LAYOUT_LINEAR */
 } TirLayout;
 

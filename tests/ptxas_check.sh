@@ -1,9 +1,10 @@
 #!/bin/sh
 # ptxas_check.sh: the PTX of every kernel of every example (and of the tensor-core,
 # integer-division, float-to-integer cast, atomics, fp8, shape-op and print/device_assert tests) assembles with ptxas for sm_80 and sm_90, as emitted and as a launch
-# with 16-byte aligned arguments specializes it, and uses no local memory: no stack frame, no spills. The 16-bit
-# matmul and attention kernels must use the tensor cores: mma.sync, ldmatrix and (aligned)
-# cp.async must appear. Skips (exit 77) without ptxas.
+# with 16-byte aligned arguments specializes it (and for sm_90a, Hopper's wgmma, aligned), and uses
+# no local memory: no stack frame, no spills. The 16-bit matmul and attention kernels must use
+# the tensor cores: mma.sync, ldmatrix and (aligned) cp.async must appear; for sm_90a,
+# wgmma.mma_async and cp.async. Skips (exit 77) without ptxas.
 # usage: tests/ptxas_check.sh TILEC [FILE.tile...]   (from the source root)
 tilec=${1:?usage: ptxas_check.sh TILEC [FILE...]}
 shift
@@ -20,7 +21,7 @@ fail=0
 n=0
 for f in "$@"; do
     for k in $("$tilec" list "$f" | sed 's/(.*//'); do
-        for variant in sm_80 sm_90 sm_80:aligned sm_90:aligned; do
+        for variant in sm_80 sm_90 sm_80:aligned sm_90:aligned sm_90a:aligned; do
             arch=${variant%%:*}
             flags=
             [ "$variant" = "$arch" ] || flags=--assume-aligned
@@ -40,9 +41,11 @@ for f in "$@"; do
             fi
             usage=$(grep -E "registers|stack frame|spill" "$tmp/log" | tr -s ' \n' ' ')
             missing=
+            insns="mma.sync ldmatrix cp.async"
+            [ "$arch" = sm_90a ] && insns="wgmma.mma_async cp.async"
             case "$k:$flags" in
             matmul_f16:--assume-aligned|matmul_bf16:--assume-aligned|flash_attention:--assume-aligned|flash_attention_bf16:--assume-aligned)
-                for insn in mma.sync ldmatrix cp.async; do
+                for insn in $insns; do
                     grep -q "$insn" "$tmp/k.ptx" || missing="$missing $insn"
                 done ;;
             esac

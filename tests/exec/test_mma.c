@@ -115,6 +115,28 @@ static void chain(int M, int warps)
     run(MMA, "chain_bf16", ARGS(P(a), P(b), P(c), P(o), I(M)), CONSTS({"num_warps", warps}));
 }
 
+/* attn_loop (mma.tile): L keys in blocks of BN against BM query rows of width D. */
+static void attn_loop(int BM, int BN, int D, int L, int warps)
+{
+    begin("attn_loop BM=%d BN=%d D=%d L=%d warps %d", BM, BN, D, L, warps);
+    Buf *q = input("q", T_F16, (size_t)BM * D, -1, 1);
+    Buf *k = input("k", T_F16, (size_t)(L ? L : 1) * D, -1, 1);
+    Buf *v = input("v", T_F16, (size_t)(L ? L : 1) * D, -1, 1);
+    Buf *o = output("o", T_F32, (size_t)BM * D, 1e-2);
+    for (int i = 0; i < BM; i++)
+        for (int j = 0; j < L; j++) {
+            double s = 0;
+            for (int d = 0; d < D; d++)
+                s += q->v[i * D + d] * k->v[j * D + d];
+            double x = (1 - 2 / (exp2(s * 0.125) + 1)) * 2.5;
+            double p = ty_round(T_F16, (double)(float)exp2(x - 2.5)); /* P is stored as f16 */
+            for (int d = 0; d < D; d++)
+                o->v[i * D + d] += p * v->v[j * D + d];
+        }
+    run(MMA, "attn_loop", ARGS(P(q), P(k), P(v), P(o), I(L)),
+        CONSTS({"BM", BM}, {"BN", BN}, {"D", D}, {"num_warps", warps}));
+}
+
 /* An f16 product C = A B by `kernel` (mm_dead_loads, mm_nested: see mma.tile), A and B exactly
  * their size. The results are checked here; that no dead load survives to read past them is
  * checked by the IR golden tests/ir/pipeline_dead (the emulator does not bound global reads). */
@@ -183,6 +205,12 @@ void t_mma(void)
     acc_uses(40, 16, 16, 64, 16, 16, 2);
     chain(64, 4);
     chain(50, 2);
+    /* two products per iteration over rewritten K and V blocks (wgmma on Hopper) */
+    attn_loop(64, 64, 64, 200, 4);
+    attn_loop(128, 64, 64, 130, 8);
+    attn_loop(64, 32, 128, 100, 4);
+    attn_loop(128, 128, 64, 64, 4);
+    attn_loop(64, 64, 64, 0, 4);
     /* dead unmasked loads under a const switch */
     product_f16("mm_dead_loads", 33, 17, 40, 3);
     product_f16("mm_dead_loads", 70, 40, 72, 2);

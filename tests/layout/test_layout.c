@@ -508,6 +508,20 @@ static int t_slices_and_transposes(void)
     return 0;
 }
 
+/* smem_emit_offset folded on constant coordinates: the offset smem_offset computes. */
+static int emitted_offset_agrees(const TirLayout *l, const int *S, int rank, const int *c)
+{
+    static LLVMContextRef ctx;
+    static LLVMBuilderRef b;
+    if (!ctx)
+        ctx = LLVMContextCreate(), b = LLVMCreateBuilderInContext(ctx);
+    LLVMValueRef coord[TIR_MAX_RANK];
+    for (int d = 0; d < rank; d++)
+        coord[d] = LLVMConstInt(LLVMInt32TypeInContext(ctx), (unsigned)c[d], 0);
+    LLVMValueRef off = smem_emit_offset(b, l, S, rank, coord);
+    return LLVMIsAConstantInt(off) && LLVMConstIntGetZExtValue(off) == smem_offset(l, S, rank, c);
+}
+
 /* Swizzled shared layouts: the linear layout of offsets agrees with smem_offset, the map is
  * a bijection, 16-byte chunks stay whole, and 8 rows of one chunk column (an ldmatrix
  * or column-wise access) hit 8 different 16-byte bank groups when a row has 8 chunks. */
@@ -524,7 +538,8 @@ static int t_shared_swizzle(void)
         }
         if (smem_numel(S, rank) > (1 << 16))
             continue;
-        TirLayout l = smem_layout_swizzled(rank, S, eb, order);
+        int wgmma = (int)rnd(2);
+        TirLayout l = wgmma ? smem_layout_wgmma(rank, S, eb, order) : smem_layout_swizzled(rank, S, eb, order);
         LinearLayout ll;
         CHECK(layout_ll(&l, S, rank, &ll) == 0);
         int n = ll_numel(&ll);
@@ -536,6 +551,17 @@ static int t_shared_swizzle(void)
             CHECK(off < (uint32_t)n && !seen[off]);
             seen[off] = 1;
             CHECK(ll_apply(&ll, off, 0, 0) == (uint32_t)f);
+            if (f % 7 == 0)
+                CHECK(emitted_offset_agrees(&l, S, rank, c));
+            int P = smem_panel(&l, S);
+            if (wgmma && P * eb >= 32) { /* the hardware's swizzle of the byte address */
+                uint32_t R = (uint32_t)(P * eb), row = 0, stride = 1;
+                for (int j = 1; j < rank; j++)
+                    row += (uint32_t)c[order[j]] * stride, stride *= (uint32_t)S[order[j]];
+                uint32_t plain = ((uint32_t)c[order[0]] / (uint32_t)P * stride + row) * R +
+                                 (uint32_t)(c[order[0]] % P * eb);
+                CHECK(off * (uint32_t)eb == (plain ^ (((plain >> 7) & (R / 16 - 1)) << 4)));
+            }
             if (c[order[0]] % l.vec) { /* inside a chunk: next to its predecessor */
                 int p[TIR_MAX_RANK];
                 memcpy(p, c, sizeof p);
