@@ -3,6 +3,7 @@
  * functions, then the backend's) and then to this process; 64-byte aligned host memory as
  * device memory; the worker pool. Moved out of backend_cpu.c, unchanged in behavior. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,30 @@ enum { STACK_BYTES = 64 << 20, ALIGN = 64 };
     X(log1pf) X(log1p) X(fabsf) X(fabs) X(floorf) X(floor) X(ceilf) X(ceil) X(roundf) \
     X(round) X(truncf) X(trunc) X(rintf) X(rint) X(nearbyintf) X(nearbyint) X(fminf) \
     X(fmin) X(fmaxf) X(fmax) X(fmaf) X(fma) X(memcpy) X(memset) X(memmove)
+
+/* LLVM's x86 code keeps bf16 values in f32 registers and narrows them with a call to
+ * __truncsfbf2 (and widens with __extendbfsf2), which libgcc before GCC 13 lacks. These follow
+ * that ABI (the 16 bits in the low half of a float register, as for _Float16): round to
+ * nearest even, NaN stays a quiet NaN. */
+static _Float16 bf16_from_f32(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint16_t r = isnan(x) ? (uint16_t)((u >> 16) | 0x40) : (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+    _Float16 h;
+    memcpy(&h, &r, 2);
+    return h;
+}
+
+static float f32_from_bf16(_Float16 h)
+{
+    uint16_t r;
+    memcpy(&r, &h, 2);
+    uint32_t u = (uint32_t)r << 16;
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
 
 static const char *llvm_error(LLVMErrorRef e, char *err, const char *what)
 {
@@ -198,6 +223,7 @@ static LLVMErrorRef define_symbols(CpuDev *d, LLVMOrcJITDylibRef jd)
 #define X(f) { #f, (void *)f },
         CPU_LIBM(X)
 #undef X
+        { "__truncsfbf2", (void *)bf16_from_f32 }, { "__extendbfsf2", (void *)f32_from_bf16 },
     };
     enum { N = sizeof libm / sizeof libm[0] };
     LLVMOrcCSymbolMapPair *pairs = malloc(sizeof *pairs * (size_t)(N + d->nextra));
