@@ -14,6 +14,41 @@ static int is_data(const TirValue *v) {
     return et_is_float(v->type.elem) || c == TIR_LOAD || c == TIR_DOT;
 }
 
+/* Whether dot's operand from a shared buffer in wgmma's layout stays there: the dot's warps
+ * lie in whole warpgroups along M (compiler/lower_wgmma.c has the final word). */
+static int wgmma_operand(const TirOp *dot, const TirValue *v) {
+    const TirLayout *l = dot->results[0]->layout;
+    return dot->code == TIR_DOT && dot->ops[2] != v && dot->block == v->def->block && l &&
+           l->kind == LAYOUT_MMA && l->wpc[1] == 1 && l->wpc[0] % 4 == 0;
+}
+
+/* Whether some op other than such a dot reads v in b. */
+static int other_use(const TirBlock *b, const TirValue *v) {
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        for (int i = 0; i < op->nops; i++)
+            if (op->ops[i] == v && !wgmma_operand(op, v)) return 1;
+        for (int r = 0; r < op->nregions; r++)
+            if (other_use(op->regions[r], v)) return 1;
+    }
+    return 0;
+}
+
+/* A dot operand loaded from memory (a conversion of a load, which goes through a shared buffer
+ * in wgmma's layout, or that buffer's local_load) that only wgmma dots read: on a target with
+ * wgmma it is never in registers. */
+static int stays_shared(const TirKernel *k, const Target *t, const TirValue *v) {
+    const TirOp *op = v->def;
+    const TirLayout *l = v->layout;
+    if (!t->wgmma || !op || !l || l->kind != LAYOUT_DOT_OPERAND || l->parent != LAYOUT_MMA ||
+        l->kwidth != 2 || l->sliced || l->transposed)
+        return 0;
+    const TirOp *src = op->ops[0]->def;
+    int from_memory = op->code == TIR_CONVERT_LAYOUT ? src && src->code == TIR_LOAD
+                      : op->code == TIR_LOCAL_LOAD   ? op->ops[0]->layout && op->ops[0]->layout->panel
+                                                     : 0;
+    return from_memory && !other_use(k->body, v);
+}
+
 /* 32-bit registers one thread needs for value v. */
 static int value_regs(const TirValue *v) {
     if (!v->layout || v->layout->kind == LAYOUT_SCALAR || v->type.buffers || !is_data(v)) return 1;
@@ -22,20 +57,23 @@ static int value_regs(const TirValue *v) {
     return (per_thread * bytes + 3) / 4;
 }
 
-static const TirValue *largest(const TirBlock *b, const TirValue *best) {
+static const TirValue *largest(const TirKernel *k, const Target *t, const TirBlock *b,
+                               const TirValue *best) {
     for (int i = 0; i < b->nargs; i++)
         if (!best || value_regs(b->args[i]) > value_regs(best)) best = b->args[i];
     for (const TirOp *op = b->first; op; op = op->next) {
         for (int i = 0; i < op->nres; i++)
-            if (!best || value_regs(op->results[i]) > value_regs(best)) best = op->results[i];
-        for (int r = 0; r < op->nregions; r++) best = largest(op->regions[r], best);
+            if ((!best || value_regs(op->results[i]) > value_regs(best)) &&
+                !stays_shared(k, t, op->results[i]))
+                best = op->results[i];
+        for (int r = 0; r < op->nregions; r++) best = largest(k, t, op->regions[r], best);
     }
     return best;
 }
 
 int check_registers(const TirKernel *k, const Target *t, Diags *d) {
     if (!t->max_regs) return 0;
-    const TirValue *v = largest(k->body, NULL);
+    const TirValue *v = largest(k, t, k->body, NULL);
     if (!v || value_regs(v) <= t->max_regs) return 0;
     SrcLoc loc = v->def ? v->def->loc : (SrcLoc){0};
     diag_error(d, loc, "tile %s needs %d registers per thread with %d warps (at most %d): "

@@ -4,11 +4,13 @@
  * shared buffer its local_load names, and so does A when it comes from one ("SS"); otherwise
  * A comes from registers in mma.sync's A fragment ("RS": attention's P). A 64-bit matrix
  * descriptor per operand and K step gives wgmma the address, the panel and 8-row strides and
- * the swizzle of a buffer in smem_layout_wgmma's layout (compiler/smem_layout.h). Every
- * operand (A's registers, descriptors) is ready before the one fence, the wgmmas follow (one
- * per warpgroup row block, K step and 256 columns), then the commit and the wait: nothing is
- * computed while they run, so no register an in-flight wgmma reads can be reused (ptxas
- * before CUDA 13.3 may do that to a register-input wgmma's A registers). */
+ * the swizzle of a buffer in smem_layout_wgmma's layout (compiler/smem_layout.h): the
+ * buffer's start is computed once and each wgmma adds its constant part, so one register pair
+ * per operand stays live. Every operand (A's registers, the descriptors' bases) is ready
+ * before the one fence, the wgmmas follow (one per warpgroup row block, K step and 256
+ * columns), then the commit and the wait: only the descriptors' constant adds run between
+ * them, and A's registers stay live until the wait, so none an in-flight wgmma reads can be
+ * reused (ptxas before CUDA 13.3 may do that to a register-input wgmma's A registers). */
 #include "layout_dot.h"
 #include "lower_int.h"
 #include "passes.h"
@@ -82,13 +84,12 @@ int lw_kernel_uses_wgmma(Lower *L)
     return L->uses_wgmma;
 }
 
-/* The descriptor of the [rows, K] (A) or [K, cols] (B) operand in buffer `buf` for K step k0
- * and rows or columns from mn0 (`mn_extra`: a run-time number of 16-byte units added to the
- * start, NULL: none). K-major buffers (K contiguous) hold the M or N rows in panels of K,
- * 8-row groups 8 rows apart; MN-major ones hold K rows per panel of M or N, panels a
- * buffer's K rows apart (the descriptor's leading offset). */
-static LLVMValueRef descriptor(Lower *L, const TirValue *buf, LLVMValueRef addr, int is_b, int k0,
-                               int mn0, LLVMValueRef mn_extra)
+/* The constant part of the descriptor of the [rows, K] (A) or [K, cols] (B) operand in
+ * buffer `buf` for K step k0 and rows or columns from mn0, added to the buffer's start
+ * (start_field). K-major buffers (K contiguous) hold the M or N rows in panels of K, 8-row
+ * groups 8 rows apart; MN-major ones hold K rows per panel of M or N, panels a buffer's K rows
+ * apart (the descriptor's leading offset). */
+static unsigned long long descriptor(const TirValue *buf, int is_b, int k0, int mn0)
 {
     const int *S = buf->type.shape;
     int eb = et_bytes(buf->type.elem), P = buf->layout->panel, row_bytes = P * eb;
@@ -98,13 +99,10 @@ static LLVMValueRef descriptor(Lower *L, const TirValue *buf, LLVMValueRef addr,
         start = ((long long)(k0 / P) * MN * P + (long long)mn0 * P + k0 % P) * eb;
     else
         start = ((long long)(mn0 / P) * K * P + (long long)k0 * P) * eb, lead = (long long)K * row_bytes;
-    unsigned long long fields = (unsigned long long)((start >> 4) & 0x3fff) |
-                                (unsigned long long)(lead > 1 ? (lead >> 4) & 0x3fff : 1) << 16 |
-                                (unsigned long long)((stride >> 4) & 0x3fff) << 32 |
-                                (unsigned long long)swizzle_mode(row_bytes) << 62;
-    LLVMTypeRef i64 = LLVMInt64TypeInContext(L->ctx);
-    LLVMValueRef d = LLVMBuildAdd(L->b, addr, LLVMConstInt(i64, fields, 0), "");
-    return mn_extra ? LLVMBuildAdd(L->b, d, mn_extra, "") : d;
+    return (unsigned long long)((start >> 4) & 0x3fff) |
+           (unsigned long long)(lead > 1 ? (lead >> 4) & 0x3fff : 1) << 16 |
+           (unsigned long long)((stride >> 4) & 0x3fff) << 32 |
+           (unsigned long long)swizzle_mode(row_bytes) << 62;
 }
 
 /* A buffer's shared address in 16-byte units, as a descriptor's start field takes it. */
@@ -132,14 +130,14 @@ typedef struct Wg {
     Lower *L;
     TirOp *op;
     TirValue *abuf, *bbuf; /* abuf NULL: A from registers */
-    LLVMValueRef aaddr, baddr, arows;
+    LLVMValueRef aaddr, baddr; /* the buffers' start fields (A's at this warpgroup's rows) */
     Frag a, c;
     int M, N, K, sm, n;
 } Wg;
 
 /* One wgmma: row block m (this thread's warpgroup's 64 rows of it), columns n0..n0+n-1, K
  * step k; A's words (RS) or descriptor (SS), B's descriptor given. */
-static int one_wgmma(Wg *w, int m, int n0, LLVMValueRef *words, LLVMValueRef adesc, LLVMValueRef bdesc)
+static int one_wgmma(Wg *w, int m, int n0, int k, LLVMValueRef *words)
 {
     Lower *L = w->L;
     TirValue *res = w->op->results[0];
@@ -150,8 +148,10 @@ static int one_wgmma(Wg *w, int m, int n0, LLVMValueRef *words, LLVMValueRef ade
         for (int i = 0; i < 4; i++)
             acc[4 * j + i] = lw_get(L, res, lw_i32c(L, (int)w->c.base + i));
     }
-    L->t->wgmma_mma(&L->tc, dot_mma_kind(w->op), w->n, words, adesc, bdesc,
-                    w->abuf && w->abuf->layout->order[0] == 0, w->bbuf->layout->order[0] == 1, acc, d);
+    unsigned long long adesc = w->abuf ? descriptor(w->abuf, 0, k, m) : 0;
+    L->t->wgmma_mma(&L->tc, dot_mma_kind(w->op), w->n, words, w->aaddr, adesc, w->baddr,
+                    descriptor(w->bbuf, 1, k, n0), w->abuf && w->abuf->layout->order[0] == 0,
+                    w->bbuf->layout->order[0] == 1, acc, d);
     for (int j = 0; j < w->n / 8; j++) {
         lw_frag_at(&w->c, m, n0 + 8 * j);
         for (int i = 0; i < 4; i++)
@@ -190,15 +190,6 @@ static int issue(Wg *w, LLVMValueRef *words)
 {
     Lower *L = w->L;
     int rows = w->M / w->sm, cols = (w->N + w->n - 1) / w->n, steps = w->K / WGMMA_K;
-    LLVMValueRef *desc = arena_alloc(L->k->arena, sizeof *desc * (size_t)(steps * (rows + cols)));
-    if (!desc)
-        return -1;
-    for (int s = 0; s < steps; s++) { /* every descriptor before the fence */
-        for (int r = 0; r < rows && w->abuf; r++)
-            desc[s * (rows + cols) + r] = descriptor(L, w->abuf, w->aaddr, 0, s * WGMMA_K, r * w->sm, w->arows);
-        for (int j = 0; j < cols; j++)
-            desc[s * (rows + cols) + rows + j] = descriptor(L, w->bbuf, w->baddr, 1, s * WGMMA_K, j * w->n, NULL);
-    }
     TirValue *res = w->op->results[0];
     int R = lw_regs(L, res), nw = w->abuf ? 0 : 4 * rows * steps;
     LLVMValueRef *tied = arena_alloc(L->k->arena, sizeof *tied * (size_t)(nw + R + 1));
@@ -212,9 +203,8 @@ static int issue(Wg *w, LLVMValueRef *words)
     for (int s = 0; s < steps; s++)
         for (int r = 0; r < rows; r++)
             for (int j = 0; j < cols; j++)
-                if (one_wgmma(w, r * w->sm, j * w->n, w->abuf ? NULL : tied + 4 * (s * rows + r),
-                              w->abuf ? desc[s * (rows + cols) + r] : NULL,
-                              desc[s * (rows + cols) + rows + j]))
+                if (one_wgmma(w, r * w->sm, j * w->n, s * WGMMA_K,
+                              w->abuf ? NULL : tied + 4 * (s * rows + r)))
                     return -1;
     all_registers(L, res, tied + nw, 0);
     L->t->wgmma_wait(&L->tc, tied + nw, R, tied, nw);
@@ -238,7 +228,7 @@ int lower_dot_wgmma(Lower *L, TirOp *op)
     w.sm = lw_tile_span(w.c.ll, 2, 0), w.n = w.N < WGMMA_MAX_N ? w.N : WGMMA_MAX_N;
     w.baddr = start_field(L, bbase);
     if (w.abuf)
-        w.aaddr = start_field(L, abase), w.arows = warpgroup_rows(L, w.abuf);
+        w.aaddr = LLVMBuildAdd(L->b, start_field(L, abase), warpgroup_rows(L, w.abuf), "");
     LLVMValueRef *words = NULL;
     if (!w.abuf) {
         words = arena_alloc(L->k->arena, sizeof *words * (size_t)(4 * (w.M / w.sm) * (w.K / WGMMA_K)));

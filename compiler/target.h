@@ -87,7 +87,9 @@ struct Target {
     /* wgmma_mma: wgmma.mma_async m64n{n}k16 of `kind` (MMA_F16_F32 or MMA_BF16_F32) over this thread's
      * warpgroup (4 warps): A from registers a[4] (i32 words, mma.sync's A fragment of the
      * warp's 16 rows) or, with `a` NULL, from shared memory through the 64-bit matrix
-     * descriptor desc_a (trans_a: M-major); B through desc_b (trans_b: N-major); acc[n / 2] f32 in, d[n / 2] out (only valid after wgmma_wait).
+     * descriptor desc_a + add_a (trans_a: M-major); B through desc_b + add_b (trans_b:
+     * N-major); the constant parts add_* are added next to the wgmma, so only the bases stay
+     * live; acc[n / 2] f32 in, d[n / 2] out (only valid after wgmma_wait).
      * wgmma_fence orders the writes of the registers vals[0..n-1] (i32 or f32, replaced by
      * values defined after the fence: what the next wgmmas read) and, with `proxy`, of shared
      * memory before the next wgmma; wgmma_wait commits the wgmmas issued and waits for them,
@@ -97,8 +99,8 @@ struct Target {
      * `wgmma` is 0. */
     void (*wgmma_fence)(TargetCtx *c, int proxy, LLVMValueRef *vals, int n);
     void (*wgmma_mma)(TargetCtx *c, MmaKind kind, int n, LLVMValueRef *a, LLVMValueRef desc_a,
-                      LLVMValueRef desc_b, int trans_a, int trans_b, LLVMValueRef *acc,
-                      LLVMValueRef *d);
+                      unsigned long long add_a, LLVMValueRef desc_b, unsigned long long add_b,
+                      int trans_a, int trans_b, LLVMValueRef *acc, LLVMValueRef *d);
     void (*wgmma_wait)(TargetCtx *c, LLVMValueRef *acc, int nacc, LLVMValueRef *a, int na);
     /* fence.proxy.async: this thread's generic shared-memory writes (st.shared, cp.async)
      * ordered before later reads by wgmma (of any thread, after a barrier) */
@@ -151,7 +153,8 @@ int target_is_amdgpu_name(const char *name);
 /* NVPTX's wgmma hooks (target_wgmma.c). */
 void target_wgmma_fence(TargetCtx *c, int proxy, LLVMValueRef *vals, int n);
 void target_wgmma(TargetCtx *c, MmaKind kind, int n, LLVMValueRef *a, LLVMValueRef desc_a,
-                  LLVMValueRef desc_b, int trans_a, int trans_b, LLVMValueRef *acc, LLVMValueRef *d);
+                  unsigned long long add_a, LLVMValueRef desc_b, unsigned long long add_b,
+                  int trans_a, int trans_b, LLVMValueRef *acc, LLVMValueRef *d);
 void target_wgmma_wait(TargetCtx *c, LLVMValueRef *acc, int nacc, LLVMValueRef *a, int na);
 void target_wgmma_proxy_fence(TargetCtx *c);
 /* The blocks every kernel function c->fn starts with: "entry" (where c->alloca_b puts

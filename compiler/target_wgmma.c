@@ -87,23 +87,29 @@ void target_wgmma_fence(TargetCtx *c, int proxy, LLVMValueRef *vals, int n)
 }
 
 void target_wgmma(TargetCtx *c, MmaKind kind, int n, LLVMValueRef *a, LLVMValueRef desc_a,
-                  LLVMValueRef desc_b, int trans_a, int trans_b, LLVMValueRef *acc, LLVMValueRef *d)
+                  unsigned long long add_a, LLVMValueRef desc_b, unsigned long long add_b,
+                  int trans_a, int trans_b, LLVMValueRef *acc, LLVMValueRef *d)
 {
     int h = n / 2, nin = a ? 6 : 3; /* A's words or descriptor, B's descriptor, scale-d */
     const char *t = kind == MMA_BF16_F32 ? "bf16" : "f16";
     char text[4096];
     size_t len = (size_t)snprintf(text, sizeof text,
-                                  "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, $%d, 0;\n\t"
-                                  "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", h + nin - 1,
-                                  n, t, t);
+                                  "{\n\t.reg .pred p;\n\t.reg .b64 da, db;\n\t"
+                                  "add.s64 db, $%d, %llu;\n\t", h + nin - 2, add_b);
+    if (!a)
+        len += (size_t)snprintf(text + len, sizeof text - len, "add.s64 da, $%d, %llu;\n\t", h,
+                                add_a);
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            "setp.ne.b32 p, $%d, 0;\n\twgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
+                            h + nin - 1, n, t, t);
     for (int i = 0; i < h; i++)
         len += (size_t)snprintf(text + len, sizeof text - len, "%s$%d", i ? ", " : "", i);
     if (a)
-        snprintf(text + len, sizeof text - len, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;\n}", h,
-                 h + 1, h + 2, h + 3, h + 4, trans_b ? 1 : 0);
+        snprintf(text + len, sizeof text - len, "}, {$%d, $%d, $%d, $%d}, db, p, 1, 1, %d;\n}", h,
+                 h + 1, h + 2, h + 3, trans_b ? 1 : 0);
     else
-        snprintf(text + len, sizeof text - len, "}, $%d, $%d, p, 1, 1, %d, %d;\n}", h, h + 1,
-                 trans_a ? 1 : 0, trans_b ? 1 : 0);
+        snprintf(text + len, sizeof text - len, "}, da, db, p, 1, 1, %d, %d;\n}", trans_a ? 1 : 0,
+                 trans_b ? 1 : 0);
     LLVMValueRef one = LLVMConstInt(LLVMInt32TypeInContext(c->ctx), 1, 0);
     LLVMValueRef rs[6] = {a ? a[0] : NULL, a ? a[1] : NULL, a ? a[2] : NULL, a ? a[3] : NULL, desc_b, one};
     LLVMValueRef ss[3] = {desc_a, desc_b, one};
