@@ -3,6 +3,7 @@
  * files in a private temporary directory. The linker is found at run time: $TILE_LLD, then
  * ld.lld-22 and ld.lld on the PATH, then LLVM 22's own bin directory. */
 #include "amdgpu_link.h"
+#include "source_read.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -41,16 +42,9 @@ static int write_file(const char *path, const void *data, size_t n)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
-    const char *p = data;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        p += w, n -= (size_t)w;
+    if (fd_write_all(fd, data, n) != 0) {
+        close(fd);
+        return -1;
     }
     return close(fd);
 }
