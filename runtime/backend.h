@@ -78,6 +78,14 @@ typedef struct BackendOps {
     tile_Status (*set_stream)(void *dev, void *stream, char *err);
     /* 1 while the launch stream is being captured into a graph: nothing may synchronize. */
     int (*capturing)(void *dev);
+
+    /* ---- events on the launch stream (tile_event_*); NULL where launches are synchronous
+     * (the host clock stands in) ---- */
+    tile_Status (*event_create)(void *dev, void **ev, char *err);
+    void (*event_destroy)(void *dev, void *ev);
+    tile_Status (*event_record)(void *dev, void *ev, char *err);
+    /* Waits for `end`, then *ms = the time from start to end. */
+    tile_Status (*event_elapsed)(void *dev, void *start, void *end, float *ms, char *err);
 } BackendOps;
 
 extern const BackendOps rt_backend_cpu;

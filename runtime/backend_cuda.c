@@ -366,6 +366,40 @@ static int cuda_capturing(void *dev)
            status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+/* ---- events on the launch stream ---- */
+static tile_Status cuda_event_create(void *dev, void **ev, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st == TILE_OK)
+        CU_TRY(cuEventCreate, ((CUevent *)ev, CU_EVENT_DEFAULT));
+    return st;
+}
+
+static void cuda_event_destroy(void *dev, void *ev)
+{
+    char err[BK_ERR_MAX];
+    if (current(dev, err) == TILE_OK)
+        cu.cuEventDestroy((CUevent)ev);
+}
+
+static tile_Status cuda_event_record(void *dev, void *ev, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st == TILE_OK)
+        CU_TRY(cuEventRecord, ((CUevent)ev, atomic_load(&((CudaDev *)dev)->stream)));
+    return st;
+}
+
+static tile_Status cuda_event_elapsed(void *dev, void *start, void *end, float *ms, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st != TILE_OK)
+        return st;
+    CU_TRY(cuEventSynchronize, ((CUevent)end));
+    CU_TRY(cuEventElapsedTime, (ms, (CUevent)start, (CUevent)end));
+    return TILE_OK;
+}
+
 /* ---- for the tuner ---- */
 static void cuda_limits(void *dev, BkLimits *out)
 {
@@ -459,4 +493,5 @@ const BackendOps rt_backend_cuda = {
     cuda_memset, cuda_sync, cuda_finalize, cuda_load, cuda_unload, cuda_get_function,
     cuda_launch, cuda_limits, cuda_func_attrs, cuda_timed_launch, cuda_flush_l2,
     cuda_context_lost, cuda_driver_version, cuda_set_stream, cuda_capturing,
+    cuda_event_create, cuda_event_destroy, cuda_event_record, cuda_event_elapsed,
 };

@@ -413,10 +413,45 @@ static int hip_capturing(void *dev)
            status != hipStreamCaptureStatusNone;
 }
 
+/* ---- events on the launch stream ---- */
+static tile_Status hip_event_create(void *dev, void **ev, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st == TILE_OK)
+        HIP_TRY(hipEventCreate, ((hipEvent_t *)ev));
+    return st;
+}
+
+static void hip_event_destroy(void *dev, void *ev)
+{
+    char err[BK_ERR_MAX];
+    if (current(dev, err) == TILE_OK)
+        hip.hipEventDestroy((hipEvent_t)ev);
+}
+
+static tile_Status hip_event_record(void *dev, void *ev, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st == TILE_OK)
+        HIP_TRY(hipEventRecord, ((hipEvent_t)ev, atomic_load(&((HipDev *)dev)->stream)));
+    return st;
+}
+
+static tile_Status hip_event_elapsed(void *dev, void *start, void *end, float *ms, char *err)
+{
+    tile_Status st = current(dev, err);
+    if (st != TILE_OK)
+        return st;
+    HIP_TRY(hipEventSynchronize, ((hipEvent_t)end));
+    HIP_TRY(hipEventElapsedTime, (ms, (hipEvent_t)start, (hipEvent_t)end));
+    return TILE_OK;
+}
+
 const BackendOps rt_backend_hip = {
     TILE_BACKEND_HIP, "hip", hip_open, hip_close, hip_device_name, hip_arch, hip_arch,
     hip_fallback, hip_cache_id, hip_max_grid, hip_malloc, hip_free, hip_h2d, hip_d2h,
     hip_memset, hip_sync, hip_finalize, hip_load, hip_unload, hip_get_function,
     hip_launch, hip_limits, hip_func_attrs, hip_timed_launch, hip_flush_l2,
     hip_context_lost, hip_driver_version, hip_set_stream, hip_capturing,
+    hip_event_create, hip_event_destroy, hip_event_record, hip_event_elapsed,
 };

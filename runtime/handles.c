@@ -66,8 +66,9 @@ void rt_handle_retire(void *block)
     free(oldest);
 }
 
-static const char *const KIND_NAMES[] = { "", "tile_Context", "tile_Module", "tile_Kernel" };
-static const char *const KIND_ARGS[] = { "", "ctx", "module", "kernel" };
+static const char *const KIND_NAMES[] = { "", "tile_Context", "tile_Module", "tile_Kernel",
+                                           "tile_Event" };
+static const char *const KIND_ARGS[] = { "", "ctx", "module", "kernel", "event" };
 
 tile_Status rt_handle_check(const void *h, RtHandleKind kind, const char *fn)
 {

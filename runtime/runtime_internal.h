@@ -41,7 +41,7 @@ const RtRange *rtranges_find_span(const RtRanges *r, uint64_t addr, size_t bytes
 void rtranges_free(RtRanges *r);
 
 /* ---- live handles (handles.c) ---- */
-typedef enum RtHandleKind { RT_CONTEXT = 1, RT_MODULE, RT_KERNEL } RtHandleKind;
+typedef enum RtHandleKind { RT_CONTEXT = 1, RT_MODULE, RT_KERNEL, RT_EVENT } RtHandleKind;
 int rt_handle_add(const void *h, RtHandleKind kind); /* 0, or -1 when out of memory */
 void rt_handle_remove(const void *h);
 int rt_handle_live(const void *h, RtHandleKind kind);

@@ -163,6 +163,20 @@ tile_Status tile_synchronize(tile_Context *ctx);
  * compiles and loads code, which a capture may not allow. */
 tile_Status tile_set_stream(tile_Context *ctx, void *stream);
 
+/* ---- timing on the stream ----
+ * An event marks a point in the work of its context's launch stream: tile_event_record puts it
+ * after everything launched there so far; tile_event_elapsed waits until `end` has passed and
+ * gives the milliseconds between two recorded events of one context (CUDA and HIP events,
+ * about 0.5 us resolution). The CPU and sim backends, whose launches finish before tile_launch
+ * returns, use the host's monotonic clock at the time of recording. Recording is allowed inside
+ * a graph capture; tile_event_elapsed is not (it waits). Destroy events before their context
+ * (after it, tile_event_destroy only frees the handle). */
+typedef struct tile_Event tile_Event;
+tile_Status tile_event_create(tile_Context *ctx, tile_Event **out);
+tile_Status tile_event_record(tile_Event *event);
+tile_Status tile_event_elapsed(tile_Event *start, tile_Event *end, float *ms);
+void tile_event_destroy(tile_Event *event);
+
 /* ---- launching ---- */
 typedef enum tile_ArgKind { TILE_ARG_PTR, TILE_ARG_INT, TILE_ARG_FLOAT } tile_ArgKind;
 typedef struct tile_Arg {

@@ -5,8 +5,10 @@
  * tile_synchronize and tile_tune are refused, a launch that would tune does not); replaying
  * the graph twice applies them twice. Without a CUDA device: skipped (77). The CPU and sim
  * backends accept only the default stream. Two contexts on one GPU, driven from two threads
- * at once, each on its own stream, keep to their own memory and results.
- *   usage: test_stream [cuda | two_contexts | cpu]   (no argument: all) */
+ * at once, each on its own stream, keep to their own memory and results; so do two contexts on
+ * two GPUs (two_devices: skipped with fewer than two). Events (tile_event_*) time work on the
+ * stream, are refused inside a capture when they would wait, and on the CPU use the host clock.
+ *   usage: test_stream [cuda | two_contexts | two_devices | cpu]   (no argument: all) */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -123,6 +125,35 @@ static int graph_on(tile_Context *ctx, CUstream s, tile_Kernel *k1, tile_Kernel 
     return 0;
 }
 
+/* Events around 20 launches on stream s (x holds 11 everywhere): the elapsed time covers them
+ * and is refused while s is being captured. */
+static int events_on(tile_Context *ctx, CUstream s, tile_Kernel *k, tile_DevPtr x, float *host)
+{
+    tile_Event *e0, *e1;
+    float ms = -1.0f;
+    tile_Arg args[2] = {tile_ptr(x), tile_int(N)};
+    EXPECT(ctx, TILE_OK, tile_event_create(ctx, &e0));
+    EXPECT(ctx, TILE_OK, tile_event_create(ctx, &e1));
+    EXPECT(ctx, TILE_OK, tile_event_record(e0));
+    for (int r = 0; r < 20; r++)
+        EXPECT(ctx, TILE_OK, tile_launch(k, args, 2, NULL, 0));
+    EXPECT(ctx, TILE_OK, tile_event_record(e1));
+    EXPECT(ctx, TILE_OK, tile_event_elapsed(e0, e1, &ms)); /* waits for e1 */
+    CHECK(ms > 0.0f && ms < 10000.0f);
+    EXPECT(ctx, TILE_OK, tile_copy_to_host(ctx, host, x, N * sizeof(float)));
+    CHECK(all_equal(host, 31.0f));
+    CUgraph g;
+    CHECK(cu.begin_capture(s, 0) == 0);
+    EXPECT(ctx, TILE_OK, tile_event_record(e0));
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_event_elapsed(e0, e1, &ms));
+    CHECK(strstr(tile_error(ctx), "captured"));
+    CHECK(cu.end_capture(s, &g) == 0 && cu.graph_destroy(g) == 0);
+    tile_event_destroy(e0);
+    tile_event_destroy(e1);
+    EXPECT(NULL, TILE_ERROR_INVALID_ARGUMENT, tile_event_record(e0)); /* destroyed */
+    return 0;
+}
+
 static int t_cuda(void)
 {
     tile_Context *ctx;
@@ -154,6 +185,7 @@ static int t_cuda(void)
     CHECK(all_equal(host, 1.0f));
     int rc = graph_on(ctx, s, k1, k2, k3, x, host);
     CHECK(rc != 0 || said); /* the launch that would have tuned said why it did not */
+    CHECK(rc != 0 || events_on(ctx, s, k1, x, host) == 0);
     EXPECT(ctx, TILE_OK, tile_set_stream(ctx, NULL));
     EXPECT(ctx, TILE_OK, tile_synchronize(ctx));
     CHECK(cu.stream_destroy(s) == 0);
@@ -168,6 +200,7 @@ enum { ROUNDS = 50 };
 typedef struct Side {
     int rc;
     float start;
+    int device;
 } Side;
 
 static int side_run(Side *me)
@@ -181,7 +214,7 @@ static int side_run(Side *me)
     CHECK(host);
     for (int i = 0; i < N; i++)
         host[i] = me->start;
-    EXPECT(NULL, TILE_OK, tile_context_open(TILE_BACKEND_CUDA, &ctx));
+    EXPECT(NULL, TILE_OK, tile_context_open_device(TILE_BACKEND_CUDA, me->device, &ctx));
     EXPECT(ctx, TILE_OK, tile_module_load_string(ctx, "side", SRC, &m));
     EXPECT(ctx, TILE_OK, tile_kernel_get(m, "add1", &k));
     EXPECT(ctx, TILE_OK, tile_malloc(ctx, N * sizeof(float), &x));
@@ -208,6 +241,8 @@ static void *side_main(void *arg)
     return NULL;
 }
 
+static int both_sides(int d0, int d1);
+
 static int t_two_contexts(void)
 {
     tile_Context *probe;
@@ -215,14 +250,78 @@ static int t_two_contexts(void)
         fprintf(stderr, "skipped: no CUDA device or driver\n");
         return TEST_SKIP;
     }
-    Side sides[2] = {{1, 0.0f}, {1, 1000.0f}};
+    tile_context_close(probe);
+    return both_sides(0, 0);
+}
+
+/* Two threads at once, one context each on devices d0 and d1. */
+static int both_sides(int d0, int d1)
+{
+    Side sides[2] = {{1, 0.0f, d0}, {1, 1000.0f, d1}};
     pthread_t th[2];
     for (int i = 0; i < 2; i++)
         CHECK(pthread_create(&th[i], NULL, side_main, &sides[i]) == 0);
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
-    tile_context_close(probe);
     CHECK(sides[0].rc == 0 && sides[1].rc == 0);
+    return 0;
+}
+
+static int t_two_devices(void)
+{
+    tile_Context *second;
+    if (load_cuda() != 0 ||
+        tile_context_open_device(TILE_BACKEND_CUDA, 1, &second) != TILE_OK) {
+        fprintf(stderr, "skipped: fewer than two CUDA devices (%s)\n", tile_error(NULL));
+        return TEST_SKIP;
+    }
+    printf("devices 0 and 1: %s\n", tile_device_name(second));
+    tile_context_close(second);
+    return both_sides(0, 1);
+}
+
+/* Events on the CPU backend: the host clock around a launch; every misuse an error status. */
+static int cpu_events(tile_Context *ctx)
+{
+    tile_Context *other;
+    tile_Module *m;
+    tile_Kernel *k;
+    tile_DevPtr x;
+    tile_Event *e0, *e1, *e2;
+    float ms = -1.0f;
+    EXPECT(ctx, TILE_OK, tile_module_load_string(ctx, "ev", SRC, &m));
+    EXPECT(ctx, TILE_OK, tile_kernel_get(m, "add1", &k));
+    EXPECT(ctx, TILE_OK, tile_malloc(ctx, N * sizeof(float), &x));
+    EXPECT(ctx, TILE_OK, tile_memset(ctx, x, 0, N * sizeof(float)));
+    EXPECT(NULL, TILE_OK, tile_context_open(TILE_BACKEND_CPU, &other));
+    EXPECT(ctx, TILE_OK, tile_event_create(ctx, &e0));
+    EXPECT(ctx, TILE_OK, tile_event_create(ctx, &e1));
+    EXPECT(other, TILE_OK, tile_event_create(other, &e2));
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_event_elapsed(e0, e1, &ms));
+    CHECK(strstr(tile_error(ctx), "never recorded"));
+    EXPECT(ctx, TILE_OK, tile_event_record(e0));
+    tile_Arg args[2] = {tile_ptr(x), tile_int(N)};
+    EXPECT(ctx, TILE_OK, tile_launch(k, args, 2, NULL, 0));
+    EXPECT(ctx, TILE_OK, tile_event_record(e1));
+    EXPECT(ctx, TILE_OK, tile_event_elapsed(e0, e1, &ms));
+    CHECK(ms > 0.0f && ms < 60000.0f);
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_event_elapsed(e0, e1, NULL));
+    EXPECT(other, TILE_OK, tile_event_record(e2));
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_event_elapsed(e0, e2, &ms));
+    CHECK(strstr(tile_error(ctx), "different contexts"));
+    EXPECT(NULL, TILE_ERROR_INVALID_ARGUMENT, tile_event_create(NULL, &e2));
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_event_create(ctx, NULL));
+    EXPECT(NULL, TILE_ERROR_INVALID_ARGUMENT, tile_event_record(NULL));
+    tile_context_close(other); /* e2 outlives its context: an error, then only freed */
+    EXPECT(NULL, TILE_ERROR_INVALID_ARGUMENT, tile_event_record(e2));
+    CHECK(strstr(tile_error(NULL), "context was closed"));
+    tile_event_destroy(e2);
+    tile_event_destroy(e1);
+    EXPECT(NULL, TILE_ERROR_INVALID_ARGUMENT, tile_event_elapsed(e0, e1, &ms));
+    CHECK(strstr(tile_error(NULL), "not a live tile_Event"));
+    tile_event_destroy(e1); /* twice: nothing */
+    tile_event_destroy(NULL);
+    tile_event_destroy(e0);
     return 0;
 }
 
@@ -234,6 +333,7 @@ static int t_cpu(void)
     EXPECT(ctx, TILE_ERROR_UNSUPPORTED, tile_set_stream(ctx, (void *)0x10));
     CHECK(strstr(tile_error(ctx), "only the default stream"));
     EXPECT(NULL, TILE_ERROR_INVALID_ARGUMENT, tile_set_stream(NULL, NULL));
+    CHECK(cpu_events(ctx) == 0);
     tile_context_close(ctx);
     return 0;
 }
@@ -241,6 +341,6 @@ static int t_cpu(void)
 int main(int argc, char **argv)
 {
     static const NamedTest tests[] = {{"cuda", t_cuda}, {"two_contexts", t_two_contexts},
-                                      {"cpu", t_cpu}};
+                                      {"two_devices", t_two_devices}, {"cpu", t_cpu}};
     return run_named_tests("test_stream", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }
