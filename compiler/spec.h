@@ -124,6 +124,13 @@ Val spec_device_assert(Spec *s, Val cond, const Expr *cond_expr, const char *msg
  * size 1); reverse scans from the end, combining in index order */
 Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, SrcLoc at);
 Val spec_scan_with(Spec *s, TirValue *x, int axis, const Func *f, int reverse, SrcLoc at);
+/* cumsum (OP_ADD) and cumprod (OP_MUL) from shape ops, and flip: where the in-thread TIR_SCAN
+ * and TIR_FLIP, which hold the axis whole in each thread, would need more than
+ * SPEC_IN_THREAD_AXIS registers per thread (spec_axis_in_thread: 0). */
+enum { SPEC_IN_THREAD_AXIS = 64 };
+int spec_axis_in_thread(const Spec *s, const TirValue *x, int axis);
+Val spec_scan_op(Spec *s, TirValue *x, int axis, OpKind op, int reverse, SrcLoc at);
+Val spec_flip_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
 
 /* spec_builtins.c */
 int spec_is_builtin(const char *name);

@@ -470,8 +470,11 @@ static Val b_scan(Spec *s, Args *a) {
         return val_error();
     }
     x = summable(s, x, a->call->loc);
+    int add = strcmp(a->call->name, "cumsum") == 0;
+    if (!spec_axis_in_thread(s, x, axis)) /* too many for one thread's registers */
+        return spec_scan_op(s, x, axis, add ? OP_ADD : OP_MUL, reverse, a->call->loc);
     TirValue *r = spec_emit(s, TIR_SCAN, a->call->loc, &x, 1, x->type);
-    r->def->attr.i = strcmp(a->call->name, "cumsum") == 0 ? SCAN_ADD : SCAN_MUL;
+    r->def->attr.i = add ? SCAN_ADD : SCAN_MUL;
     r->def->attr.i2 = axis | reverse << 4;
     return val_tile(r);
 }
@@ -485,6 +488,8 @@ static Val b_flip(Spec *s, Args *a) {
     if (!x) return val_error();
     axis = x->type.rank - 1;
     if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
+    if (!spec_axis_in_thread(s, x, axis) && x->type.elem != ET_PTR)
+        return spec_flip_rows(s, x, axis, a->call->loc); /* too many for one thread's registers */
     TirValue *r = spec_emit(s, TIR_FLIP, a->call->loc, &x, 1, x->type);
     r->def->attr.i2 = axis;
     return val_tile(r);

@@ -1,18 +1,22 @@
 /* spec_combine.c: reduce(x, axis, combine_fn) and associative_scan(x, axis, combine_fn) with a
  * helper as the combine function (spec.h), built from shape ops and calls of the helper inlined
- * on whole tiles, so they run on every backend without an IR op of their own. The axis goes
- * last and the other dims are flattened: x [M, n]. A reduction is a tree: log2(n) combines of
- * the even and odd elements. A scan is the odd-even recursion: the scan of the pairs' combines
- * gives the prefixes ending at odd positions, and each even element is the exclusive prefix
- * before it combined with it (2 log2(n) combines deep, about 2n in all). The function must be
- * associative; it need not be commutative: operands keep their order. */
+ * on whole tiles, so they run on every backend without an IR op of their own; the same with an
+ * operator (+, *) for cumsum and cumprod along axes too long for one thread to hold, and flip
+ * along such axes (a flip of each digit of the position). The axis goes last and the other dims are flattened: x [M, n]. A reduction
+ * is a tree: log2(n) combines of the even and odd elements. A scan is the odd-even recursion:
+ * the scan of the pairs' combines gives the prefixes ending at odd positions, and each even
+ * element is the exclusive prefix before it combined with it (2 log2(n) combines deep, about
+ * 2n in all); a reverse scan mirrors it (suffixes from even positions, each odd element
+ * combined with the suffix after it). The function must be associative; it need not be
+ * commutative: operands keep their index order. Tiles are spread over the threads as usual, so
+ * the shape ops move data between threads where they must (layout conversions). */
 #include <string.h>
 #include "spec.h"
 
 typedef struct Combine {
     Spec *s;
-    const Func *f;
-    int swap; /* reverse scans combine (b, a): the flipped order back in index order */
+    const Func *f; /* the helper, or NULL: the operator op */
+    OpKind op;
     ElemKind et;
     SrcLoc at;
 } Combine;
@@ -44,10 +48,14 @@ static TirValue *interleave(Spec *s, TirValue *a, TirValue *b, SrcLoc at)
     return reshape(s, j, 2, (const int[]){m, 2 * k}, at);
 }
 
-/* combine_fn(a, b), checked to give a's type and shape. */
+/* combine_fn(a, b) (or a op b), checked to give a's type and shape. */
 static TirValue *apply(Combine *c, TirValue *a, TirValue *b)
 {
-    Val args[2] = {val_tile(c->swap ? b : a), val_tile(c->swap ? a : b)};
+    if (!c->f) {
+        Val r = spec_binary(c->s, c->op, val_tile(a), val_tile(b), c->at);
+        return r.kind == V_ERROR ? NULL : spec_materialize(c->s, r, c->et, 2, a->type.shape, c->at);
+    }
+    Val args[2] = {val_tile(a), val_tile(b)};
     Val r = spec_apply_helper(c->s, c->f, args, 2, c->at);
     if (r.kind == V_ERROR)
         return NULL;
@@ -124,7 +132,7 @@ static int check_x(Spec *s, TirValue *x, const char *what, SrcLoc at)
 
 Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, SrcLoc at)
 {
-    Combine c = {s, f, 0, x->type.elem, at};
+    Combine c = {s, f, OP_ADD, x->type.elem, at};
     if (!check_x(s, x, "reduce", at))
         return val_error();
     int rank = x->type.rank, whole = axis < 0;
@@ -151,8 +159,19 @@ Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, Sr
     return val_tile(reshape(s, r, n, shape, at)); /* [M, 1]: x's other dims, in their order */
 }
 
-/* The inclusive scan of x [M, n] and its exclusive one (element 0 of each row: any value). */
-static int scan_rows(Combine *c, TirValue *x, TirValue **incl, TirValue **excl)
+/* A bool [M, n / 2] tile: true at position `at` of each row. */
+static TirValue *position_is(Combine *c, int m, int half, int at)
+{
+    TirValue *idx = spec_emit(c->s, TIR_ARANGE, c->at, NULL, 0,
+                              tir_type_make(ET_I32, 1, (const int[]){half}));
+    idx->def->attr.i = 0, idx->def->attr.i2 = half;
+    Val is = spec_binary(c->s, OP_EQ, val_tile(idx), val_const_int(ET_I32, at, 1), c->at);
+    return spec_materialize(c->s, is, ET_BOOL, 2, (const int[]){m, half}, c->at);
+}
+
+/* The inclusive scan of x [M, n] and its exclusive one (element 0 of each row: any value);
+ * `reverse`: suffixes instead, the exclusive one's last element any value. */
+static int scan_rows(Combine *c, TirValue *x, int reverse, TirValue **incl, TirValue **excl)
 {
     int m = x->type.shape[0], n = x->type.shape[1];
     if (n == 1) {
@@ -162,40 +181,77 @@ static int scan_rows(Combine *c, TirValue *x, TirValue **incl, TirValue **excl)
     TirValue *a, *b, *t, *et;
     halves(c->s, x, &a, &b, c->at);
     TirValue *pairs = apply(c, a, b);
-    if (!pairs || !scan_rows(c, pairs, &t, &et))
+    if (!pairs || !scan_rows(c, pairs, reverse, &t, &et))
         return 0;
-    TirValue *after = apply(c, et, a); /* prefix before each even element, then it */
-    if (!after)
+    /* forward: the prefix before each even element, then it; reverse: each odd element,
+     * then the suffix after it */
+    TirValue *joined = reverse ? apply(c, b, et) : apply(c, et, a);
+    TirValue *edge = joined ? position_is(c, m, n / 2, reverse ? n / 2 - 1 : 0) : NULL;
+    if (!edge)
         return 0;
-    TirValue *idx = spec_emit(c->s, TIR_ARANGE, c->at, NULL, 0,
-                              tir_type_make(ET_I32, 1, (const int[]){n / 2}));
-    idx->def->attr.i = 0, idx->def->attr.i2 = n / 2;
-    Val first = spec_binary(c->s, OP_EQ, val_tile(idx), val_const_int(ET_I32, 0, 1), c->at);
-    TirValue *sel[3] = {spec_materialize(c->s, first, ET_BOOL, 2, (const int[]){m, n / 2}, c->at), a,
-                        after};
-    if (!sel[0])
-        return 0;
-    TirValue *even = spec_emit(c->s, TIR_SELECT, c->at, sel, 3, a->type);
-    *incl = interleave(c->s, even, t, c->at);
-    *excl = interleave(c->s, et, even, c->at);
+    TirValue *sel[3] = {edge, reverse ? b : a, joined};
+    TirValue *own = spec_emit(c->s, TIR_SELECT, c->at, sel, 3, a->type);
+    *incl = reverse ? interleave(c->s, t, own, c->at) : interleave(c->s, own, t, c->at);
+    *excl = reverse ? interleave(c->s, own, et, c->at) : interleave(c->s, et, own, c->at);
     return 1;
+}
+
+static Val scan_along(Combine *c, TirValue *x, int axis, int reverse)
+{
+    TirValue *rows = to_rows(c->s, x, axis, c->at), *incl, *excl;
+    if (!scan_rows(c, rows, reverse, &incl, &excl))
+        return val_error();
+    return val_tile(from_rows(c->s, incl, x, axis, c->at));
 }
 
 Val spec_scan_with(Spec *s, TirValue *x, int axis, const Func *f, int reverse, SrcLoc at)
 {
-    Combine c = {s, f, reverse, x->type.elem, at};
+    Combine c = {s, f, OP_ADD, x->type.elem, at};
     if (!check_x(s, x, "associative_scan", at))
         return val_error();
-    TirValue *rows = to_rows(s, x, axis, at), *incl, *excl;
-    if (reverse) {
-        rows = spec_emit(s, TIR_FLIP, at, &rows, 1, rows->type);
-        rows->def->attr.i2 = 1;
+    return scan_along(&c, x, axis, reverse);
+}
+
+int spec_axis_in_thread(const Spec *s, const TirValue *x, int axis)
+{
+    int n = x->type.shape[axis], rest = tir_type_numel(&x->type) / n;
+    int threads = 32 * (s->k->num_warps > 0 ? s->k->num_warps : 1);
+    return (long)n * (rest > threads ? rest / threads : 1) <= SPEC_IN_THREAD_AXIS;
+}
+
+Val spec_scan_op(Spec *s, TirValue *x, int axis, OpKind op, int reverse, SrcLoc at)
+{
+    Combine c = {s, NULL, op, x->type.elem, at};
+    return scan_along(&c, x, axis, reverse);
+}
+
+/* flip of x [M, n]: viewed as [M, f1, .., fk] (factors of at most SPEC_IN_THREAD_AXIS), n - 1 - p
+ * reverses every digit of p, so each dim is flipped in turn by an in-thread TIR_FLIP (the
+ * layout pass moves the data between threads in between). NULL when n needs more than
+ * TIR_MAX_RANK - 1 factors. */
+static TirValue *flip_rows(Spec *s, TirValue *x, SrcLoc at)
+{
+    int shape[TIR_MAX_RANK] = {x->type.shape[0]}, rank = 1;
+    for (int n = x->type.shape[1]; n > 1; n /= SPEC_IN_THREAD_AXIS) {
+        if (rank == TIR_MAX_RANK)
+            return NULL;
+        shape[rank++] = n < SPEC_IN_THREAD_AXIS ? n : SPEC_IN_THREAD_AXIS;
     }
-    if (!scan_rows(&c, rows, &incl, &excl))
+    TirValue *v = reshape(s, x, rank, shape, at);
+    for (int d = 1; d < rank; d++) {
+        v = spec_emit(s, TIR_FLIP, at, &v, 1, v->type);
+        v->def->attr.i2 = d;
+    }
+    return reshape(s, v, 2, x->type.shape, at);
+}
+
+Val spec_flip_rows(Spec *s, TirValue *x, int axis, SrcLoc at)
+{
+    TirValue *r = flip_rows(s, to_rows(s, x, axis, at), at);
+    if (!r) {
+        diag_error(s->diags, at, "flip() along a dim of %d elements: at most %d",
+                   x->type.shape[axis], SPEC_IN_THREAD_AXIS * SPEC_IN_THREAD_AXIS * SPEC_IN_THREAD_AXIS);
         return val_error();
-    if (reverse) {
-        incl = spec_emit(s, TIR_FLIP, at, &incl, 1, incl->type);
-        incl->def->attr.i2 = 1;
     }
-    return val_tile(from_rows(s, incl, x, axis, at));
+    return val_tile(from_rows(s, r, x, axis, at));
 }

@@ -331,10 +331,52 @@ static void scans(int n)
     run(RD, "scans", ARGS(P(x), P(s), P(p), P(c), P(f), I(n)), NO_CONSTS);
 }
 
+/* scans_long: the same along axes of 256 and 4096 elements, which no thread holds whole */
+static void scans_long(int n, int warps)
+{
+    enum { N = 4096 };
+    begin("scans along long axes (cumsum and reverse, flip, cumprod reverse, i32 axis 0) n=%d, num_warps=%d", n, warps);
+    Buf *x = input("x", T_F32, N, 0.97, 1.03);
+    Buf *s = output("cumsum", T_F32, n, TOL_F32), *rs = output("cumsum reverse", T_F32, n, TOL_F32);
+    Buf *fl = output("flip", T_F32, N, EXACT), *p = output("cumprod reverse", T_F32, 1024, 1e-4);
+    Buf *c = output("cumsum i32 axis 0", T_I32, 1024, EXACT);
+    for (int i = 0; i < N; i++)
+        x->v[i] = (rnd() & 3) == 0 ? -x->v[i] : x->v[i];
+    double acc = 0, abs_acc = 0;
+    for (int i = 0; i < n; i++) {
+        acc += x->v[i], abs_acc += fabs(x->v[i]);
+        s->v[i] = acc;
+        sum_bound(s, i, abs_acc, (size_t)i + 1);
+    }
+    acc = 0, abs_acc = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        acc += x->v[i], abs_acc += fabs(x->v[i]);
+        rs->v[i] = acc;
+        sum_bound(rs, i, abs_acc, (size_t)(n - i));
+    }
+    for (int i = 0; i < N; i++)
+        fl->v[i] = N - 1 - i < n ? x->v[N - 1 - i] : 0.0;
+    for (int r = 0; r < 4; r++) {
+        double prod = 1;
+        for (int k = 255; k >= 0; k--)
+            p->v[r * 256 + k] = prod *= x->v[r * 256 + k];
+    }
+    for (int k = 0; k < 4; k++) {
+        int sum = 0;
+        for (int r = 0; r < 256; r++)
+            c->v[r * 4 + k] = sum += (int)(float)(x->v[r * 4 + k] * 10.0f);
+    }
+    run(RD, "scans_long", ARGS(P(x), P(s), P(rs), P(fl), P(p), P(c), I(n)),
+        CONSTS({"num_warps", warps}));
+}
+
 void t_reduce(void)
 {
     scans(1);
     scans(100);
+    scans_long(1, 4);
+    scans_long(3001, 4);
+    scans_long(4096, 8);
     reduce_whole(1, 1);
     reduce_whole(13, 50);
     static const int rows_cases[][2] = {{1, 1}, {7, 64}, {10, 33}};
