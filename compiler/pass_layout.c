@@ -333,7 +333,19 @@ static int pick_default(LP *p)
         if (v && v->type.rank > 0 && !cls_of(p, v) && (!best || v->type.rank > best->type.rank))
             best = v;
     }
-    return best ? set_cls(p, best, default_for(p, best->type.rank)) : 0;
+    if (!best)
+        return 0;
+    TirLayout l = default_for(p, best->type.rank);
+    /* the default fits the largest shape of this rank; where it would crowd this value into
+     * fewer threads than it fills (dims of size 1 taking the lanes), fit its own shape */
+    int threads = p->k->num_warps * p->t->threads_per_warp, numel = tir_type_numel(&best->type);
+    int ideal = numel > threads ? numel / threads : 1;
+    if (layout_regs(&l, best->type.shape, best->type.rank) > 2 * ideal) {
+        int eb = p->ebytes[best->type.rank] ? p->ebytes[best->type.rank] : 4;
+        l = layout_default_blocked(best->type.rank, best->type.shape, eb, p->k->num_warps,
+                                   p->t->threads_per_warp);
+    }
+    return set_cls(p, best, l);
 }
 
 /* Calls fn on every dot of the kernel. */

@@ -9,7 +9,7 @@
 #include "passes.h"
 #include "target.h"
 
-enum { MAX_BUFS = 256, ALIGN = 128, WGMMA_ALIGN = 1024 };
+enum { ALIGN = 128, WGMMA_ALIGN = 1024 };
 
 typedef struct Buf {
     TirOp *alloc;
@@ -17,8 +17,8 @@ typedef struct Buf {
 } Buf;
 
 typedef struct Alloc {
-    Buf bufs[MAX_BUFS];
-    int nbufs, pos, overflow;
+    Buf *bufs; /* grows as buffers are found */
+    int nbufs, cap, pos, overflow;
     int deferred_reads; /* the target may leave a local_load's reads to its user (ldmatrix) */
     int loop_end[64];   /* end position of each enclosing loop, innermost last */
     int loop_start[64];
@@ -71,9 +71,14 @@ static void walk(Alloc *a, TirBlock *blk)
     for (TirOp *op = blk ? blk->first : NULL; op; op = op->next) {
         a->pos++;
         if (op->code == TIR_LOCAL_ALLOC) {
-            if (a->nbufs == MAX_BUFS) {
-                a->overflow = 1;
-                continue;
+            if (a->nbufs == a->cap) {
+                int cap = a->cap ? 2 * a->cap : 64;
+                Buf *grown = realloc(a->bufs, sizeof *grown * (size_t)cap);
+                if (!grown) {
+                    a->overflow = 1;
+                    continue;
+                }
+                a->bufs = grown, a->cap = cap;
             }
             /* a buffer made inside a loop keeps its place for the whole iteration: buffers
              * of one iteration then never share space, which would cost barriers */
@@ -145,7 +150,8 @@ int pass_smem_alloc(TirKernel *k, const Target *t, Diags *d)
     }
     a->deferred_reads = t->ldmatrix != NULL;
     walk(a, k->body);
-    qsort(a->bufs, (size_t)a->nbufs, sizeof(Buf), by_size);
+    if (a->nbufs)
+        qsort(a->bufs, (size_t)a->nbufs, sizeof(Buf), by_size);
     int total = 0;
     for (int i = 0; i < a->nbufs; i++) {
         a->bufs[i].alloc->attr.i = place(a, i, &a->bufs[i]);
@@ -154,8 +160,13 @@ int pass_smem_alloc(TirKernel *k, const Target *t, Diags *d)
     }
     k->smem_alloc_bytes = (total + ALIGN - 1) / ALIGN * ALIGN;
     int overflow = a->overflow;
+    free(a->bufs);
     free(a);
-    if (overflow || (t->smem_limit && k->smem_alloc_bytes > t->smem_limit)) {
+    if (overflow) {
+        diag_error(d, (SrcLoc){0}, "out of memory allocating shared memory");
+        return -1;
+    }
+    if (t->smem_limit && k->smem_alloc_bytes > t->smem_limit) {
         diag_error(d, (SrcLoc){0}, "shared memory: %d bytes of buffers needed, %s allows %d per "
                    "program instance: use smaller blocks or fewer stages",
                    k->smem_alloc_bytes, t->name, t->smem_limit);

@@ -122,15 +122,23 @@ Val spec_device_assert(Spec *s, Val cond, const Expr *cond_expr, const char *msg
 /* spec_combine.c: reduce and associative_scan with helper f as the combine function, along
  * axis of tile x (reduce: axis -1 reduces every element; keep_dims keeps the reduced dims as
  * size 1); reverse scans from the end, combining in index order */
+/* x with `axis` last and its other dims flattened, in their order: [M, n]; and back from
+ * [M, n'] to the shape of `like` with that axis n' long. */
+TirValue *spec_to_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
+TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, SrcLoc at);
 Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, SrcLoc at);
 Val spec_scan_with(Spec *s, TirValue *x, int axis, const Func *f, int reverse, SrcLoc at);
 /* cumsum (OP_ADD) and cumprod (OP_MUL) from shape ops, and flip: where the in-thread TIR_SCAN
  * and TIR_FLIP, which hold the axis whole in each thread, would need more than
- * SPEC_IN_THREAD_AXIS registers per thread (spec_axis_in_thread: 0). */
+ * SPEC_IN_THREAD_AXIS registers per thread on a GPU-like target (spec_axis_in_thread: 0; the
+ * host target, one thread per program, always holds it). */
 enum { SPEC_IN_THREAD_AXIS = 64 };
 int spec_axis_in_thread(const Spec *s, const TirValue *x, int axis);
 Val spec_scan_op(Spec *s, TirValue *x, int axis, OpKind op, int reverse, SrcLoc at);
 Val spec_flip_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
+/* spec_sort.c: sort (desc: descending; want_idx: the i32 positions instead), keeping the
+ * first kk (0: all) along `axis`, as a bitonic network of shape ops across threads. */
+Val spec_sort_rows(Spec *s, TirValue *x, int axis, int desc, int want_idx, int kk, SrcLoc at);
 
 /* spec_builtins.c */
 int spec_is_builtin(const char *name);

@@ -511,8 +511,8 @@ static Val b_sort(Spec *s, Args *a) {
     int64_t k = 0;
     if (a->e[ds] && a->v[ds].kind != V_NONE && !axis_arg(s, a, ds, x->type.rank, &axis)) return val_error();
     if (!topk && a->e[2] && !bool_flag(s, a, 2, "descending", &desc)) return val_error();
-    if (x->type.shape[axis] > 256) {
-        diag_error(s->diags, a->call->loc, "%s() along a dim of %d elements: at most 256 (each thread sorts the whole dim)",
+    if (x->type.shape[axis] > 256) { /* the network's code grows as n log^2 n */
+        diag_error(s->diags, a->call->loc, "%s() along a dim of %d elements: at most 256",
                    a->call->name, x->type.shape[axis]);
         return val_error();
     }
@@ -527,6 +527,8 @@ static Val b_sort(Spec *s, Args *a) {
         }
         t.shape[axis] = (int)k;
     }
+    if (!spec_axis_in_thread(s, x, axis)) /* across threads: a bitonic network of shape ops */
+        return spec_sort_rows(s, x, axis, desc, want_idx, (int)k, a->call->loc);
     TirType types[2] = {t, t};
     types[1].elem = ET_I32;
     TirOp *op = tir_op_append(s->k, s->block, TIR_SORT, a->call->loc, &x, 1, types, want_idx ? 2 : 1);

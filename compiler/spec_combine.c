@@ -73,8 +73,7 @@ static TirValue *apply(Combine *c, TirValue *a, TirValue *b)
     return spec_materialize(c->s, r, c->et, 2, a->type.shape, c->at);
 }
 
-/* The axis last, the other dims flattened (in their order): [M, n]. */
-static TirValue *to_rows(Spec *s, TirValue *x, int axis, SrcLoc at)
+TirValue *spec_to_rows(Spec *s, TirValue *x, int axis, SrcLoc at)
 {
     int rank = x->type.rank, perm[TIR_MAX_RANK], d = 0;
     TirType t = x->type;
@@ -96,14 +95,13 @@ static TirValue *to_rows(Spec *s, TirValue *x, int axis, SrcLoc at)
     return reshape(s, x, 2, (const int[]){tir_type_numel(&x->type) / n, n}, at);
 }
 
-/* Back from [M, n] to x's shape (the axis moved back into place). */
-static TirValue *from_rows(Spec *s, TirValue *r, const TirValue *x, int axis, SrcLoc at)
+TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, SrcLoc at)
 {
-    int rank = x->type.rank, shape[TIR_MAX_RANK], perm[TIR_MAX_RANK], d = 0;
+    int rank = like->rank, shape[TIR_MAX_RANK], perm[TIR_MAX_RANK], d = 0;
     for (int i = 0; i < rank; i++)
         if (i != axis)
-            shape[d++] = x->type.shape[i];
-    shape[d] = x->type.shape[axis];
+            shape[d++] = like->shape[i];
+    shape[d] = r->type.shape[1];
     r = reshape(s, r, rank, shape, at);
     if (axis == rank - 1)
         return r;
@@ -137,7 +135,7 @@ Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, Sr
         return val_error();
     int rank = x->type.rank, whole = axis < 0;
     int numel = tir_type_numel(&x->type);
-    TirValue *r = whole ? reshape(s, x, 2, (const int[]){1, numel}, at) : to_rows(s, x, axis, at);
+    TirValue *r = whole ? reshape(s, x, 2, (const int[]){1, numel}, at) : spec_to_rows(s, x, axis, at);
     while (r && r->type.shape[1] > 1) {
         TirValue *a, *b;
         halves(s, r, &a, &b, at);
@@ -198,10 +196,10 @@ static int scan_rows(Combine *c, TirValue *x, int reverse, TirValue **incl, TirV
 
 static Val scan_along(Combine *c, TirValue *x, int axis, int reverse)
 {
-    TirValue *rows = to_rows(c->s, x, axis, c->at), *incl, *excl;
+    TirValue *rows = spec_to_rows(c->s, x, axis, c->at), *incl, *excl;
     if (!scan_rows(c, rows, reverse, &incl, &excl))
         return val_error();
-    return val_tile(from_rows(c->s, incl, x, axis, c->at));
+    return val_tile(spec_from_rows(c->s, incl, &x->type, axis, c->at));
 }
 
 Val spec_scan_with(Spec *s, TirValue *x, int axis, const Func *f, int reverse, SrcLoc at)
@@ -214,8 +212,10 @@ Val spec_scan_with(Spec *s, TirValue *x, int axis, const Func *f, int reverse, S
 
 int spec_axis_in_thread(const Spec *s, const TirValue *x, int axis)
 {
+    if (s->k->threads_per_warp == 1) /* the host target: one thread owns whole tiles anyway */
+        return 1;
     int n = x->type.shape[axis], rest = tir_type_numel(&x->type) / n;
-    int threads = 32 * (s->k->num_warps > 0 ? s->k->num_warps : 1);
+    int threads = s->k->threads_per_warp * (s->k->num_warps > 0 ? s->k->num_warps : 1);
     return (long)n * (rest > threads ? rest / threads : 1) <= SPEC_IN_THREAD_AXIS;
 }
 
@@ -247,11 +247,11 @@ static TirValue *flip_rows(Spec *s, TirValue *x, SrcLoc at)
 
 Val spec_flip_rows(Spec *s, TirValue *x, int axis, SrcLoc at)
 {
-    TirValue *r = flip_rows(s, to_rows(s, x, axis, at), at);
+    TirValue *r = flip_rows(s, spec_to_rows(s, x, axis, at), at);
     if (!r) {
         diag_error(s->diags, at, "flip() along a dim of %d elements: at most %d",
                    x->type.shape[axis], SPEC_IN_THREAD_AXIS * SPEC_IN_THREAD_AXIS * SPEC_IN_THREAD_AXIS);
         return val_error();
     }
-    return val_tile(from_rows(s, r, x, axis, at));
+    return val_tile(spec_from_rows(s, r, &x->type, axis, at));
 }

@@ -764,6 +764,7 @@ int main(int argc, char **argv)
         printf("cannot open the %s backend (status %d)\n", tile_backend_name(R.backend), (int)s);
         return 1;
     }
+    S.host = tile_backend(R.ctx) == TILE_BACKEND_CPU;
     printf("test_exec: backend %s, device %s, seed %llu (repeat with --seed=%llu)\n",
            tile_backend_name(tile_backend(R.ctx)), tile_device_name(R.ctx),
            (unsigned long long)seed, (unsigned long long)seed);

@@ -35,6 +35,7 @@ typedef struct Buf {
 
 struct State {
     int quick; /* --quick: skip the largest sizes (sanitizer builds) */
+    int host;  /* the CPU backend: one thread owns whole tiles */
 };
 extern struct State S;
 

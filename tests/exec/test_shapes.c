@@ -138,6 +138,48 @@ static void sorts(int warps)
     run(SH, "sorts", ARGS(P(x), P(xi), P(up), P(down), P(top), P(si)), CONSTS({"num_warps", warps}));
 }
 
+/* the same along dims of 128, which GPUs (and sim) sort across threads. Not on the CPU
+ * backend, which sorts in one thread as the sorts above test, and whose LLVM takes about a
+ * minute over a 128-element network (a known slowness of that path). */
+static void sorts_long(int warps)
+{
+    enum { N = 128 };
+    if (S.host)
+        return;
+    begin("sort, argsort descending, topk along 128; int sort along dim 0 of 128; num_warps=%d", warps);
+    Buf *x = input("x", T_F32, N, -1, 1), *d = input("d", T_F32, N, 0, 0);
+    Buf *xi = input("xi", T_I32, 4 * N, -1000, 1000);
+    Buf *up = output("up", T_F32, N, EXACT), *order = output("order", T_I32, N, EXACT);
+    Buf *top = output("top", T_F32, 16, EXACT), *si = output("si", T_I32, 4 * N, EXACT);
+    x->v[7] = NAN, x->v[10] = x->v[100], x->v[101] = x->v[100]; /* a NaN (largest) and ties */
+    static double row[N];
+    for (int i = 0; i < N; i++)
+        row[i] = x->v[i];
+    qsort(row, N, sizeof row[0], cmp_up);
+    for (int i = 0; i < N; i++)
+        up->v[i] = row[i];
+    for (int c = 0; c < 16; c++)
+        top->v[c] = row[N - 1 - c]; /* NaN counts as the largest: first */
+    for (int i = 0; i < N; i++)
+        d->v[i] = (double)((i * 97) % N) - 100.5;
+    for (int i = 0; i < N; i++) {
+        int above = 0; /* how many are larger */
+        for (int j = 0; j < N; j++)
+            above += d->v[j] > d->v[i];
+        order->v[above] = i;
+    }
+    for (int c = 0; c < 4; c++) {
+        double col[N];
+        for (int r = 0; r < N; r++)
+            col[r] = xi->v[r * 4 + c];
+        qsort(col, N, sizeof col[0], cmp_up);
+        for (int r = 0; r < N; r++)
+            si->v[r * 4 + c] = col[r];
+    }
+    run(SH, "sorts_long", ARGS(P(x), P(d), P(xi), P(up), P(order), P(top), P(si)),
+        CONSTS({"num_warps", warps}));
+}
+
 /* distinct values (no ties: indices are unique) */
 static void argsorts(int warps)
 {
@@ -177,6 +219,8 @@ void t_shapes(void)
     sorts(4);
     argsorts(1);
     argsorts(4);
+    sorts_long(4);
+    sorts_long(8);
     flips(1);
     flips(4);
     for (int w = 1; w <= 4; w *= 4) {
