@@ -5,6 +5,7 @@
  * its compile). */
 #include "check_registers.h"
 #include "layout.h"
+#include "layout_dot.h"
 #include "target.h"
 
 /* Data tiles: floats, and whatever is loaded or a dot's result. Pointer, offset and mask
@@ -14,39 +15,30 @@ static int is_data(const TirValue *v) {
     return et_is_float(v->type.elem) || c == TIR_LOAD || c == TIR_DOT;
 }
 
-/* Whether dot's operand from a shared buffer in wgmma's layout stays there: the dot's warps
- * lie in whole warpgroups along M (compiler/lower_wgmma.c has the final word). */
-static int wgmma_operand(const TirOp *dot, const TirValue *v) {
-    const TirLayout *l = dot->results[0]->layout;
-    return dot->code == TIR_DOT && dot->ops[2] != v && dot->block == v->def->block && l &&
-           l->kind == LAYOUT_MMA && l->wpc[1] == 1 && l->wpc[0] % 4 == 0;
-}
-
-/* Whether some op other than such a dot reads v in b. */
-static int other_use(const TirBlock *b, const TirValue *v) {
+/* Whether some op other than a dot whose wgmma reads it from shared memory uses v in b. */
+static int other_use(const TirBlock *b, const Target *t, const TirValue *v) {
     for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
         for (int i = 0; i < op->nops; i++)
-            if (op->ops[i] == v && !wgmma_operand(op, v)) return 1;
+            if (op->ops[i] == v && !(op->code == TIR_DOT && i < 2 && op->block == v->def->block &&
+                                     dot_wgmma_reads(t, op, v)))
+                return 1;
         for (int r = 0; r < op->nregions; r++)
-            if (other_use(op->regions[r], v)) return 1;
+            if (other_use(op->regions[r], t, v)) return 1;
     }
     return 0;
 }
 
 /* A dot operand loaded from memory (a conversion of a load, which goes through a shared buffer
- * in wgmma's layout, or that buffer's local_load) that only wgmma dots read: on a target with
+ * in wgmma's layout, or that buffer's local_load) that only wgmma reads: on a target with
  * wgmma it is never in registers. */
 static int stays_shared(const TirKernel *k, const Target *t, const TirValue *v) {
     const TirOp *op = v->def;
-    const TirLayout *l = v->layout;
-    if (!t->wgmma || !op || !l || l->kind != LAYOUT_DOT_OPERAND || l->parent != LAYOUT_MMA ||
-        l->kwidth != 2 || l->sliced || l->transposed)
-        return 0;
+    if (!op || !layout_wgmma_operand(t, v->layout)) return 0;
     const TirOp *src = op->ops[0]->def;
     int from_memory = op->code == TIR_CONVERT_LAYOUT ? src && src->code == TIR_LOAD
                       : op->code == TIR_LOCAL_LOAD   ? op->ops[0]->layout && op->ops[0]->layout->panel
                                                      : 0;
-    return from_memory && !other_use(k->body, v);
+    return from_memory && !other_use(k->body, t, v);
 }
 
 /* 32-bit registers one thread needs for value v. */

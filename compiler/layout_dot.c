@@ -91,3 +91,16 @@ int dot_uses_mma(const TirOp *dot, const Target *t)
     return l && (l->kind == LAYOUT_MMA || l->kind == LAYOUT_MFMA) && !l->sliced && !l->transposed &&
            dot_kwidth(dot, t) > 0;
 }
+
+int layout_wgmma_operand(const Target *t, const TirLayout *to)
+{
+    return t->wgmma && to && to->kind == LAYOUT_DOT_OPERAND && to->parent == LAYOUT_MMA &&
+           to->kwidth == 2 && !to->sliced && !to->transposed;
+}
+
+int dot_wgmma_reads(const Target *t, const TirOp *dot, const TirValue *x)
+{
+    const TirLayout *l = dot->results[0]->layout;
+    return layout_wgmma_operand(t, x->layout) && l && l->kind == LAYOUT_MMA && l->wpc[1] == 1 &&
+           l->wpc[0] % 4 == 0;
+}

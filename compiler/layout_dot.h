@@ -19,5 +19,11 @@ TirLayout dot_mma_layout(const TirOp *dot, const struct Target *t, int num_warps
                          int mfma_size /* AMD: 16 or 32 asked for (0: by the tile) */);
 /* The dot's result was given a matrix encoding it can be lowered with. */
 int dot_uses_mma(const TirOp *dot, const struct Target *t);
+/* On a target with wgmma: `to` is an operand encoding whose shared buffer wgmma can read
+ * (a conversion to it goes through a buffer in wgmma's layout); dot_wgmma_reads: the dot's
+ * warps lie in whole warpgroups along M, so wgmma reads its operand x straight from that
+ * buffer (compiler/lower_wgmma.c has the final word). */
+int layout_wgmma_operand(const struct Target *t, const TirLayout *to);
+int dot_wgmma_reads(const struct Target *t, const TirOp *dot, const TirValue *x);
 
 #endif

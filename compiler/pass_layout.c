@@ -212,11 +212,12 @@ static void collect_block(LP *p, TirBlock *b)
 }
 
 /* ---- solving ---- */
-static TirLayout default_for(LP *p, int rank)
+/* The default blocked layout of a rank, fitted to `shape` (p->hint[rank]: the largest shape
+ * of that rank, so values of one rank agree). */
+static TirLayout default_for(LP *p, int rank, const int *shape)
 {
     int eb = p->ebytes[rank] ? p->ebytes[rank] : 4;
-    return layout_default_blocked(rank, p->hint[rank], eb, p->k->num_warps,
-                                  p->t->threads_per_warp);
+    return layout_default_blocked(rank, shape, eb, p->k->num_warps, p->t->threads_per_warp);
 }
 
 /* The layout whose slice at value axis `axis` is `l`, or 0 when none is sliced there. */
@@ -335,16 +336,14 @@ static int pick_default(LP *p)
     }
     if (!best)
         return 0;
-    TirLayout l = default_for(p, best->type.rank);
-    /* the default fits the largest shape of this rank; where it would crowd this value into
-     * fewer threads than it fills (dims of size 1 taking the lanes), fit its own shape */
+    int rank = best->type.rank;
+    TirLayout l = default_for(p, rank, p->hint[rank]);
+    /* where the rank's default would crowd this value into fewer threads than it fills (dims
+     * of size 1 taking the lanes), fit its own shape */
     int threads = p->k->num_warps * p->t->threads_per_warp, numel = tir_type_numel(&best->type);
     int ideal = numel > threads ? numel / threads : 1;
-    if (layout_regs(&l, best->type.shape, best->type.rank) > 2 * ideal) {
-        int eb = p->ebytes[best->type.rank] ? p->ebytes[best->type.rank] : 4;
-        l = layout_default_blocked(best->type.rank, best->type.shape, eb, p->k->num_warps,
-                                   p->t->threads_per_warp);
-    }
+    if (layout_regs(&l, best->type.shape, rank) > 2 * ideal)
+        l = default_for(p, rank, best->type.shape);
     return set_cls(p, best, l);
 }
 
@@ -381,7 +380,7 @@ static void anchor_dot(LP *p, TirOp *op)
     if (dot_kwidth(op, p->t))
         set_cls(p, op->results[0], dot_mma_layout(op, p->t, p->k->num_warps, p->chained, p->k->mfma_size));
     else
-        set_cls(p, op->results[0], default_for(p, 2));
+        set_cls(p, op->results[0], default_for(p, 2, p->hint[2]));
 }
 
 /* The order of a memory access's dims by the contiguity of its addresses (most contiguous

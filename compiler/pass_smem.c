@@ -76,19 +76,11 @@ static TirValue *bounce(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc, 
     return buf->layout ? load->results[0] : NULL;
 }
 
-/* A conversion to an operand of an mma dot on a target with wgmma: its buffer is what wgmma
- * reads (on the mma.sync path, ldmatrix reads it as well as any other). */
-static int wgmma_operand(const Target *t, const TirLayout *to)
-{
-    return t->wgmma && to && to->kind == LAYOUT_DOT_OPERAND && to->parent == LAYOUT_MMA &&
-           to->kwidth == 2 && !to->sliced && !to->transposed;
-}
-
 /* Replaces the conversion op by a trip through a fresh shared buffer. */
 static int through_smem(TirKernel *k, const Target *t, TirOp *op, const LinearLayout *src)
 {
     TirValue *y = op->results[0];
-    TirValue *z = bounce(k, op->block, op, op->loc, op->ops[0], src, y->layout, wgmma_operand(t, y->layout));
+    TirValue *z = bounce(k, op->block, op, op->loc, op->ops[0], src, y->layout, layout_wgmma_operand(t, y->layout));
     if (!z)
         return -1;
     tir_replace_uses(k->body, y, z);
@@ -214,15 +206,6 @@ static int operand_registers(const TirValue *v)
     return ll_regs(&ll) * et_bytes(v->type.elem) / 4;
 }
 
-/* Whether wgmma can read dot operand x straight from its buffer (compiler/lower_wgmma.c has
- * the final word): warps in whole warpgroups along M. */
-static int wgmma_reads(const Target *t, const TirOp *dot, const TirValue *x)
-{
-    const TirLayout *l = dot->results[0]->layout;
-    return t->wgmma && wgmma_operand(t, x->layout) && l && l->kind == LAYOUT_MMA &&
-           l->wpc[1] == 1 && l->wpc[0] % 4 == 0;
-}
-
 /* A local_load (hoisted out of a loop with its conversion) whose only user is an mma dot inside
  * the loop moves next to the dot when the tile would hold more than 32 registers per thread:
  * the buffer is written once, and the dot reads its fragments K step by K step every
@@ -241,7 +224,7 @@ static void sink_operand_loads(TirKernel *k, const Target *t, TirBlock *b)
         TirOp *user = single_user(k->body, op->results[0], &n);
         if (n != 1 || !user || user->code != TIR_DOT || user->block == op->block ||
             !dot_uses_mma(user, t) || user->ops[2] == op->results[0] ||
-            (operand_registers(op->results[0]) <= 32 && !wgmma_reads(t, user, op->results[0])))
+            (operand_registers(op->results[0]) <= 32 && !dot_wgmma_reads(t, user, op->results[0])))
             continue;
         TirOp *moved = tir_op_insert_before(k, user, TIR_LOCAL_LOAD, op->loc, op->ops, 2,
                                             &op->results[0]->type, 1);

@@ -125,6 +125,8 @@ Val spec_device_assert(Spec *s, Val cond, const Expr *cond_expr, const char *msg
 /* x with `axis` last and its other dims flattened, in their order: [M, n]; and back from
  * [M, n'] to the shape of `like` with that axis n' long. */
 TirValue *spec_to_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
+/* x viewed with another shape of as many elements (TIR_RESHAPE). */
+TirValue *spec_reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLoc at);
 TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, SrcLoc at);
 Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, SrcLoc at);
 Val spec_scan_with(Spec *s, TirValue *x, int axis, const Func *f, int reverse, SrcLoc at);

@@ -21,7 +21,7 @@ typedef struct Combine {
     SrcLoc at;
 } Combine;
 
-static TirValue *reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLoc at)
+TirValue *spec_reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLoc at)
 {
     TirType t = tir_type_make(x->type.elem, rank, shape);
     return spec_emit(s, TIR_RESHAPE, at, &x, 1, t);
@@ -31,7 +31,7 @@ static TirValue *reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLo
 static void halves(Spec *s, TirValue *x, TirValue **even, TirValue **odd, SrcLoc at)
 {
     int m = x->type.shape[0], n = x->type.shape[1];
-    TirValue *p = reshape(s, x, 3, (const int[]){m, n / 2, 2}, at);
+    TirValue *p = spec_reshape(s, x, 3, (const int[]){m, n / 2, 2}, at);
     TirType t = tir_type_make(x->type.elem, 2, (const int[]){m, n / 2});
     TirType types[2] = {t, t};
     TirOp *op = tir_op_append(s->k, s->block, TIR_SPLIT, at, &p, 1, types, 2);
@@ -45,7 +45,7 @@ static TirValue *interleave(Spec *s, TirValue *a, TirValue *b, SrcLoc at)
     int m = a->type.shape[0], k = a->type.shape[1];
     TirValue *ops[2] = {a, b};
     TirValue *j = spec_emit(s, TIR_JOIN, at, ops, 2, tir_type_make(a->type.elem, 3, (const int[]){m, k, 2}));
-    return reshape(s, j, 2, (const int[]){m, 2 * k}, at);
+    return spec_reshape(s, j, 2, (const int[]){m, 2 * k}, at);
 }
 
 /* combine_fn(a, b) (or a op b), checked to give a's type and shape. */
@@ -92,7 +92,7 @@ TirValue *spec_to_rows(Spec *s, TirValue *x, int axis, SrcLoc at)
         x->def->attr.i = rank == 2 ? 0 : packed;
     }
     int n = x->type.shape[rank - 1];
-    return reshape(s, x, 2, (const int[]){tir_type_numel(&x->type) / n, n}, at);
+    return spec_reshape(s, x, 2, (const int[]){tir_type_numel(&x->type) / n, n}, at);
 }
 
 TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, SrcLoc at)
@@ -102,7 +102,7 @@ TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, Sr
         if (i != axis)
             shape[d++] = like->shape[i];
     shape[d] = r->type.shape[1];
-    r = reshape(s, r, rank, shape, at);
+    r = spec_reshape(s, r, rank, shape, at);
     if (axis == rank - 1)
         return r;
     /* result dim i is r's dim perm[i]: the axis came from the last */
@@ -135,7 +135,7 @@ Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, Sr
         return val_error();
     int rank = x->type.rank, whole = axis < 0;
     int numel = tir_type_numel(&x->type);
-    TirValue *r = whole ? reshape(s, x, 2, (const int[]){1, numel}, at) : spec_to_rows(s, x, axis, at);
+    TirValue *r = whole ? spec_reshape(s, x, 2, (const int[]){1, numel}, at) : spec_to_rows(s, x, axis, at);
     while (r && r->type.shape[1] > 1) {
         TirValue *a, *b;
         halves(s, r, &a, &b, at);
@@ -148,13 +148,13 @@ Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, Sr
         if (keep || (!whole && i != axis))
             shape[n++] = keep && (whole || i == axis) ? 1 : x->type.shape[i];
     if (n == 0) { /* a scalar: the one element of [1] */
-        TirValue *one = reshape(s, r, 1, (const int[]){1}, at);
+        TirValue *one = spec_reshape(s, r, 1, (const int[]){1}, at);
         TirValue *v = spec_emit(s, TIR_REDUCE, at, &one, 1, tir_type_make(c.et, 0, NULL));
         v->def->attr.i = RED_MAX;
         v->def->attr.i2 = 0;
         return val_tile(v);
     }
-    return val_tile(reshape(s, r, n, shape, at)); /* [M, 1]: x's other dims, in their order */
+    return val_tile(spec_reshape(s, r, n, shape, at)); /* [M, 1]: x's other dims, in their order */
 }
 
 /* A bool [M, n / 2] tile: true at position `at` of each row. */
@@ -237,12 +237,12 @@ static TirValue *flip_rows(Spec *s, TirValue *x, SrcLoc at)
             return NULL;
         shape[rank++] = n < SPEC_IN_THREAD_AXIS ? n : SPEC_IN_THREAD_AXIS;
     }
-    TirValue *v = reshape(s, x, rank, shape, at);
+    TirValue *v = spec_reshape(s, x, rank, shape, at);
     for (int d = 1; d < rank; d++) {
         v = spec_emit(s, TIR_FLIP, at, &v, 1, v->type);
         v->def->attr.i2 = d;
     }
-    return reshape(s, v, 2, x->type.shape, at);
+    return spec_reshape(s, v, 2, x->type.shape, at);
 }
 
 Val spec_flip_rows(Spec *s, TirValue *x, int axis, SrcLoc at)

@@ -15,11 +15,6 @@ typedef struct Sorter {
     int is_float; /* NaN goes last */
 } Sorter;
 
-static TirValue *reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLoc at)
-{
-    return spec_emit(s, TIR_RESHAPE, at, &x, 1, tir_type_make(x->type.elem, rank, shape));
-}
-
 /* [M, A, 2, B] <-> [M, A, B, 2] (swapping the last two dims is its own inverse) */
 static TirValue *swap_last(Spec *s, TirValue *x, SrcLoc at)
 {
@@ -34,7 +29,7 @@ static TirValue *swap_last(Spec *s, TirValue *x, SrcLoc at)
 static void pairs(Spec *s, TirValue *x, int j, TirValue **lo, TirValue **hi, SrcLoc at)
 {
     int m = x->type.shape[0], n = x->type.shape[1], b = 1 << j;
-    TirValue *v = swap_last(s, reshape(s, x, 4, (const int[]){m, n / (2 * b), 2, b}, at), at);
+    TirValue *v = swap_last(s, spec_reshape(s, x, 4, (const int[]){m, n / (2 * b), 2, b}, at), at);
     TirType t = tir_type_make(x->type.elem, 3, (const int[]){m, n / (2 * b), b});
     TirType types[2] = {t, t};
     TirOp *op = tir_op_append(s->k, s->block, TIR_SPLIT, at, &v, 1, types, 2);
@@ -49,7 +44,7 @@ static TirValue *unpair(Spec *s, TirValue *lo, TirValue *hi, SrcLoc at)
     TirValue *ops[2] = {lo, hi};
     TirValue *j = spec_emit(s, TIR_JOIN, at, ops, 2,
                             tir_type_make(lo->type.elem, 4, (const int[]){d[0], d[1], d[2], 2}));
-    return reshape(s, swap_last(s, j, at), 2, (const int[]){d[0], 2 * d[1] * d[2]}, at);
+    return spec_reshape(s, swap_last(s, j, at), 2, (const int[]){d[0], 2 * d[1] * d[2]}, at);
 }
 
 static TirValue *bool_tile(Sorter *o, Val v, const int *shape)
@@ -115,17 +110,17 @@ static TirValue *first(Spec *s, TirValue *x, int kk, SrcLoc at)
     int m = x->type.shape[0], n = x->type.shape[1];
     if (kk == n)
         return x;
-    TirValue *v = reshape(s, x, 3, (const int[]){m, n / kk, kk}, at);
+    TirValue *v = spec_reshape(s, x, 3, (const int[]){m, n / kk, kk}, at);
     TirType t = tir_type_make(x->type.elem, 3, (const int[]){m, kk, n / kk});
     v = spec_emit(s, TIR_PERMUTE, at, &v, 1, t);
     v->def->attr.i = 0 | 2 << 4 | 1 << 8;
     for (int w = n / kk; w > 1; w /= 2) {
-        TirValue *p = reshape(s, v, 4, (const int[]){m, kk, w / 2, 2}, at);
+        TirValue *p = spec_reshape(s, v, 4, (const int[]){m, kk, w / 2, 2}, at);
         TirType h = tir_type_make(x->type.elem, 3, (const int[]){m, kk, w / 2});
         TirType types[2] = {h, h};
         v = tir_op_append(s->k, s->block, TIR_SPLIT, at, &p, 1, types, 2)->results[0];
     }
-    return reshape(s, v, 2, (const int[]){m, kk}, at);
+    return spec_reshape(s, v, 2, (const int[]){m, kk}, at);
 }
 
 Val spec_sort_rows(Spec *s, TirValue *x, int axis, int desc, int want_idx, int kk, SrcLoc at)

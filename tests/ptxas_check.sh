@@ -67,7 +67,7 @@ for f in "$@"; do
         done
     done
 done
-# FILE KERNEL CONSTS...: configurations the tuner chose on an H100 (docs/performance.md,
+# FILE KERNEL CONSTS...: configurations of the kinds the tuner chose on an H100 (docs/performance.md,
 # 2026-11-26) that local ptxas also assembles without local memory; 128x256 matmul tiles need
 # the register check to leave wgmma's shared-memory operands out.
 tuned_configs() {
