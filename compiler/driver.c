@@ -140,6 +140,7 @@ int tc_passes(TirKernel *k, const Target *t, const CompileRequest *req, Diags *d
         dump_tir(req, k, "pipeline")) return -1;
     if (pass_smem_alloc(k, t, diags) || dump_tir(req, k, "smem-alloc")) return -1;
     if (pass_barriers(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "barriers")) return -1;
+    if (pass_sink_past_dots(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "sink")) return -1;
     return 0;
 }
 

@@ -279,7 +279,8 @@ static void limit_unroll(Lower *L, LLVMValueRef br, int count)
 
 LLVMValueRef lw_for_begin(Lower *L, ElemLoop *lp, int n, int unroll, int max_unroll)
 {
-    *lp = (ElemLoop){.n = n, .unrolled = unroll || n <= LW_UNROLL_ALWAYS, .max_unroll = max_unroll};
+    *lp = (ElemLoop){.n = n, .unrolled = unroll || (n <= LW_UNROLL_ALWAYS && max_unroll >= 0),
+                     .max_unroll = max_unroll};
     if (n <= 0)
         return NULL;
     if (lp->unrolled)
@@ -304,7 +305,7 @@ LLVMValueRef lw_for_next(Lower *L, ElemLoop *lp)
     LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b);
     LLVMValueRef br = LLVMBuildCondBr(L->b, more, lp->body, lp->exit);
     if (lp->max_unroll)
-        limit_unroll(L, br, lp->max_unroll);
+        limit_unroll(L, br, lp->max_unroll < 0 ? 1 : lp->max_unroll);
     LLVMAddIncoming(lp->phi, &next, &from, 1);
     LLVMPositionBuilderAtEnd(L->b, lp->exit);
     return NULL;

@@ -78,9 +78,14 @@ typedef struct ElemLoop {
 #define LW_UNROLL_ALWAYS 16
 #define LW_FOR(L, lp, n, unroll, r) \
     for (LLVMValueRef r = lw_for_begin(L, lp, n, unroll, 0); r; r = lw_for_next(L, lp))
-/* An LLVM loop over 0..n-1 that LLVM may unroll at most `count` times. */
+/* An LLVM loop over 0..n-1 that LLVM may unroll at most `count` times (n > LW_UNROLL_ALWAYS;
+ * shorter ones are straight-line code). */
 #define LW_FOR_UNROLL_AT_MOST(L, lp, n, count, r) \
     for (LLVMValueRef r = lw_for_begin(L, lp, n, 0, count); r; r = lw_for_next(L, lp))
+/* An LLVM loop over 0..n-1 however short, which LLVM does not unroll (host code whose size
+ * must not grow with n). */
+#define LW_LOOP(L, lp, n, r) \
+    for (LLVMValueRef r = lw_for_begin(L, lp, n, 0, -1); r; r = lw_for_next(L, lp))
 
 /* lower.c: storage, types, loops */
 LLVMTypeRef lw_type(Lower *L, ElemKind k);      /* register type (bool: i1) */

@@ -1,6 +1,6 @@
 /* lower_scan.c: ops along one axis held whole in each thread: inclusive scans (cumsum,
  * cumprod), flips and sorts (a bitonic network over the thread's registers; topk keeps the
- * first k). The layout pass gives the operand and the result a layout that holds
+ * first k; on the host, longer sorts as loops over scratch arrays). The layout pass gives the operand and the result a layout that holds
  * the axis in each thread's registers in coordinate order (layout_axis_in_thread), so each
  * thread works on its own registers: no exchange between threads. f16/bf16 scans combine in
  * f32 (the builder casts them). */
@@ -60,6 +60,81 @@ static void bitonic(Lower *L, ElemKind k, LLVMValueRef *v, LLVMValueRef *idx, in
             }
 }
 
+/* Longer sorts on targets that keep tiles in memory (the host) run the network as loops over
+ * scratch arrays: the same comparisons, in code whose size does not grow with n (unrolled,
+ * a 32-element argsort of 8 rows took LLVM 34 s to compile, 128 elements a minute). */
+enum { SORT_UNROLLED_MAX = 8 };
+
+static LLVMValueRef slot(Lower *L, LLVMTypeRef t, LLVMValueRef arr, int n, LLVMValueRef i)
+{
+    LLVMValueRef at[2] = {lw_i32c(L, 0), i};
+    return LLVMBuildInBoundsGEP2(L->b, LLVMArrayType2(t, (uint64_t)n), arr, at, 2, "");
+}
+
+/* Exchanges arr[lo] and arr[hi] where swap. */
+static void exchange(Lower *L, LLVMTypeRef t, LLVMValueRef arr, int n, LLVMValueRef lo,
+                     LLVMValueRef hi, LLVMValueRef swap)
+{
+    LLVMValueRef pl = slot(L, t, arr, n, lo), ph = slot(L, t, arr, n, hi);
+    LLVMValueRef a = LLVMBuildLoad2(L->b, t, pl, ""), b = LLVMBuildLoad2(L->b, t, ph, "");
+    LLVMBuildStore(L->b, LLVMBuildSelect(L->b, swap, b, a, ""), pl);
+    LLVMBuildStore(L->b, LLVMBuildSelect(L->b, swap, a, b, ""), ph);
+}
+
+/* The network of `bitonic` over arrays vals[n] (and idx[n], or NULL): for each step one loop
+ * over the n / 2 pairs (lo, lo + stride), lo having bit log2(stride) clear. */
+static void bitonic_loops(Lower *L, ElemKind k, LLVMValueRef vals, LLVMValueRef idx, int n,
+                          int descending)
+{
+    LLVMTypeRef t = lw_type(L, k), ti = lw_i32(L);
+    for (int size = 2; size <= n; size <<= 1)
+        for (int stride = size >> 1; stride > 0; stride >>= 1) {
+            int shift = __builtin_ctz((unsigned)stride);
+            ElemLoop lp;
+            LW_LOOP(L, &lp, n / 2, h) {
+                LLVMValueRef high = LLVMBuildShl(L->b, LLVMBuildLShr(L->b, h, lw_i32c(L, shift), ""),
+                                                 lw_i32c(L, shift + 1), "");
+                LLVMValueRef lo = LLVMBuildOr(L->b, high, LLVMBuildAnd(L->b, h, lw_i32c(L, stride - 1), ""), "");
+                LLVMValueRef hi = LLVMBuildOr(L->b, lo, lw_i32c(L, stride), "");
+                LLVMValueRef a = LLVMBuildLoad2(L->b, t, slot(L, t, vals, n, lo), "");
+                LLVMValueRef b = LLVMBuildLoad2(L->b, t, slot(L, t, vals, n, hi), "");
+                LLVMValueRef block = LLVMBuildAnd(L->b, lo, lw_i32c(L, size), "");
+                LLVMValueRef up = LLVMBuildICmp(L->b, descending ? LLVMIntNE : LLVMIntEQ, block, lw_i32c(L, 0), "");
+                LLVMValueRef swap = LLVMBuildSelect(L->b, up, after(L, k, a, b), after(L, k, b, a), "");
+                exchange(L, t, vals, n, lo, hi, swap);
+                if (idx)
+                    exchange(L, ti, idx, n, lo, hi, swap);
+            }
+        }
+}
+
+/* lower_sort on memory tiles: each row copied into scratch arrays, sorted, its first k copied
+ * out. */
+static void sort_in_memory(Lower *L, TirOp *op, int n, int k, uint32_t ain, uint32_t aout,
+                           uint32_t kin, uint32_t kout, int desc)
+{
+    TirValue *x = op->ops[0], *res = op->results[0], *ires = op->nres > 1 ? op->results[1] : NULL;
+    LLVMTypeRef t = lw_type(L, x->type.elem), ti = lw_i32(L);
+    LLVMValueRef vals = lw_alloca(L, t, n, "sort.v"), idx = ires ? lw_alloca(L, ti, n, "sort.i") : NULL;
+    ElemLoop rows, in, out;
+    LW_LOOP(L, &rows, 1 << __builtin_popcount(kin), g) {
+        LLVMValueRef bi = layout_emit_deposit(L->b, g, kin), bo = layout_emit_deposit(L->b, g, kout);
+        LW_FOR(L, &in, n, 0, j) {
+            LLVMValueRef r = LLVMBuildOr(L->b, bi, layout_emit_deposit(L->b, j, ain), "");
+            LLVMBuildStore(L->b, lw_get(L, x, r), slot(L, t, vals, n, j));
+            if (idx)
+                LLVMBuildStore(L->b, j, slot(L, ti, idx, n, j));
+        }
+        bitonic_loops(L, x->type.elem, vals, idx, n, desc);
+        LW_FOR(L, &out, k, 0, j) {
+            LLVMValueRef r = LLVMBuildOr(L->b, bo, layout_emit_deposit(L->b, j, aout), "");
+            lw_set(L, res, r, LLVMBuildLoad2(L->b, t, slot(L, t, vals, n, j), ""));
+            if (ires)
+                lw_set(L, ires, r, LLVMBuildLoad2(L->b, ti, slot(L, ti, idx, n, j), ""));
+        }
+    }
+}
+
 int lower_sort(Lower *L, TirOp *op)
 {
     TirValue *x = op->ops[0], *res = op->results[0];
@@ -73,6 +148,13 @@ int lower_sort(Lower *L, TirOp *op)
     if (n != x->type.shape[axis] || k != res->type.shape[axis] || __builtin_popcount(kin) != __builtin_popcount(kout))
         return lw_fail(L, op, "internal compiler error: a sort along an axis not held in each thread");
     TirValue *ires = op->nres > 1 ? op->results[1] : NULL;
+    if (!L->t->unroll_elements && n > SORT_UNROLLED_MAX) {
+        lw_tile_new(L, res);
+        if (ires)
+            lw_tile_new(L, ires);
+        sort_in_memory(L, op, n, k, ain, aout, kin, kout, desc);
+        return 0;
+    }
     LLVMValueRef *v = calloc((size_t)(2 * n), sizeof *v), *idx = ires ? v + n : NULL;
     if (!v)
         return lw_fail(L, op, "out of memory lowering a sort");

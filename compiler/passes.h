@@ -26,6 +26,9 @@ int pass_smem_alloc(TirKernel *k, const struct Target *t, Diags *d);
 /* pass_barriers.c: a barrier before every shared-memory access that could race with an
  * earlier one by another thread (read after write, write after read or write). */
 int pass_barriers(TirKernel *k, const struct Target *t, Diags *d);
+/* pass_sink.c: elementwise tiles made before a dot and first used after it move down to
+ * that use, so they are not live across the dot. */
+int pass_sink_past_dots(TirKernel *k, const struct Target *t, Diags *d);
 
 /* pass_pipeline.c: software pipelining of loops (num_stages): the loads that feed shared
  * buffers are issued num_stages - 1 iterations ahead as async copies into a ring of buffers. */

@@ -496,8 +496,9 @@ static Val b_flip(Spec *s, Args *a) {
 }
 
 /* sort(x [, dim] [, descending=B]) and topk(x, k [, dim]) (the k largest, in descending
- * order), along dim (default the last) of at most 256 elements; argsort and argtopk give the
- * i32 indices along dim instead (ties in no particular order). */
+ * order), along dim (default the last) of at most MAX_SORT elements; argsort and argtopk give
+ * the i32 indices along dim instead (ties in no particular order). */
+enum { MAX_SORT = 4096 };
 static Val b_sort(Spec *s, Args *a) {
     const char *name = a->call->name;
     int topk = strstr(name, "topk") != NULL, ds = topk ? 2 : 1, want_idx = name[0] == 'a';
@@ -511,9 +512,9 @@ static Val b_sort(Spec *s, Args *a) {
     int64_t k = 0;
     if (a->e[ds] && a->v[ds].kind != V_NONE && !axis_arg(s, a, ds, x->type.rank, &axis)) return val_error();
     if (!topk && a->e[2] && !bool_flag(s, a, 2, "descending", &desc)) return val_error();
-    if (x->type.shape[axis] > 256) { /* the network's code grows as n log^2 n */
-        diag_error(s->diags, a->call->loc, "%s() along a dim of %d elements: at most 256",
-                   a->call->name, x->type.shape[axis]);
+    if (x->type.shape[axis] > MAX_SORT) { /* the network's code grows as n log^2 n */
+        diag_error(s->diags, a->call->loc, "%s() along a dim of %d elements: at most %d",
+                   a->call->name, x->type.shape[axis], MAX_SORT);
         return val_error();
     }
     TirType t = x->type;

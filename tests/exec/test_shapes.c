@@ -138,14 +138,11 @@ static void sorts(int warps)
     run(SH, "sorts", ARGS(P(x), P(xi), P(up), P(down), P(top), P(si)), CONSTS({"num_warps", warps}));
 }
 
-/* the same along dims of 128, which GPUs (and sim) sort across threads. Not on the CPU
- * backend, which sorts in one thread as the sorts above test, and whose LLVM takes about a
- * minute over a 128-element network (a known slowness of that path). */
+/* the same along dims of 128, which GPUs (and sim) sort across threads and the CPU backend
+ * in one thread with the network as loops */
 static void sorts_long(int warps)
 {
     enum { N = 128 };
-    if (S.host)
-        return;
     begin("sort, argsort descending, topk along 128; int sort along dim 0 of 128; num_warps=%d", warps);
     Buf *x = input("x", T_F32, N, -1, 1), *d = input("d", T_F32, N, 0, 0);
     Buf *xi = input("xi", T_I32, 4 * N, -1000, 1000);
@@ -177,6 +174,37 @@ static void sorts_long(int warps)
             si->v[r * 4 + c] = col[r];
     }
     run(SH, "sorts_long", ARGS(P(x), P(d), P(xi), P(up), P(order), P(top), P(si)),
+        CONSTS({"num_warps", warps}));
+}
+
+/* Sorts along 1024 (a NaN, ties; argsort of distinct values, the 64 largest) and rows of
+ * 512 integers sorted descending: longer than any one thread holds on a GPU. */
+static void sorts_1k(int warps)
+{
+    enum { N = 1024, R = 4, C = 512 };
+    begin("sort, argsort descending, topk 64 along 1024; i32 rows of 512 descending; num_warps=%d", warps);
+    Buf *x = input("x", T_F32, N, -1, 1), *d = input("d", T_F32, N, 0, 0);
+    Buf *xi = input("xi", T_I32, R * C, -100000, 100000);
+    Buf *up = output("up", T_F32, N, EXACT), *order = output("order", T_I32, N, EXACT);
+    Buf *top = output("top", T_F32, 64, EXACT), *si = output("si", T_I32, R * C, EXACT);
+    x->v[3] = NAN, x->v[600] = x->v[601] = x->v[1000]; /* a NaN (largest) and ties */
+    static double row[N];
+    for (int i = 0; i < N; i++)
+        row[i] = x->v[i], d->v[i] = (double)((i * 769) % N) - 500.5; /* d: distinct */
+    qsort(row, N, sizeof row[0], cmp_up);
+    for (int i = 0; i < N; i++)
+        up->v[i] = row[i], order->v[N - 1 - (int)(d->v[i] + 500.5)] = i;
+    for (int c = 0; c < 64; c++)
+        top->v[c] = row[N - 1 - c];
+    for (int r = 0; r < R; r++) {
+        static double ints[C];
+        for (int c = 0; c < C; c++)
+            ints[c] = xi->v[r * C + c];
+        qsort(ints, C, sizeof ints[0], cmp_up);
+        for (int c = 0; c < C; c++)
+            si->v[r * C + c] = ints[C - 1 - c];
+    }
+    run(SH, "sorts_1k", ARGS(P(x), P(d), P(xi), P(up), P(order), P(top), P(si)),
         CONSTS({"num_warps", warps}));
 }
 
@@ -221,6 +249,8 @@ void t_shapes(void)
     argsorts(4);
     sorts_long(4);
     sorts_long(8);
+    sorts_1k(4);
+    sorts_1k(8);
     flips(1);
     flips(4);
     for (int w = 1; w <= 4; w *= 4) {
