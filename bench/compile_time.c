@@ -51,11 +51,11 @@ static double compile_once(const char *path, const char *text, size_t len, const
     SrcFile file = {path, text, len};
     Module *m = a ? tc_parse(a, &file, &d) : NULL;
     const Func *f = m ? module_find_func(m, kernel) : NULL;
-    unsigned char *all_div16 = aligned && f ? arena_alloc(a, (size_t)f->nparams + 1) : NULL;
-    if (all_div16)
-        memset(all_div16, 1, (size_t)f->nparams + 1);
+    unsigned char *all_div = aligned && f ? arena_alloc(a, (size_t)f->nparams + 1) : NULL;
+    if (all_div)
+        memset(all_div, 16, (size_t)f->nparams + 1);
     CompileRequest req = {.module = m, .kernel = kernel, .target = target, .stop_after = STAGE_OBJECT,
-                          .param_div16 = all_div16};
+                          .param_div = all_div};
     CompiledKernel out;
     int rc = m ? tc_compile(&req, a, &d, &out) : -1;
     if (rc != 0)

@@ -50,9 +50,9 @@ static void leaf(Ax *a, TirOp *op)
     else if (op->code == TIR_PARAM) {
         const TirParam *p = &a->k->params[op->attr.i];
         if (p->type.elem == ET_PTR)
-            x->div[0] = p->div16 ? 16 : et_bytes(p->type.pointee);
-        else if (p->div16)
-            x->div[0] = 16;
+            x->div[0] = p->div > et_bytes(p->type.pointee) ? p->div : et_bytes(p->type.pointee);
+        else if (p->div > 1)
+            x->div[0] = p->div;
     } else if (op->code == TIR_ARANGE) {
         x->contig[0] = op->attr.i2 - op->attr.i;
         x->div[0] = pow2_of(op->attr.i);

@@ -15,7 +15,7 @@ typedef struct AxisInfo {
     int64_t cnst[TIR_MAX_RANK];
 } AxisInfo;
 
-/* Analyzes k (params' div16 flags included); an array indexed by value id, in k->arena,
+/* Analyzes k (params' launch divisors included); an array indexed by value id, in k->arena,
  * or NULL when out of memory. */
 AxisInfo *axis_analyze(const TirKernel *k);
 

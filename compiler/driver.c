@@ -72,17 +72,20 @@ static void fill_result(const TirKernel *k, CompiledKernel *out, Arena *a) {
         out->params[i] = (CompiledParam){k->params[i].name, k->params[i].type.elem, k->params[i].type.pointee};
 }
 
-/* The launch's divisibility facts (req->param_div16) become part of the specialization:
- * recorded on the params and, when any is set, in the symbol (a suffix of one digit per
- * runtime param, so specializations that differ only there do not collide). */
-static void apply_div16(const CompileRequest *req, TirKernel *k, Arena *a) {
-    char *bits = req->param_div16 ? arena_alloc(a, (size_t)k->nparams + 1) : NULL;
+/* The launch's divisibility facts (req->param_div) become part of the specialization:
+ * recorded on the params and, when any is above 1, in the symbol (a suffix of one digit per
+ * runtime param, log2 of its divisor, so specializations that differ only there do not
+ * collide). */
+static void apply_divisors(const CompileRequest *req, TirKernel *k, Arena *a) {
+    char *bits = req->param_div ? arena_alloc(a, (size_t)k->nparams + 1) : NULL;
     if (!bits) return;
     int any = 0;
     for (int i = 0; i < k->nparams; i++) {
-        k->params[i].div16 = req->param_div16[i] != 0;
-        bits[i] = (char)('0' + k->params[i].div16);
-        any |= k->params[i].div16;
+        int d = req->param_div[i], lg = 0;
+        while (lg < 4 && d >> (lg + 1)) lg++; /* largest power of two <= d, capped at 16 */
+        k->params[i].div = 1 << lg;
+        bits[i] = (char)('0' + lg);
+        any |= lg;
     }
     bits[k->nparams] = 0;
     if (any) k->symbol = arena_printf(a, "%s_d%s", k->symbol, bits);
@@ -158,7 +161,7 @@ static int compile_stages(const CompileRequest *req, Arena *arena, Diags *diags,
 
     TirKernel *k = spec_kernel(arena, req->module, f, consts, nconsts, t->threads_per_warp, diags);
     if (!k) return -1;
-    apply_div16(req, k, arena);
+    apply_divisors(req, k, arena);
     if (t->kind == TARGET_HOST) k->num_warps = 1; /* one thread owns whole tiles */
     if (check_launch_shape(k, t, diags)) return -1;
     if (check_ir(k, 0, diags) || dump_tir(req, k, "specialize")) return -1;

@@ -37,9 +37,10 @@ typedef struct CompileRequest {
     Stage stop_after;          /* last stage to run */
     FILE *dump;                /* if set, the stop_after stage is printed here */
     const char *dump_after_pass; /* if set, TIR is printed to `dump` after the pass of that name */
-    /* One flag per runtime param in declaration order (NULL: nothing known): the pointer is
-     * 16-byte aligned, or the integer is a multiple of 16. Part of the specialization. */
-    const unsigned char *param_div16;
+    /* One divisor per runtime param in declaration order (NULL: nothing known): the largest
+     * power of two, at most 16, dividing the pointer's address or the integer (1: none).
+     * Part of the specialization. */
+    const unsigned char *param_div;
 } CompileRequest;
 
 typedef struct CompiledParam {

@@ -278,7 +278,8 @@ typedef struct TirParam {
     const char *name;
     TirType type;          /* scalar type (ET_PTR with pointee for pointers) */
     int source_index;      /* index among the kernel's declared params (consts included) */
-    int div16;             /* known at launch: pointer 16-byte aligned / integer a multiple of 16 */
+    int div;               /* known at launch: the largest power of two, at most 16, that divides
+                              the pointer's address / the integer (0 or 1: nothing known) */
 } TirParam;
 
 typedef struct TirKernel {

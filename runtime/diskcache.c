@@ -89,7 +89,7 @@ static void put_sources(llvm_blake3_hasher *h, const tile_Module *mod)
         put(h, mod->ast->files[i]->text, mod->ast->files[i]->len);
 }
 
-static int key_hex(tile_Kernel *k, const ConstBinding *c, int n, const unsigned char *div16,
+static int key_hex(tile_Kernel *k, const ConstBinding *c, int n, const unsigned char *div,
                    const char *target, char *hex)
 {
     ConstBinding *sorted = malloc(sizeof *sorted * (size_t)(n + 1));
@@ -100,14 +100,14 @@ static int key_hex(tile_Kernel *k, const ConstBinding *c, int n, const unsigned 
     tile_Context *ctx = k->mod->ctx;
     llvm_blake3_hasher h;
     llvm_blake3_hasher_init(&h);
-    put_str(&h, "tile kernel cache v1");
+    put_str(&h, "tile kernel cache v2");
     put_sources(&h, k->mod);
     put_str(&h, k->func->name);
     for (int i = 0; i < n; i++) {
         put_str(&h, sorted[i].name);
         put(&h, &sorted[i].value, sizeof sorted[i].value);
     }
-    put(&h, div16 ? (const void *)div16 : "", div16 ? (size_t)k->nparams : 0);
+    put(&h, div ? (const void *)div : "", div ? (size_t)k->nparams : 0);
     put_str(&h, target);
     put_str(&h, TILE_COMPILER_VERSION);
     put_str(&h, TILE_BUILD_ID);
@@ -120,7 +120,7 @@ static int key_hex(tile_Kernel *k, const ConstBinding *c, int n, const unsigned 
     return 0;
 }
 
-int rt_cache_path(tile_Kernel *k, const ConstBinding *c, int n, const unsigned char *div16,
+int rt_cache_path(tile_Kernel *k, const ConstBinding *c, int n, const unsigned char *div,
                   const char *target, char *path)
 {
     char dir[PATH_MAX], hex[HEXLEN + 1];
@@ -132,7 +132,7 @@ int rt_cache_path(tile_Kernel *k, const ConstBinding *c, int n, const unsigned c
                   "code is not saved)", dir, strerror(errno));
         return -1;
     }
-    if (key_hex(k, c, n, div16, target, hex) < 0)
+    if (key_hex(k, c, n, div, target, hex) < 0)
         return -1;
     size_t len = strlen(dir); /* fits: checked above */
     memcpy(path, dir, len);

@@ -123,19 +123,29 @@ tile_Status rt_grid(tile_Kernel *k, const ConstBinding *c, int n, const tile_Arg
     return eval_grid(&l, args, grid);
 }
 
-/* What the arguments divide by, one flag per runtime param (CompileRequest.param_div16):
- * pointers 16-byte aligned, integers multiples of 16. Part of the specialization on GPUs,
- * where it buys vector loads and stores; the CPU backend passes none (NULL), so one
- * specialization serves every argument value there. */
-const unsigned char *rt_div16(tile_Kernel *k, const tile_Arg *args, Arena *a)
+/* What the arguments divide by, one per runtime param (CompileRequest.param_div): the
+ * largest power of two, at most 16, dividing a pointer's address or an integer (0 counts as
+ * divisible by 16; others 1). Part of the specialization on GPUs, where it buys vector loads
+ * and stores and asynchronous copies (a row stride of 2500 f16 elements still gives 8-byte
+ * copies); the CPU backend passes none (NULL), so one specialization serves every argument
+ * value there. */
+static unsigned char divisor(uint64_t v)
+{
+    unsigned char d = 1;
+    while (d < 16 && v % (d * 2u) == 0)
+        d = (unsigned char)(d * 2);
+    return d;
+}
+
+const unsigned char *rt_arg_divisors(tile_Kernel *k, const tile_Arg *args, Arena *a)
 {
     unsigned char *f = k->mod->ctx->ops->kind == TILE_BACKEND_CPU ? NULL
                      : arena_alloc(a, (size_t)k->nparams + 1);
     for (int i = 0; f && i < k->nparams; i++) {
         const KParam *p = &k->params[i];
-        f[i] = args[i].kind == TILE_ARG_PTR ? args[i].v.ptr % 16 == 0
-             : args[i].kind == TILE_ARG_INT && et_is_int(p->elem) ? args[i].v.i % 16 == 0
-                                                                 : 0;
+        f[i] = args[i].kind == TILE_ARG_PTR ? divisor(args[i].v.ptr)
+             : args[i].kind == TILE_ARG_INT && et_is_int(p->elem) ? divisor((uint64_t)args[i].v.i)
+                                                                 : 1;
     }
     return f;
 }
@@ -145,7 +155,7 @@ static tile_Status run(Launch *l, const unsigned grid[3], const tile_Arg *args)
     tile_Kernel *k = l->k;
     tile_Context *ctx = k->mod->ctx;
     Spec *s;
-    tile_Status st = rt_spec_get(k, l->consts, l->nconsts, rt_div16(k, args, l->arena), &s);
+    tile_Status st = rt_spec_get(k, l->consts, l->nconsts, rt_arg_divisors(k, args, l->arena), &s);
     if (st != TILE_OK)
         return st;
     uint64_t slots_buf[INLINE_ARGS];
@@ -234,7 +244,7 @@ tile_Status rt_launch_plan(tile_Kernel *k, const tile_Arg *args, int nargs,
     memset(out, 0, sizeof *out);
     st = plan(l, NULL, args, nargs, consts, nconsts, out->grid);
     if (st == TILE_OK)
-        st = rt_spec_get(k, l->consts, l->nconsts, rt_div16(k, args, a), &out->spec);
+        st = rt_spec_get(k, l->consts, l->nconsts, rt_arg_divisors(k, args, a), &out->spec);
     out->consts = l->consts, out->nconsts = st == TILE_OK ? l->nconsts : 0;
     return st;
 }

@@ -171,14 +171,14 @@ uint16_t rt_f16_bits(double x);
 uint16_t rt_bf16_bits(double x);
 
 /* Finds or compiles (through the disk cache) the specialization of k for `consts` (fully
- * resolved, declaration order) and the arguments' divisibility flags `div16` (one per
- * runtime param, CompileRequest.param_div16; NULL: nothing known). */
+ * resolved, declaration order) and the arguments' divisors `div` (one per runtime param,
+ * CompileRequest.param_div; NULL: nothing known). */
 tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *consts, int nconsts,
-                        const unsigned char *div16, Spec **out);
+                        const unsigned char *div, Spec **out);
 void rt_spec_free_all(tile_Module *mod);
 void rt_current_target(tile_Context *ctx, char target[32]);
-/* The divisibility flags of these arguments (NULL on the CPU backend), in `a`. */
-const unsigned char *rt_div16(tile_Kernel *k, const tile_Arg *args, Arena *a);
+/* The divisors of these arguments (NULL on the CPU backend), in `a`. */
+const unsigned char *rt_arg_divisors(tile_Kernel *k, const tile_Arg *args, Arena *a);
 /* The launch grid for resolved consts: @grid over consts and integer scalar args. */
 tile_Status rt_grid(tile_Kernel *k, const ConstBinding *c, int n, const tile_Arg *args,
                     Arena *a, unsigned grid[3]);
@@ -210,7 +210,7 @@ typedef struct CacheEntry {
 /* Fills `path` (PATH_MAX) with the cache file for this specialization; 0, or -1 when the
  * disk cache is disabled. */
 int rt_cache_path(tile_Kernel *k, const ConstBinding *consts, int nconsts,
-                  const unsigned char *div16, const char *target, char *path);
+                  const unsigned char *div, const char *target, char *path);
 /* 0 and a filled entry (free with rt_cache_entry_free), or -1 when absent or invalid (a
  * damaged file is logged to ctx's sink). */
 int rt_cache_read(tile_Context *ctx, const char *path, CacheEntry *e); /* ctx may be NULL */
@@ -223,11 +223,11 @@ void rt_cache_entry_free(CacheEntry *e);
  * rt_cache_entry_free). Thread-safe: no context error is set; on failure *reason (in `a`
  * or static) says why. */
 tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
-                          const unsigned char *div16, const char *target, Arena *a,
+                          const unsigned char *div, const char *target, Arena *a,
                           CacheEntry *e, const char **reason);
 /* Loads an image into the module's map (or finds the one there); err on failure. */
 tile_Status rt_spec_install(tile_Kernel *k, const ConstBinding *c, int n,
-                            const unsigned char *div16, const char *target,
+                            const unsigned char *div, const char *target,
                             const CacheEntry *e, Spec **out, char *err);
 
 /* ---- choosing tuned consts at launch ----

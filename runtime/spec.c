@@ -11,9 +11,10 @@
 #include "debug_abi.h"
 #include "runtime_internal.h"
 
-/* "kernel\x1ftarget\x1fname=value\x1f...[\x1fdiv16=0110]" (malloc'ed) */
+/* "kernel\x1ftarget\x1fname=value\x1f...[\x1fdiv=qqeb]" (malloc'ed): the divisor of each
+ * param as a letter, 'a' + divisor */
 static char *spec_key(const tile_Kernel *k, const ConstBinding *c, int n,
-                      const unsigned char *div16, const char *target)
+                      const unsigned char *div, const char *target)
 {
     size_t cap = strlen(k->func->name) + strlen(target) + (size_t)k->nparams + 16;
     for (int i = 0; i < n; i++)
@@ -25,10 +26,10 @@ static char *spec_key(const tile_Kernel *k, const ConstBinding *c, int n,
     for (int i = 0; i < n; i++)
         len += (size_t)snprintf(key + len, cap - len, "\x1f%s=%lld", c[i].name,
                                 (long long)c[i].value);
-    if (div16)
-        len += (size_t)snprintf(key + len, cap - len, "\x1f" "div16=");
-    for (int i = 0; div16 && i < k->nparams; i++)
-        key[len++] = div16[i] ? '1' : '0';
+    if (div)
+        len += (size_t)snprintf(key + len, cap - len, "\x1f" "div=");
+    for (int i = 0; div && i < k->nparams; i++)
+        key[len++] = (char)('a' + div[i]); /* 1..16: b..q */
     key[len] = 0;
     return key;
 }
@@ -186,13 +187,13 @@ static uint64_t code_hash(const char *code, size_t size, const char *symbol)
  * with rt_cache_entry_free). TILE_ERROR_COMPILE with the diagnostics in d, or another
  * status with the reason in err. */
 static tile_Status build_image(tile_Kernel *k, const ConstBinding *c, int n,
-                               const unsigned char *div16, const char *target, Arena *a,
+                               const unsigned char *div, const char *target, Arena *a,
                                Diags *d, CacheEntry *e, char *err)
 {
     tile_Context *ctx = k->mod->ctx;
     CompileRequest req = { .module = k->mod->ast, .kernel = k->func->name, .consts = c,
                            .nconsts = n, .target = target, .stop_after = STAGE_OBJECT,
-                           .param_div16 = div16 };
+                           .param_div = div };
     CompiledKernel ck = { 0 };
     memset(e, 0, sizeof *e);
     if (rt_compile_fn()(&req, a, d, &ck) < 0)
@@ -223,7 +224,7 @@ static tile_Status build_image(tile_Kernel *k, const ConstBinding *c, int n,
 
 /* Compiles, finalizes (PTX -> cubin), loads; writes the disk cache. */
 static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n,
-                           const unsigned char *div16, const char *target, const char *path,
+                           const unsigned char *div, const char *target, const char *path,
                            Arena *a, Spec **out)
 {
     tile_Context *ctx = k->mod->ctx;
@@ -232,7 +233,7 @@ static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n,
     CacheEntry e;
     char err[BK_ERR_MAX];
     double t0 = now_ms();
-    tile_Status st = build_image(k, c, n, div16, target, a, &d, &e, err);
+    tile_Status st = build_image(k, c, n, div, target, a, &d, &e, err);
     if (st == TILE_ERROR_COMPILE)
         return compile_error(k, c, n, target, &d, a);
     if (st == TILE_OK)
@@ -250,17 +251,17 @@ static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n,
 
 /* Disk cache, else compile, for one target. */
 static tile_Status build(tile_Kernel *k, const ConstBinding *c, int n,
-                         const unsigned char *div16, const char *target, Spec **out)
+                         const unsigned char *div, const char *target, Spec **out)
 {
     char path[4096] = "";
-    if (rt_cache_path(k, c, n, div16, target, path) < 0)
+    if (rt_cache_path(k, c, n, div, target, path) < 0)
         path[0] = 0;
     if (from_disk(k, path, out) == 0)
         return TILE_OK;
     Arena *a = arena_new();
     if (!a)
         return rt_error(k->mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "compile: out of memory");
-    tile_Status st = compile(k, c, n, div16, target, path, a, out);
+    tile_Status st = compile(k, c, n, div, target, path, a, out);
     arena_free(a);
     return st;
 }
@@ -268,15 +269,15 @@ static tile_Status build(tile_Kernel *k, const ConstBinding *c, int n,
 /* Builds for the context's target; when code for it does not load (e.g. sm_90a on a driver
  * that rejects it) tries the backend's fallback target and keeps it for later compiles. */
 static tile_Status build_any(tile_Kernel *k, const ConstBinding *c, int n,
-                             const unsigned char *div16, char *target, Spec **out)
+                             const unsigned char *div, char *target, Spec **out)
 {
     tile_Context *ctx = k->mod->ctx;
-    tile_Status st = build(k, c, n, div16, target, out);
+    tile_Status st = build(k, c, n, div, target, out);
     const char *fb = ctx->ops->fallback_target(ctx->dev);
     if (st != TILE_ERROR_DEVICE || !fb || !strcmp(fb, target))
         return st;
     rt_log(ctx, "tile: code for %s did not load (%s); trying %s", target, tile_error(ctx), fb);
-    st = build(k, c, n, div16, fb, out);
+    st = build(k, c, n, div, fb, out);
     if (st == TILE_OK) {
         pthread_mutex_lock(&ctx->lock);
         snprintf(ctx->target, sizeof ctx->target, "%s", fb);
@@ -294,13 +295,13 @@ static void current_target(tile_Context *ctx, char target[32])
 }
 
 static tile_Status compile_locked(tile_Kernel *k, const ConstBinding *c, int n,
-                                  const unsigned char *div16, char *target, Spec **out)
+                                  const unsigned char *div, char *target, Spec **out)
 {
     tile_Module *mod = k->mod;
-    tile_Status st = build_any(k, c, n, div16, target, out);
+    tile_Status st = build_any(k, c, n, div, target, out);
     if (st != TILE_OK)
         return st;
-    char *key = (*out)->key = spec_key(k, c, n, div16, target);
+    char *key = (*out)->key = spec_key(k, c, n, div, target);
     if (!key || insert(mod, *out, rt_hash64(key, strlen(key)))) {
         spec_free(mod->ctx, *out);
         return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "launch: out of memory");
@@ -309,12 +310,12 @@ static tile_Status compile_locked(tile_Kernel *k, const ConstBinding *c, int n,
 }
 
 tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *c, int n,
-                        const unsigned char *div16, Spec **out)
+                        const unsigned char *div, Spec **out)
 {
     tile_Module *mod = k->mod;
     char target[32];
     current_target(mod->ctx, target);
-    char *key = spec_key(k, c, n, div16, target);
+    char *key = spec_key(k, c, n, div, target);
     if (!key)
         return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "launch: out of memory");
     uint64_t h = rt_hash64(key, strlen(key));
@@ -322,7 +323,7 @@ tile_Status rt_spec_get(tile_Kernel *k, const ConstBinding *c, int n,
     if (!(*out = lookup(mod, key, h))) {
         pthread_mutex_lock(&mod->compile_lock);
         if (!(*out = lookup(mod, key, h)))
-            st = compile_locked(k, c, n, div16, target, out);
+            st = compile_locked(k, c, n, div, target, out);
         pthread_mutex_unlock(&mod->compile_lock);
     }
     free(key);
@@ -349,12 +350,12 @@ static char *first_lines(Diags *d, Arena *a)
 }
 
 tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
-                          const unsigned char *div16, const char *target, Arena *a,
+                          const unsigned char *div, const char *target, Arena *a,
                           CacheEntry *e, const char **reason)
 {
     char path[4096] = "", err[BK_ERR_MAX];
     memset(e, 0, sizeof *e);
-    if (rt_cache_path(k, c, n, div16, target, path) < 0)
+    if (rt_cache_path(k, c, n, div, target, path) < 0)
         path[0] = 0;
     if (path[0] && rt_cache_read(k->mod->ctx, path, e) == 0) {
         if (e->nparams == k->nparams) {
@@ -365,7 +366,7 @@ tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
     }
     Diags d;
     diags_init(&d, a);
-    tile_Status st = build_image(k, c, n, div16, target, a, &d, e, err);
+    tile_Status st = build_image(k, c, n, div, target, a, &d, e, err);
     if (st != TILE_OK) {
         *reason = st == TILE_ERROR_COMPILE ? first_lines(&d, a) : arena_strdup(a, err);
         return st;
@@ -376,11 +377,11 @@ tile_Status rt_spec_image(tile_Kernel *k, const ConstBinding *c, int n,
 }
 
 tile_Status rt_spec_install(tile_Kernel *k, const ConstBinding *c, int n,
-                            const unsigned char *div16, const char *target,
+                            const unsigned char *div, const char *target,
                             const CacheEntry *e, Spec **out, char *err)
 {
     tile_Module *mod = k->mod;
-    char *key = spec_key(k, c, n, div16, target);
+    char *key = spec_key(k, c, n, div, target);
     if (!key) {
         snprintf(err, BK_ERR_MAX, "out of memory");
         return TILE_ERROR_OUT_OF_MEMORY;

@@ -55,6 +55,9 @@ static const char *const HELP_CHECK_EMIT =
     "  --assume-aligned[=ptr]     specialize as a launch would where pointers are 16-byte\n"
     "                             aligned and integer params multiples of 16 (=ptr: pointers\n"
     "                             only), so vector loads and stores show in the output\n"
+    "  --assume-divisor=PARAM=D   specialize as a launch whose argument PARAM (a pointer's\n"
+    "                             address, an integer) is a multiple of D (1, 2, 4, 8, 16);\n"
+    "                             repeatable, after --assume-aligned\n"
     "  -o FILE                    write to FILE instead of standard output\n"
     "  -I DIR, -IDIR              look for imported files in DIR (repeatable; searched in\n"
     "                             order after the importing file's directory, before\n"
@@ -307,8 +310,8 @@ int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out)
 
 typedef struct Opts {
     const char *file, *kernel, *emit, *target, *output, *dump_after, *aligned;
-    ConstBinding defs[TILEC_MAX_DEFS];
-    int ndefs;
+    ConstBinding defs[TILEC_MAX_DEFS], divs[TILEC_MAX_DEFS]; /* -D, --assume-divisor */
+    int ndefs, ndivs;
 } Opts;
 
 static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
@@ -343,6 +346,16 @@ static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
             o->output = v;
         else if (strcmp(a, "--assume-aligned") == 0 || strcmp(a, "--assume-aligned=ptr") == 0)
             o->aligned = a;
+        else if ((v = tilec_opt_value(argc, argv, &i, "--assume-divisor"))) {
+            ConstBinding *d = &o->divs[o->ndivs];
+            if (o->ndivs == TILEC_MAX_DEFS)
+                tilec_usage_error("too many --assume-divisor options");
+            if (tilec_parse_define(v, arena, d) != 0 || d->value < 1 || d->value > 16 ||
+                (d->value & (d->value - 1)))
+                tilec_usage_error("bad --assume-divisor '%s': expected PARAM=D with D 1, 2, 4, 8 "
+                                  "or 16", v);
+            o->ndivs++;
+        }
         else if (a[0] == '-' && a[1] != '\0')
             tilec_usage_error("unknown option '%s'", a);
         else if (o->file)
@@ -485,18 +498,28 @@ static const EmitKind *emit_kind(const char *name)
     return NULL;
 }
 
-/* --assume-aligned: the flags of CompileRequest.param_div16 for f's runtime params. */
-static const unsigned char *aligned_flags(const Func *f, const Opts *o, Arena *a)
+/* --assume-aligned and --assume-divisor: CompileRequest.param_div for f's runtime params
+ * (16: aligned), or NULL (nothing assumed); an --assume-divisor naming no runtime param of f
+ * is a usage error. */
+static const unsigned char *assumed_divisors(const Func *f, const Opts *o, Arena *a)
 {
-    unsigned char *flags = o->aligned ? arena_alloc(a, (size_t)f->nparams + 1) : NULL;
-    int n = 0, ints = o->aligned && strcmp(o->aligned, "--assume-aligned") == 0;
-    for (int i = 0; flags && i < f->nparams; i++) {
+    unsigned char *div = o->aligned || o->ndivs ? arena_alloc(a, (size_t)f->nparams + 1) : NULL;
+    int n = 0, ints = o->aligned && strcmp(o->aligned, "--assume-aligned") == 0, used = 0;
+    for (int i = 0; div && i < f->nparams; i++) {
         const Param *p = &f->params[i];
-        if (!p->is_const)
-            flags[n++] = p->type && (p->type->ptr_depth ||
-                                     (ints && et_is_int(et_from_name(p->type->name))));
+        if (p->is_const)
+            continue;
+        div[n] = o->aligned && p->type &&
+                 (p->type->ptr_depth || (ints && et_is_int(et_from_name(p->type->name)))) ? 16 : 1;
+        for (int j = 0; j < o->ndivs; j++)
+            if (strcmp(o->divs[j].name, p->name) == 0)
+                div[n] = (unsigned char)o->divs[j].value, used++;
+        n++;
     }
-    return flags;
+    if (div && used < o->ndivs)
+        tilec_usage_error("--assume-divisor names a parameter that is not a runtime parameter "
+                          "of kernel '%s'", f->name);
+    return div;
 }
 
 static int emit_kernel(const Source *src, const Func *f, const Opts *o, const EmitKind *ek,
@@ -512,7 +535,7 @@ static int emit_kernel(const Source *src, const Func *f, const Opts *o, const Em
     CompileRequest req = {.module = src->module, .kernel = f->name, .consts = defs,
                           .nconsts = ndefs, .target = o->target ? o->target : ek->default_target,
                           .stop_after = ek->stage, .dump_after_pass = o->dump_after};
-    req.param_div16 = aligned_flags(f, o, a);
+    req.param_div = assumed_divisors(f, o, a);
     /* obj: written here as bytes; every other stage is printed by the driver */
     req.dump = ek->stage == STAGE_OBJECT ? NULL : out;
     int rc = tc_compile(&req, a, &d, ek->stage == STAGE_OBJECT ? &ck : NULL);

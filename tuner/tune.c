@@ -37,7 +37,7 @@ typedef struct Tuning {
     TuneSpace space;         /* as enumerated (the caller's values narrowed) */
     int n, ntodo;
     TuneBench bench;
-    const unsigned char *div16;
+    const unsigned char *div;
     char target[32];
     double t0, budget_ms, best_ms;
     int best, failed, timed_now;
@@ -284,7 +284,7 @@ static tile_Status compile_all(Tuning *t)
     double t0 = tune_now_ms();
     CompileProgress cp = { t, t0 };
     double deadline = t->budget_ms > 0 ? t->t0 + t->budget_ms : 0; /* --budget bounds this too */
-    t->rep->threads = n ? tune_compile_all(t->req->k, t->div16, t->target, jobs, n, 0, deadline,
+    t->rep->threads = n ? tune_compile_all(t->req->k, t->div, t->target, jobs, n, 0, deadline,
                                            compile_done, &cp)
                         : 0;
     t->rep->compile_wall_s += (tune_now_ms() - t0) / 1e3;
@@ -369,7 +369,7 @@ static tile_Status evaluate(Tuning *t, Cand *c)
                    j->reason);
         return TILE_OK;
     }
-    if (rt_spec_install(t->req->k, c->consts, c->nconsts, t->div16, t->target, &j->image, &s,
+    if (rt_spec_install(t->req->k, c->consts, c->nconsts, t->div, t->target, &j->image, &s,
                         err) != TILE_OK) {
         set_result(t, c, TILE_TUNE_FAILED, err);
         return TILE_OK;
@@ -659,7 +659,7 @@ tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep)
     t.t0 = tune_now_ms();
     t.budget_ms = (req->budget_s > 0 ? req->budget_s : env_double("TILE_TUNE_BUDGET", 0)) * 1e3;
     rt_current_target(t.ctx, t.target);
-    t.div16 = rt_div16(req->k, req->args, a);
+    t.div = rt_arg_divisors(req->k, req->args, a);
     int samples = req->samples > 0 ? req->samples : env_samples();
     tile_Status st = prepare(&t, samples);
     if (st != TILE_OK)

@@ -75,7 +75,7 @@ typedef struct CompileJob {
 /* Builds every job's image on `threads` threads (0: one per core). Once tune_now_ms() passes
  * deadline_ms (0: none) no new job starts: the rest are marked skipped (jobs under way
  * finish). Returns threads used. */
-int tune_compile_all(tile_Kernel *k, const unsigned char *div16, const char *target,
+int tune_compile_all(tile_Kernel *k, const unsigned char *div, const char *target,
                      CompileJob *jobs, int n, int threads, double deadline_ms,
                      void (*done)(void *user, int finished), void *user);
 

@@ -13,7 +13,7 @@ enum { STACK_BYTES = 32 << 20 };
 
 typedef struct Pool {
     tile_Kernel *k;
-    const unsigned char *div16;
+    const unsigned char *div;
     const char *target;
     CompileJob *jobs;
     int n;
@@ -41,7 +41,7 @@ static void job_run(Pool *p, CompileJob *j)
         return;
     }
     j->arena = arena_new();
-    j->st = j->arena ? rt_spec_image(p->k, j->consts, j->nconsts, p->div16, p->target,
+    j->st = j->arena ? rt_spec_image(p->k, j->consts, j->nconsts, p->div, p->target,
                                      j->arena, &j->image, &j->reason)
                      : TILE_ERROR_OUT_OF_MEMORY;
     if (!j->arena)
@@ -72,11 +72,11 @@ static int default_threads(void)
     return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
-int tune_compile_all(tile_Kernel *k, const unsigned char *div16, const char *target,
+int tune_compile_all(tile_Kernel *k, const unsigned char *div, const char *target,
                      CompileJob *jobs, int n, int threads, double deadline_ms,
                      void (*done)(void *user, int finished), void *user)
 {
-    Pool p = { .k = k, .div16 = div16, .target = target, .jobs = jobs, .n = n,
+    Pool p = { .k = k, .div = div, .target = target, .jobs = jobs, .n = n,
                .deadline_ms = deadline_ms, .done = done, .user = user };
     pthread_mutex_init(&p.lock, NULL);
     if (threads <= 0)

@@ -63,9 +63,9 @@ static char *ptx_of(Arena *a, const char *src, const char *name, const char *fla
     diags_init(&d, a);
     unsigned char f[16] = {0};
     for (int i = 0; flags && flags[i]; i++)
-        f[i] = flags[i] == '1';
+        f[i] = (unsigned char)(1 << (flags[i] - '0')); /* each char: log2 of the divisor */
     CompileRequest req = {.module = vec_parse(a, src, &d), .kernel = name, .target = "sm_90",
-                          .stop_after = STAGE_OBJECT, .param_div16 = flags ? f : NULL};
+                          .stop_after = STAGE_OBJECT, .param_div = flags ? f : NULL};
     CompiledKernel ck = {0};
     if (!req.module || tc_compile(&req, a, &d, &ck) != 0) {
         diags_print(&d, stdout);
@@ -104,7 +104,7 @@ static int ptxas_ok(const char *ptx, const char *name)
 
 static int t_ptx_add(Arena *a)
 {
-    char *v = ptx_of(a, ADD, "add", "1111"), *x_off = ptx_of(a, ADD, "add", "0111");
+    char *v = ptx_of(a, ADD, "add", "4444"), *x_off = ptx_of(a, ADD, "add", "0444");
     char *none = ptx_of(a, ADD, "add", NULL);
     CHECKF(v && x_off && none, "no PTX");
     CHECKF(count(v, "ld.global.v4.b32") + count(v, "ld.global.v4.f32") == 4 &&
@@ -119,18 +119,22 @@ static int t_ptx_add(Arena *a)
 
 static int t_ptx_loop(Arena *a)
 {
-    char *v = ptx_of(a, ROWSUM, "rowsum", "11111"), *lda = ptx_of(a, ROWSUM, "rowsum", "11110");
-    CHECKF(v && lda, "no PTX");
+    char *v = ptx_of(a, ROWSUM, "rowsum", "44444"), *lda = ptx_of(a, ROWSUM, "rowsum", "44440");
+    char *even = ptx_of(a, ROWSUM, "rowsum", "44411"); /* K and lda multiples of 2 only */
+    CHECKF(v && lda && even, "no PTX");
     CHECKF(count(v, "ld.global.v4") >= 1 && !count(v, "ld.global.b32"),
           "rowsum: the loop's loads should be vectors:\n%s", v);
     CHECKF(!count(lda, "ld.global.v4"), "rowsum with lda unknown vectorized");
-    CHECKF(ptxas_ok(v, "rowsum"), "ptxas rejects the rowsum PTX");
+    CHECKF(count(even, "ld.global.v2") >= 1 && !count(even, "ld.global.v4") &&
+          !count(even, "ld.global.b32") && !count(even, "ld.global.f32"),
+          "rowsum with K and lda even: want 8-byte loads only:\n%s", even);
+    CHECKF(ptxas_ok(v, "rowsum") && ptxas_ok(even, "rowsum_even"), "ptxas rejects the rowsum PTX");
     return 0;
 }
 
 static int t_ptx_f16(Arena *a)
 {
-    char *v = ptx_of(a, COPY16, "copy16", "111");
+    char *v = ptx_of(a, COPY16, "copy16", "444");
     CHECKF(v, "no PTX");
     CHECKF(count(v, "ld.global.v4.b32") >= 1 && count(v, "st.global.v4.b32") >= 1 &&
           !count(v, "ld.global.b16"), "f16 copy: want 8 halves per v4.b32 access:\n%s", v);
@@ -145,9 +149,9 @@ static int hook_compile(const CompileRequest *req, Arena *a, Diags *d, CompiledK
 {
     unsigned char f[16] = {0};
     for (int i = 0; hook_flags && hook_flags[i]; i++)
-        f[i] = hook_flags[i] == '1';
+        f[i] = (unsigned char)(1 << (hook_flags[i] - '0'));
     CompileRequest r = *req;
-    r.param_div16 = hook_flags ? f : NULL;
+    r.param_div = hook_flags ? f : NULL;
     return tc_compile(&r, a, d, out);
 }
 
@@ -214,8 +218,8 @@ static int run_add(int n, int xoff, const char *flags)
 static int t_host_add(Arena *a)
 {
     (void)a;
-    return run_add(1008, 0, "1111") || run_add(1024, 0, "1111") || run_add(1000, 1, "0110") ||
-           run_add(1008, 1, "0111") || run_add(1000, 0, NULL);
+    return run_add(1008, 0, "4444") || run_add(1024, 0, "4444") || run_add(1000, 1, "0440") ||
+           run_add(1008, 1, "0444") || run_add(1000, 0, NULL);
 }
 
 static int run_rowsum(int M, int K, int lda, const char *flags)
@@ -247,8 +251,8 @@ static int run_rowsum(int M, int K, int lda, const char *flags)
 static int t_host_loop(Arena *a)
 {
     (void)a;
-    return run_rowsum(40, 96, 112, "11111") || run_rowsum(37, 80, 80, "11111") ||
-           run_rowsum(33, 75, 77, "11000");
+    return run_rowsum(40, 96, 112, "44444") || run_rowsum(37, 80, 80, "44444") ||
+           run_rowsum(33, 75, 77, "44000");
 }
 
 typedef struct Test {

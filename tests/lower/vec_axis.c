@@ -20,7 +20,7 @@ static TirKernel *specialize(Arena *a, const char *src, const char *name, const 
     int n = f ? tc_resolve_consts(f, NULL, 0, c, 16, a, &d) : -1;
     TirKernel *k = n >= 0 ? spec_kernel(a, m, f, c, n, 32, &d) : NULL;
     for (int i = 0; k && i < k->nparams; i++)
-        k->params[i].div16 = flags[i] == '1';
+        k->params[i].div = 1 << (flags[i] - '0'); /* each char: log2 of the divisor */
     if (!k)
         diags_print(&d, stdout);
     return k;
@@ -45,7 +45,7 @@ static TirOp *nth_op(TirKernel *k, TirOpcode code, int nth) { return find_op(k->
 
 int t_axis_add(Arena *a)
 {
-    TirKernel *k = specialize(a, ADD, "add", "1111");
+    TirKernel *k = specialize(a, ADD, "add", "4444");
     CHECKF(k, "add does not specialize");
     const AxisInfo *ax = axis_analyze(k);
     TirOp *ld = nth_op(k, TIR_LOAD, 0);
@@ -54,7 +54,7 @@ int t_axis_add(Arena *a)
     CHECKF(p->contig[0] == 1024 && p->div[0] == 16, "x + offs: contig %lld div %lld",
           (long long)p->contig[0], (long long)p->div[0]);
     CHECKF(m->cnst[0] == 16, "offs < n: constancy %lld, want 16", (long long)m->cnst[0]);
-    k = specialize(a, ADD, "add", "0110");
+    k = specialize(a, ADD, "add", "0440");
     ax = axis_analyze(k);
     ld = nth_op(k, TIR_LOAD, 0);
     p = &ax[ld->ops[0]->id], m = &ax[ld->ops[1]->id];
@@ -65,7 +65,7 @@ int t_axis_add(Arena *a)
 
 int t_axis_loop(Arena *a)
 {
-    TirKernel *k = specialize(a, ROWSUM, "rowsum", "11111");
+    TirKernel *k = specialize(a, ROWSUM, "rowsum", "44444");
     CHECKF(k, "rowsum does not specialize");
     const AxisInfo *ax = axis_analyze(k);
     TirOp *fo = nth_op(k, TIR_FOR, 0), *ld = nth_op(k, TIR_LOAD, 0);
@@ -77,11 +77,17 @@ int t_axis_loop(Arena *a)
           "a tile: contig [%lld, %lld] div %lld", (long long)p->contig[0],
           (long long)p->contig[1], (long long)p->div[1]);
     CHECKF(m->cnst[1] == 16, "mask constancy along K %lld, want 16", (long long)m->cnst[1]);
-    k = specialize(a, ROWSUM, "rowsum", "11110"); /* lda not a multiple of 16 */
+    k = specialize(a, ROWSUM, "rowsum", "44440"); /* lda not a multiple of 16 */
     ax = axis_analyze(k);
     ld = nth_op(k, TIR_LOAD, 0);
     CHECKF(ax[ld->ops[0]->id].div[1] == 4, "lda unknown: div %lld, want 4",
           (long long)ax[ld->ops[0]->id].div[1]);
+    k = specialize(a, ROWSUM, "rowsum", "44411"); /* K and lda multiples of 2: 8-byte rows */
+    ax = axis_analyze(k);
+    ld = nth_op(k, TIR_LOAD, 0);
+    CHECKF(ax[ld->ops[0]->id].div[1] == 8 && ax[ld->ops[1]->id].cnst[1] == 2,
+          "lda and K even: div %lld (want 8), mask constancy %lld (want 2)",
+          (long long)ax[ld->ops[0]->id].div[1], (long long)ax[ld->ops[1]->id].cnst[1]);
     return 0;
 }
 
