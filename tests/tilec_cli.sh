@@ -187,6 +187,13 @@ has "configs: 2 total" out "only BLOCK's two candidates are tried"
 # what the new builtins must do to the PTX: hints give vector loads, acq_rel atomics fences
 expect 0 "hints: vector loads" -- "$tilec" emit --emit=ptx --assume-aligned=ptr --kernel=hinted_rows -D W=512 tests/exec/memory.tile
 has "ld.global.v4" out "assume/multiple_of make 16-byte loads"
+# launch divisors: an f16 row stride that is a multiple of 4 gives 8-byte asynchronous copies
+expect 0 "divisors: 8-byte copies" -- "$tilec" emit --emit=ptx --target=sm_80 --assume-aligned --assume-divisor=lda=4 --assume-divisor=K=4 --kernel=matmul_f16 examples/matmul.tile
+has "cp.async.ca.shared.global.*8;" out "lda a multiple of 4: cp.async of 8 bytes"
+expect 2 "divisors: not a power of two" -- "$tilec" emit --emit=ptx --assume-divisor=lda=3 --kernel=matmul_f16 examples/matmul.tile
+has "expected PARAM=D" err "the usage error names the form"
+expect 2 "divisors: no such parameter" -- "$tilec" emit --emit=ptx --assume-divisor=nope=4 --kernel=matmul_f16 examples/matmul.tile
+has "not a runtime parameter" err "a name the kernel lacks is an error"
 expect 0 "atomics: acq_rel on NVIDIA" -- "$tilec" emit --emit=ptx --kernel=last_program tests/exec/atomics.tile
 has "fence.acq_rel.gpu" out "an acq_rel atomic is fenced (LLVM 22 emits atomicrmw relaxed)"
 
