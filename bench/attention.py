@@ -19,7 +19,8 @@ Rows, each on its own inputs (torch, fixed seed, normal, on the GPU):
 
 Our side: `tilec run --backend=cuda --load ... --save ... --cold --verbose`, tuning on the first
 launch (TILE_TUNE=auto), as bench/tensor_cores.py does (its helpers are imported from there).
-Peers: triton.testing.do_bench (median, L2 flushed).
+Peers: bench/cold.py (median of runs each alone after an L2 flush that leaves clean lines, as
+tilec run --cold times ours).
 Relative L2 error of our output against each peer's. A line per row as it goes; under --out:
 attention.md, attention.csv, attention_tilec.log (rewritten after every row) and
 attention_tuning.json. Exit 1 when a row failed or was flagged.
@@ -406,7 +407,8 @@ def markdown_report(meta, rows):
              "tile: median of cold launches at the tuned configuration (`tilec run --cold`, "
              "tuned on the first launch); every row is one launch (decode_fused and paged's split "
              "path merge their splits in the same launch). "
-             "Peers: median of `triton.testing.do_bench` (L2 flushed before each run) on the "
+             "Peers: median of cold runs timed the same way (each alone between CUDA events "
+             "after an L2 flush that reads, bench/cold.py) on the "
              "same inputs. TFLOP/s: 4·B·H·S²·D, halved when causal (flash); 4·H·D per query and "
              "key it sees (mixed). K/V TB/s: the bytes of K and V, 2·B·KVH·L·D·2, over the time. "
              "GQA peers: SDPA with enable_gqa=True where the backend takes it (noted "
@@ -484,19 +486,16 @@ def progress_line(i, n, r):
 # ---- the GPU run ----
 
 class GpuBench(tc.GpuBench):
-    """tensor_cores.py's runner (torch, do_bench, the tuning cache, tilec's environment) with
+    """tensor_cores.py's runner (torch, the peers' cold timer, the tuning cache, tilec's environment) with
     this benchmark's rows."""
     def __init__(self, args, tmp):
         super().__init__(args, tmp)
         self.copy = None
         self.dense = {}  # shape_key -> our decode's median ms, for the paged rows
 
-    def ms(self, fn):
-        return self.do_bench(fn, warmup=25, rep=200, return_mode="median")
-
     def measure_copy(self, gib=1):
         """The device's copy bandwidth, TB/s: a device-to-device copy of `gib` GiB, read + write
-        bytes over do_bench's median (self.copy; None where it failed, with the reason printed)."""
+        bytes over its cold median (self.copy; None where it failed, with the reason printed)."""
         torch = self.torch
         try:
             src = torch.empty(gib << 29, dtype=torch.float16, device="cuda").normal_()

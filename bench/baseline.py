@@ -1,8 +1,9 @@
 """baseline.py: side-by-side timings of tile's examples and PyTorch on the GPU machine.
 
-Runs `tilec run` (median of its repetitions, CUDA events inside the runtime) for each example
-at one size, times the same operation in PyTorch in the same process run (median of
-triton.testing.do_bench), and prints a markdown table: time, achieved rate, ratio.
+Runs `tilec run --cold` (median of cold launches, each alone between CUDA events after an L2
+flush that leaves clean lines) for each example at one size, times the same operation in
+PyTorch in the same process run the same way (bench/cold.py), and prints a markdown table:
+time, achieved rate, ratio.
     usage: python3 bench/baseline.py PATH/TO/tilec [--reps N]
 """
 import re
@@ -10,24 +11,25 @@ import subprocess
 import sys
 
 import torch
-import triton.testing
+
+from cold import cold_ms
 
 TILEC = sys.argv[1]
 REPS = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 50
 
 
 def tile_ms(spec, args):
-    cmd = [TILEC, "run", spec, "--backend=cuda", f"--reps={REPS}"] + args
+    cmd = [TILEC, "run", spec, "--backend=cuda", f"--reps={REPS}", "--cold"] + args
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    m = re.search(r"median ([0-9.]+) ms", out.stdout + out.stderr)
+    m = re.findall(r"median ([0-9.]+) ms", out.stdout + out.stderr)
     if not m:
         print(out.stdout + out.stderr, file=sys.stderr)
         return float("nan")
-    return float(m.group(1))
+    return float(m[-1])
 
 
 def torch_ms(fn):
-    return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+    return cold_ms(fn)
 
 
 def case_add():

@@ -1,8 +1,9 @@
 """pybench.py: the stdlib attention kernels timed through the Python package (tile on PyTorch
-tensors, libtile.so over ctypes) beside PyTorch SDPA, in one process and one timer:
-triton.testing.do_bench (L2 flushed before each run) for both sides, on the same tensors.
+tensors, libtile.so over ctypes) beside PyTorch SDPA, in one process and one timer for both
+sides on the same tensors: bench/cold.py (each run alone between CUDA events after an L2 flush
+that leaves clean lines, median).
 Our kernels are tuned by their first call (tuning mode auto) and then called as a PyTorch user
-calls them, launch overhead included. Outputs are checked against SDPA's.
+calls them. Outputs are checked against SDPA's.
 
     usage: python3 bench/pybench.py [--out DIR] [--only TEXT]   (on the GPU machine; TILE_LIBRARY
            names libtile.so when it is not installed)
@@ -54,7 +55,7 @@ def paged_call(kern, q, kc, vc, o, ws_o, ws_lse, counters, table, lens, qsl, kvh
 
 def gpu_rows(ctx, only):
     import torch
-    import triton.testing
+    from cold import cold_ms
     from torch.nn.attention import SDPBackend, sdpa_kernel
     sdpa = torch.nn.functional.scaled_dot_product_attention
     f16 = torch.float16
@@ -62,7 +63,7 @@ def gpu_rows(ctx, only):
     rows = []
 
     def bench(fn):
-        return triton.testing.do_bench(fn, warmup=25, rep=100)
+        return cold_ms(fn)
 
     def peers(q, k, v, causal, gqa):
         out = {}
@@ -223,7 +224,7 @@ def main():
     text = ("## The stdlib through the Python package beside SDPA (`bench/pybench.py`)\n\n"
             f"GPU: {torch.cuda.get_device_name()}; torch {torch.__version__}; one process: "
             "tile on PyTorch tensors (first call tunes), SDPA flash and cuDNN, both timed by "
-            "triton.testing.do_bench (L2 flushed), launch overhead included.\n\n" + table)
+            "bench/cold.py (L2 flushed with reads before each run: the GPU time of each call; the host time per call is the last column).\n\n" + table)
     print(text)
     if a.out:
         with open(os.path.join(a.out, "pybench.md"), "w") as fh:

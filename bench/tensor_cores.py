@@ -13,8 +13,8 @@ the first launch (TILE_TUNE=auto; tuning caches under the temp dir or --cache, o
 and fixed consts: see GpuBench.cache_dir) and timing the tuned configuration as the tuner does:
 each launch alone, device events, cold inputs (rotated copies or an L2 flush). The output
 saved after the first launch is compared with each peer's (relative L2 error). Peers are timed
-here with triton.testing.do_bench (median; it flushes the L2 before every run), as
-bench/baseline.py does. A row that fails prints its error and the run goes on. A line per row
+here the same way (bench/cold.py: each run alone between events after an L2 flush that leaves
+clean lines, median), as bench/baseline.py does. A row that fails prints its error and the run goes on. A line per row
 as it goes (with the wall time of tuning), then a markdown table; under --out: the table (.md),
 a CSV and the tilec logs (rewritten after every row, so a run cut short keeps its rows), then
 the tuning caches as JSON and a PNG plot where matplotlib is importable (5 files at most).
@@ -242,8 +242,9 @@ def markdown_report(meta, rows):
              f"GPU: {meta.get('gpu', '?')}; {meta.get('date', '?')}; tilec: {meta.get('tilec', '?')}; "
              f"torch {meta.get('torch', '?')}; triton {meta.get('triton', '?')}.", "",
              "tile: median of cold launches at the tuned configuration (`tilec run --cold`, "
-             "tuned on the first launch); peers: median of `triton.testing.do_bench` (L2 flushed "
-             "before each run). FLOPs: 2MNK; attention 4·B·H·S²·D, halved when causal. max rel "
+             "tuned on the first launch); peers: median of cold runs timed the same way (each alone "
+             "between CUDA events after an L2 flush that reads, so no dirty lines are left for "
+             "the timed kernel to write back; bench/cold.py). FLOPs: 2MNK; attention 4·B·H·S²·D, halved when causal. max rel "
              f"err: relative L2 error of tile's output against each peer's, the largest; (!) "
              f"above {FLAG_ERR:g}. tile config: the tuned consts (M, N, K blocks, w warps, "
              "s stages), registers and local memory (spills) per thread.", ""]
@@ -350,8 +351,8 @@ def read_raw(torch, path, dtype, shape):
 class GpuBench:
     def __init__(self, args, tmp):
         import torch
-        import triton.testing
-        self.torch, self.do_bench, self.args, self.tmp = torch, triton.testing.do_bench, args, tmp
+        from cold import cold_ms  # the peers' timer: cold, as tilec run --cold times ours
+        self.torch, self.cold_ms, self.args, self.tmp = torch, cold_ms, args, tmp
         self.cache = args.cache or os.path.join(tmp, "cache")
         os.makedirs(self.cache, exist_ok=True)
         self.env = dict(os.environ, TILE_TUNE=args.tune, TILE_PRINT_AUTOTUNING="1")
@@ -386,7 +387,7 @@ class GpuBench:
                 for name, s in shapes.items()}
 
     def ms(self, fn):
-        return self.do_bench(fn, warmup=25, rep=200, return_mode="median")
+        return self.cold_ms(fn)
 
     def peer_run(self, case, name, x):
         """(output, median ms) of one peer; raises where it cannot run."""

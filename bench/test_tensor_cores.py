@@ -277,8 +277,10 @@ def fake_modules():
         return 0.5
 
     triton.testing.do_bench = do_bench
+    cold = types.ModuleType("cold")
+    cold.cold_ms = lambda fn, reps=100, warmup=10: do_bench(fn)
     return {"torch": torch, "torch.nn.attention": attention, "triton": triton,
-            "triton.testing": triton.testing}
+            "triton.testing": triton.testing, "cold": cold}
 
 
 def test_gpu_flow(tilec):
