@@ -175,5 +175,12 @@ LLVMValueRef target_host_grid(TargetCtx *c, int i); /* grid[i]: pid x,y,z, nprog
 LLVMValueRef target_extern_smem(TargetCtx *c);
 /* Generic math built from LLVM intrinsics (llvm.exp.f32, ...); used by the host. */
 LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
+/* target_math_f32.c: f32 tanh, erf and pow from exp2, log2 and polynomials (about 2 ulp; pow
+ * as C's, its error growing with |y log2 |x||), for targets with no device math library. */
+LLVMValueRef target_tanh_f32(TargetCtx *c, LLVMValueRef x);
+LLVMValueRef target_erf_f32(TargetCtx *c, LLVMValueRef x);
+LLVMValueRef target_pow_f32(TargetCtx *c, LLVMValueRef x, LLVMValueRef y);
+/* target_math_llvm, but f32 tanh and erf from target_math_f32.c (AMD GPUs and their emulation) */
+LLVMValueRef target_math_amd(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
 
 #endif

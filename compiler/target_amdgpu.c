@@ -112,14 +112,10 @@ static LLVMValueRef amd_shuffle_idx(TargetCtx *c, LLVMValueRef v, LLVMValueRef l
 }
 
 /* f32 math and f64 square roots and absolute values are instructions (or short expansions)
- * of the backend; the other f64 functions need AMD's device library, not linked yet. */
+ * of the backend, f32 tanh and erf polynomials (target_math_f32.c); the other f64 functions
+ * need AMD's device library, not linked yet. */
 static LLVMValueRef amd_math(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64)
 {
-    if (op == UN_TANH || op == UN_ERF) {
-        diag_error(c->diags, c->loc, "%s is not available on AMD GPUs yet (it needs AMD's device "
-                   "library)", op == UN_TANH ? "tanh" : "erf");
-        return NULL;
-    }
     int exact = op == UN_ABS || op == UN_SQRT || op == UN_RSQRT || op == UN_FLOOR ||
                 op == UN_CEIL || op == UN_TRUNC;
     if (is_f64 && !exact) {
@@ -128,7 +124,7 @@ static LLVMValueRef amd_math(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f6
                    "device library); compute it in f32");
         return NULL;
     }
-    return target_math_llvm(c, op, x, is_f64);
+    return target_math_amd(c, op, x, is_f64);
 }
 
 /* v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k}: A and B as 4-vectors of half (i16 for bf16),
@@ -158,11 +154,13 @@ static void amd_mfma(TargetCtx *c, MmaKind kind, int inst, LLVMValueRef *a, LLVM
         d[i] = LLVMBuildExtractElement(c->b, r, i32_c(c, i), "");
 }
 
+/* f32 from exp2 and log2 (target_math_f32.c); f64 needs AMD's device library */
 static LLVMValueRef amd_pow(TargetCtx *c, LLVMValueRef x, LLVMValueRef y, int is_f64)
 {
-    (void)x, (void)y, (void)is_f64;
-    diag_error(c->diags, c->loc, "pow is not available on AMD GPUs yet (it needs AMD's device "
-               "library)");
+    if (!is_f64)
+        return target_pow_f32(c, x, y);
+    diag_error(c->diags, c->loc, "f64 pow is not available on AMD GPUs yet (it needs AMD's "
+               "device library); compute it in f32");
     return NULL;
 }
 

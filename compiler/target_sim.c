@@ -214,6 +214,13 @@ static const Target sim_target = {
     .module_finish = sim_module_finish,
 };
 
+static LLVMValueRef sim_amd_pow(TargetCtx *c, LLVMValueRef x, LLVMValueRef y, int is_f64)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMValueRef args[2] = {x, y};
+    return is_f64 ? target_intrinsic(c, "llvm.pow", &t, 1, args, 2) : target_pow_f32(c, x, y);
+}
+
 /* "sim-amd": the AMD lowering path (CDNA: waves of 64 lanes, MFMA, 64 KiB of LDS, no
  * asynchronous copies) on the same emulator, so the code an AMD GPU would run is executed and
  * checked in CI, where no AMD GPU is. */
@@ -239,7 +246,8 @@ static const Target sim_amd_target = {
     .mfma = sim_mfma,
     .smem_base = sim_smem_base,
     .smem_access = sim_smem_access,
-    .math = target_math_llvm,
+    .math = target_math_amd, /* the AMD GPU code's f32 tanh, erf and pow */
+    .pow = sim_amd_pow,
     .module_finish = sim_module_finish,
 };
 

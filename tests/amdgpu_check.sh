@@ -91,6 +91,12 @@ if [ $rc -ne 1 ] || ! grep -q "f64.tile:3:.*not available on AMD GPUs" "$tmp/err
     echo "FAIL: f64 exp on gfx942: exit $rc"; cat "$tmp/err"
     fail=$((fail + 1))
 fi
+# f32 tanh, erf and pow: computed by the kernel itself (no device library), on CDNA and RDNA
+for t in gfx942 gfx1100; do
+    check tests/exec/elementwise.tile math_f32 $t yes -D FN=12
+    check tests/exec/elementwise.tile math_f32 $t yes -D FN=13
+    check tests/exec/elementwise.tile pow_f32 $t yes
+done
 # AMD's tuning knobs, as consts a kernel declares: the MFMA size it asks for, and
 # waves_per_eu (an occupancy floor: amdgpu-waves-per-eu caps the registers)
 cat >"$tmp/knobs.tile" <<'TILE'

@@ -267,6 +267,19 @@ void sum_bound(Buf *o, size_t i, double abs_sum, size_t nterms)
         o->bound[i] = (double)nterms * eps * abs_sum;
 }
 
+void ulp_bound(Buf *o, size_t i, double ulps)
+{
+    int bits = o->t == T_F64 ? 52 : o->t == T_F16 ? 10 : o->t == T_BF16 ? 7 : 23;
+    int emin = o->t == T_F64 ? -1022 : o->t == T_F16 ? -14 : -126;
+    int e = 0;
+    if (o->v[i] != 0)
+        frexp(o->v[i], &e);
+    e = e - 1 < emin ? emin : e - 1; /* the exponent of the binade, subnormals at the bottom */
+    sum_bound(o, i, 0, 0);            /* allocates the bounds */
+    if (i < o->n)
+        o->bound[i] = ulps * ldexp(1.0, e - bits);
+}
+
 static int poison_byte(const Buf *b) { return b->out && TY[b->t].is_float ? 0xFF : 0xAB; }
 
 static void upload(void)
@@ -328,7 +341,7 @@ static void compare(Buf *b, double *rel_out)
         first = 0;
     case_fail("%s: relative error %.3g (tolerance %.1g), %zu unwritten, %zu wrong inf/nan, "
               "%zu wrong%s; e.g. [%zu] = %.9g, want %.9g", b->name, rel, b->tol, unwritten,
-              special, bad, b->bound ? " (beyond their sum's error bound)" : "", first,
+              special, bad, b->bound ? " (beyond their error bounds)" : "", first,
               b->n ? elem_read(b->t, b->raw + first * esz) : 0.0, b->n ? b->v[first] : 0.0);
 }
 

@@ -60,6 +60,8 @@ Buf *inout(const char *name, Ty t, size_t n, double tol);
  * for every summation order, so a sum that cancels to near zero is not held to a relative
  * tolerance no float summation can meet. Elements with a bound skip the relative test. */
 void sum_bound(Buf *o, size_t i, double abs_sum, size_t nterms);
+/* Element i of o must be within `ulps` units in the last place (of o's type) of its reference. */
+void ulp_bound(Buf *o, size_t i, double ulps);
 /* Uploads the inputs, poisons the outputs, launches, compares, reports. */
 void run(const char *file, const char *kernel, const tile_Arg *args, int nargs,
          const tile_Const *consts, int nconsts);

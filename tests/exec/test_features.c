@@ -63,6 +63,43 @@ static double math_ref(int fn, double a)
     }
 }
 
+/* tanh and erf within 4 ulp of the C library over [-9, 9] and at tiny values, zeros,
+ * infinities and NaN (the AMD path computes them itself: target_math_f32.c); pow's special
+ * cases as C's, finite results within 8 ulp. */
+static void t_math_ulp(void)
+{
+    static const double specials[] = {0.0, -0.0, 1e-30, -1e-30, 3e-8, INFINITY, -INFINITY, NAN};
+    enum { GRID = 4001, NS = sizeof specials / sizeof specials[0], N = GRID + NS };
+    for (int fn = 12; fn <= 13; fn++) {
+        begin("math_f32 %s within 4 ulp, n=%d", fn == 12 ? "tanh" : "erf", N);
+        Buf *x = input("x", T_F32, N, 0, 0), *o = output("o", T_F32, N, TOL_F32);
+        for (int i = 0; i < N; i++) {
+            x->v[i] = i < GRID ? (double)(float)(-9.0 + 18.0 * i / (GRID - 1)) : specials[i - GRID];
+            o->v[i] = (double)(float)math_ref(fn, x->v[i]);
+            ulp_bound(o, (size_t)i, 4);
+        }
+        run(EW, "math_f32", ARGS(P(x), P(o), I(N)), CONSTS({"FN", fn}));
+    }
+    static const double px[] = {-0.0, -0.0, 0.0, -2, -2, -1, 1, NAN, 0.5, 2, -INFINITY,
+                                -INFINITY, INFINITY, -8, 16, -3, 2, -1, 0.25};
+    static const double py[] = {3, -3, -1, 3, 0.5, INFINITY, NAN, 0, INFINITY, -INFINITY, 3,
+                                2, -1, 1.0 / 3, 0.25, 2, 0.5, -INFINITY, -2.5};
+    enum { NP = sizeof px / sizeof px[0] };
+    begin("pow_f32 special cases as C's, n=%d", NP);
+    Buf *x = input("x", T_F32, NP, 0, 0), *y = input("y", T_F32, NP, 0, 0);
+    Buf *o = output("o", T_F32, NP, TOL_F32), *o3 = output("o3", T_F32, NP, TOL_F32);
+    Buf *oi = output("oi", T_F32, NP, TOL_F32);
+    for (int i = 0; i < NP; i++) {
+        x->v[i] = px[i], y->v[i] = (double)(float)py[i];
+        o->v[i] = (double)(float)pow(x->v[i], y->v[i]);
+        o3->v[i] = (double)(float)pow((double)(float)(x->v[i] - 2.0), 3);
+        oi->v[i] = sqrt((double)(i % 7));
+        ulp_bound(o, (size_t)i, 8);
+        ulp_bound(o3, (size_t)i, 8);
+    }
+    run(EW, "pow_f32", ARGS(P(x), P(y), P(o), P(o3), P(oi), I(NP)), NO_CONSTS);
+}
+
 void t_math(void)
 {
     static const char *const names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs",
@@ -109,6 +146,7 @@ void t_math(void)
         }
         run(EW, "pow_f32", ARGS(P(x), P(y), P(o), P(o3), P(oi), I(n)), NO_CONSTS);
     }
+    t_math_ulp();
     begin("math_int sqrt n=100");
     Buf *x = input("x", T_I32, 100, 0, 10000);
     Buf *o = output("o", T_F32, 100, 1e-6);
