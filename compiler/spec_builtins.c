@@ -621,7 +621,7 @@ static const struct { const char *name; TirUnOp op; double (*fold)(double); } un
     {"log2", UN_LOG2, log2},  {"sqrt", UN_SQRT, sqrt}, {"rsqrt", UN_RSQRT, NULL},
     {"sin", UN_SIN, sin},     {"cos", UN_COS, cos},    {"abs", UN_ABS, fabs},
     {"floor", UN_FLOOR, floor}, {"ceil", UN_CEIL, ceil}, {"trunc", UN_TRUNC, trunc},
-    {"tanh", UN_TANH, tanh},  {"erf", UN_ERF, erf},
+    {"tanh", UN_TANH, tanh},  {"erf", UN_ERF, erf},   {"sqrt_rn", UN_SQRT, sqrt},
 };
 
 static Val b_unary_math(Spec *s, Args *a) {
@@ -1041,6 +1041,67 @@ static Val emit_reshape(Spec *s, SrcLoc at, TirValue *x, int rank, const int *sh
     return val_tile(spec_emit(s, TIR_RESHAPE, at, &x, 1, t));
 }
 
+/* ravel(x): x as one dim, row-major */
+static Val b_ravel(Spec *s, Args *a) {
+    TirValue *x = tile_arg(s, a, 0, "ravel");
+    if (!x) return val_error();
+    int n = tir_type_numel(&x->type);
+    return x->type.rank == 1 ? val_tile(x) : emit_reshape(s, a->call->loc, x, 1, &n);
+}
+
+/* zeros_like(x): zeros of x's shape and element type */
+static Val b_zeros_like(Spec *s, Args *a) {
+    TirValue *x = tile_arg(s, a, 0, "zeros_like");
+    if (!x) return val_error();
+    if (x->type.elem == ET_PTR) {
+        diag_error(s->diags, a->e[0]->loc, "zeros_like() needs numbers, got %s", val_type_str(s, &a->v[0]));
+        return val_error();
+    }
+    return val_tile(spec_materialize(s, val_const_int(ET_I32, 0, 1), x->type.elem, x->type.rank,
+                                     x->type.shape, a->call->loc));
+}
+
+/* A reduction of x along axis, the axis kept (size 1). */
+static TirValue *reduce_kept(Spec *s, TirValue *x, TirReduce kind, int axis, SrcLoc at) {
+    TirType t = x->type;
+    memmove(t.shape + axis, t.shape + axis + 1, sizeof(int) * (size_t)(t.rank - axis - 1));
+    t.rank--;
+    TirValue *r = spec_emit(s, TIR_REDUCE, at, &x, 1, t);
+    r->def->attr.i = kind;
+    r->def->attr.i2 = axis;
+    if (t.rank == 0) {
+        int one = 1;
+        return spec_materialize(s, val_tile(r), r->type.elem, 1, &one, at);
+    }
+    return spec_expand_dims(s, r, axis, at);
+}
+
+/* softmax(x [, dim] [, keep_dims] [, ieee_rounding]), as Triton's: exp(x - max) / sum along
+ * dim (default 0), in f32 for narrower floats and integers, the result in x's float type.
+ * keep_dims and ieee_rounding are taken for Triton's sake: the result has x's shape, and
+ * division is IEEE-rounded anyway. */
+static Val b_softmax(Spec *s, Args *a) {
+    TirValue *x = tile_arg(s, a, 0, "softmax");
+    if (!x) return val_error();
+    SrcLoc at = a->call->loc;
+    int axis = 0, flag;
+    if (x->type.elem == ET_PTR || x->type.elem == ET_BOOL) {
+        diag_error(s->diags, a->e[0]->loc, "softmax() needs numbers, got %s", val_type_str(s, &a->v[0]));
+        return val_error();
+    }
+    if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
+    for (int i = 2; i <= 3; i++)
+        if (a->e[i] && !bool_flag(s, a, i, i == 2 ? "keep_dims" : "ieee_rounding", &flag)) return val_error();
+    ElemKind out = et_is_float(x->type.elem) && !et_is_fp8(x->type.elem) ? x->type.elem : ET_F32;
+    TirValue *f = x->type.elem == ET_F32 || x->type.elem == ET_F64 ? x : spec_cast(s, x, ET_F32, at);
+    TirValue *z = spec_as_tile(s, spec_binary(s, OP_SUB, val_tile(f), val_tile(reduce_kept(s, f, RED_MAX, axis, at)), at), at);
+    if (!z) return val_error();
+    TirValue *e = spec_emit(s, TIR_UNARY, at, &z, 1, z->type);
+    e->def->attr.i = UN_EXP;
+    TirValue *r = spec_as_tile(s, spec_binary(s, OP_DIV, val_tile(e), val_tile(reduce_kept(s, e, RED_SUM, axis, at)), at), at);
+    return r && r->type.elem != out ? val_tile(spec_cast(s, r, out, at)) : r ? val_tile(r) : val_error();
+}
+
 /* reshape(x, [d0, ...]): the same elements in row-major order; one dim may be -1 (the rest). */
 static Val b_reshape(Spec *s, Args *a) {
     TirValue *x = tile_arg(s, a, 0, "reshape");
@@ -1183,6 +1244,9 @@ static const struct {
     {"floor", b_unary_math, 1, {"x"}}, {"ceil", b_unary_math, 1, {"x"}},
     {"trunc", b_unary_math, 1, {"x"}}, {"tanh", b_unary_math, 1, {"x"}},
     {"erf", b_unary_math, 1, {"x"}},   {"sigmoid", b_sigmoid, 1, {"x"}},
+    {"sqrt_rn", b_unary_math, 1, {"x"}},
+    {"softmax", b_softmax, 1, {"x", "dim", "keep_dims", "ieee_rounding"}},
+    {"zeros_like", b_zeros_like, 1, {"x"}}, {"ravel", b_ravel, 1, {"x"}},
     {"clamp", b_clamp, 3, {"x", "min", "max"}},
     {"div_rn", b_fdiv, 2, {"x", "y"}}, {"fdiv", b_fdiv, 2, {"x", "y"}},
     {"umulhi", b_umulhi, 2, {"x", "y"}}, {"pow", b_pow, 2, {"x", "y"}},

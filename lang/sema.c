@@ -46,6 +46,8 @@ static const Builtin builtins[] = {
     {"abs", 1, 1, 1, {0}}, {"sin", 1, 1, 1, {0}}, {"cos", 1, 1, 1, {0}},
     {"floor", 1, 1, 1, {0}}, {"ceil", 1, 1, 1, {0}}, {"trunc", 1, 1, 1, {0}},
     {"tanh", 1, 1, 1, {0}}, {"erf", 1, 1, 1, {0}}, {"sigmoid", 1, 1, 1, {0}},
+    {"sqrt_rn", 1, 1, 1, {0}}, {"softmax", 1, 4, 1, {"dim", "keep_dims", "ieee_rounding"}},
+    {"zeros_like", 1, 1, 1, {0}}, {"ravel", 1, 1, 1, {0}},
     {"clamp", 3, 3, 3, {0}}, {"div_rn", 2, 2, 2, {0}}, {"fdiv", 2, 2, 2, {0}},
     {"umulhi", 2, 2, 2, {0}}, {"pow", 2, 2, 2, {0}},
     {"minimum", 2, 2, 2, {0}}, {"maximum", 2, 2, 2, {0}}, {"fma", 3, 3, 3, {0}},

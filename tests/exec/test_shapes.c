@@ -241,8 +241,54 @@ static void flips(int warps)
     run(SH, "flips", ARGS(P(x), P(o), P(o2)), CONSTS({"num_warps", warps}));
 }
 
+/* softmax (Triton's: dim 0 by default) over masked and whole tiles, f16 too; sqrt_rn
+ * correctly rounded (exact against the double result rounded to f32); zeros_like; ravel */
+static void triton_helpers(int n)
+{
+    enum { R = 8, C = 64 };
+    begin("softmax dims 1 and 0, f16; sqrt_rn, zeros_like, ravel; n=%d", n);
+    Buf *x = input("x", T_F32, R * C, -4, 4), *h = input("h", T_F16, C, -8, 8);
+    Buf *o = inout("o", T_F32, R * C, TOL_F32), *o0 = output("o0", T_F32, R * C, TOL_F32);
+    Buf *oh = output("oh", T_F16, C, TOL_F16), *sq = output("sq", T_F32, R * C, EXACT);
+    Buf *flat = output("flat", T_F32, R * C, EXACT);
+    for (int r = 0; r < R; r++) {
+        double mx = -INFINITY, sum = 0;
+        for (int c = 0; c < n; c++)
+            mx = fmax(mx, x->v[r * C + c]);
+        for (int c = 0; c < n; c++)
+            sum += exp(x->v[r * C + c] - mx);
+        for (int c = 0; c < C; c++) { /* masked-off columns are not stored: 0.5 stays */
+            o->init[r * C + c] = 0.5;
+            o->v[r * C + c] = c < n ? exp(x->v[r * C + c] - mx) / sum : 0.5;
+        }
+    }
+    for (int c = 0; c < C; c++) {
+        double mx = -INFINITY, sum = 0;
+        for (int r = 0; r < R; r++)
+            mx = fmax(mx, x->v[r * C + c]);
+        for (int r = 0; r < R; r++)
+            sum += exp(x->v[r * C + c] - mx);
+        for (int r = 0; r < R; r++)
+            o0->v[r * C + c] = exp(x->v[r * C + c] - mx) / sum;
+    }
+    double mh = -INFINITY, sh = 0;
+    for (int c = 0; c < C; c++)
+        mh = fmax(mh, h->v[c]);
+    for (int c = 0; c < C; c++)
+        sh += exp(h->v[c] - mh);
+    for (int c = 0; c < C; c++)
+        oh->v[c] = exp(h->v[c] - mh) / sh;
+    for (int i = 0; i < R * C; i++) {
+        sq->v[i] = (double)sqrtf(fabsf((float)x->v[i]));
+        flat->v[i] = 2.0 * (float)x->v[i];
+    }
+    run(SH, "triton_helpers", ARGS(P(x), I(n), P(o), P(o0), P(h), P(oh), P(sq), P(flat)), NO_CONSTS);
+}
+
 void t_shapes(void)
 {
+    triton_helpers(64);
+    triton_helpers(37);
     sorts(1);
     sorts(4);
     argsorts(1);
