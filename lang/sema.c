@@ -260,7 +260,7 @@ static void check_call(Sema *S, const Expr *e) {
         else check_expr(S, e->args[i]);
     const Builtin *b = builtin_find(e->name);
     int pos = func_position(S->m, e->name);
-    const Func *f = pos < 0 ? NULL : S->m->funcs[pos];
+    const Func *f = pos < 0 || (b && S->m->funcs[pos]->is_kernel) ? NULL : S->m->funcs[pos];
     SrcLoc loc = loc_first(e->loc, strlen(e->name));
     if (f && f->is_kernel)
         ERR(S, loc, "cannot call kernel '%s' (only 'fn' helpers can be called)", e->name);
@@ -564,7 +564,8 @@ static void check_func(Sema *S, const Func *f) {
     check_param_limits(S, f);
     S->scope = NULL;
     S->loops = 0;
-    if (builtin_find(f->name) || !strcmp(f->name, "range"))
+    /* a kernel is never called, so it may share a builtin's name (a kernel called softmax) */
+    if (!f->is_kernel && (builtin_find(f->name) || !strcmp(f->name, "range")))
         ERR(S, f->loc, "'%s' is a builtin function and cannot be redefined", f->name);
     for (int i = 0; i < f->nparams; i++) {
         check_param(S, f, i);
