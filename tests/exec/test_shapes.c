@@ -241,6 +241,18 @@ static void flips(int warps)
     run(SH, "flips", ARGS(P(x), P(o), P(o2)), CONSTS({"num_warps", warps}));
 }
 
+/* out[i * stride] = the softmax of x[i * stride], i < n */
+static void softmax_ref(const double *x, int n, int stride, double *out)
+{
+    double mx = -INFINITY, sum = 0;
+    for (int i = 0; i < n; i++)
+        mx = fmax(mx, x[i * stride]);
+    for (int i = 0; i < n; i++)
+        sum += exp(x[i * stride] - mx);
+    for (int i = 0; i < n; i++)
+        out[i * stride] = exp(x[i * stride] - mx) / sum;
+}
+
 /* softmax (Triton's: dim 0 by default) over masked and whole tiles, f16 too; sqrt_rn
  * correctly rounded (exact against the double result rounded to f32); zeros_like; ravel */
 static void triton_helpers(int n)
@@ -252,32 +264,13 @@ static void triton_helpers(int n)
     Buf *oh = output("oh", T_F16, C, TOL_F16), *sq = output("sq", T_F32, R * C, EXACT);
     Buf *flat = output("flat", T_F32, R * C, EXACT);
     for (int r = 0; r < R; r++) {
-        double mx = -INFINITY, sum = 0;
-        for (int c = 0; c < n; c++)
-            mx = fmax(mx, x->v[r * C + c]);
-        for (int c = 0; c < n; c++)
-            sum += exp(x->v[r * C + c] - mx);
-        for (int c = 0; c < C; c++) { /* masked-off columns are not stored: 0.5 stays */
-            o->init[r * C + c] = 0.5;
-            o->v[r * C + c] = c < n ? exp(x->v[r * C + c] - mx) / sum : 0.5;
-        }
+        softmax_ref(x->v + r * C, n, 1, o->v + r * C);
+        for (int c = 0; c < C; c++) /* masked-off columns are not stored: 0.5 stays */
+            o->init[r * C + c] = 0.5, o->v[r * C + c] = c < n ? o->v[r * C + c] : 0.5;
     }
-    for (int c = 0; c < C; c++) {
-        double mx = -INFINITY, sum = 0;
-        for (int r = 0; r < R; r++)
-            mx = fmax(mx, x->v[r * C + c]);
-        for (int r = 0; r < R; r++)
-            sum += exp(x->v[r * C + c] - mx);
-        for (int r = 0; r < R; r++)
-            o0->v[r * C + c] = exp(x->v[r * C + c] - mx) / sum;
-    }
-    double mh = -INFINITY, sh = 0;
     for (int c = 0; c < C; c++)
-        mh = fmax(mh, h->v[c]);
-    for (int c = 0; c < C; c++)
-        sh += exp(h->v[c] - mh);
-    for (int c = 0; c < C; c++)
-        oh->v[c] = exp(h->v[c] - mh) / sh;
+        softmax_ref(x->v + c, R, C, o0->v + c);
+    softmax_ref(h->v, C, 1, oh->v);
     for (int i = 0; i < R * C; i++) {
         sq->v[i] = (double)sqrtf(fabsf((float)x->v[i]));
         flat->v[i] = 2.0 * (float)x->v[i];
