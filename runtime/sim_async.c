@@ -39,6 +39,8 @@ int sim_async_copy(SimThread *t, void *dst, const void *src, int bytes, int src_
         return -1;
     if (off % (uint32_t)bytes)
         return bad_copy(t, "the destination is not aligned to the size", bytes, src_bytes);
+    if (src_bytes > 0 && (uintptr_t)src % (uintptr_t)bytes) /* a GPU faults on it */
+        return bad_copy(t, "the source is not aligned to the size", bytes, src_bytes);
     if (sim_shadow_access(s, t, dst, bytes, SH_ASYNC) != 0)
         return -1;
     SimCopy *c = copy_slot(t);

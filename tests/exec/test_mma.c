@@ -189,8 +189,37 @@ static void product_paged(int M, int N, int K, int PAGE, int BK, int stages, int
                {"num_stages", stages}));
 }
 
+/* A and B starting at element offsets (pointers 2, 4, 8 or 16 bytes aligned) with row
+ * strides K = 36 and N = 24: the launch's divisors must give copies no wider than the
+ * alignment (a misaligned vector access faults on a GPU). */
+static void offset_operands(int off_a, int off_b, int stages)
+{
+    enum { M = 40, N = 24, K = 36 };
+    begin("mm_f16 %dx%dx%d, A at element %d, B at element %d, stages %d", M, N, K, off_a, off_b,
+          stages);
+    Buf *a = input("a", T_F16, M * K + off_a, -1, 1), *b = input("b", T_F16, K * N + off_b, -1, 1);
+    Buf *c = output("c", T_F32, M * N, 1e-4);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = 0, abs_sum = 0;
+            for (int k = 0; k < K; k++) {
+                double p = a->v[off_a + i * K + k] * b->v[off_b + k * N + j];
+                sum += p, abs_sum += fabs(p);
+            }
+            c->v[i * N + j] = sum;
+            sum_bound(c, (size_t)(i * N + j), abs_sum, (size_t)(2 * K));
+        }
+    run(MMA, "mm_f16", ARGS(tile_ptr(a->d + 2 * (tile_DevPtr)off_a), tile_ptr(b->d + 2 * (tile_DevPtr)off_b),
+                            P(c), I(M), I(N), I(K)),
+        CONSTS({"BM", 32}, {"BN", 32}, {"BK", 16}, {"num_warps", 4}, {"num_stages", stages}));
+}
+
 void t_mma(void)
 {
+    offset_operands(1, 2, 3);
+    offset_operands(2, 4, 2);
+    offset_operands(4, 1, 3);
+    offset_operands(8, 8, 3);
     int n = (int)(sizeof shapes / sizeof shapes[0]);
     for (int kind = 0; kind < KINDS; kind++)
         for (int i = 0; i < n; i++)
