@@ -1,7 +1,7 @@
 /* lower_scan.c: ops along one axis held whole in each thread: inclusive scans (cumsum,
  * cumprod), flips and sorts (a bitonic network over the thread's registers; topk keeps the
- * first k; on the host, longer sorts as loops over scratch arrays). The layout pass gives the operand and the result a layout that holds
- * the axis in each thread's registers in coordinate order (layout_axis_in_thread), so each
+ * first k; on the host, longer sorts as loops over scratch arrays). The layout pass gives the
+ * operand and the result a layout that holds the axis in each thread's registers in coordinate order (layout_axis_in_thread), so each
  * thread works on its own registers: no exchange between threads. f16/bf16 scans combine in
  * f32 (the builder casts them). */
 #include <stdlib.h>
@@ -81,6 +81,16 @@ static void exchange(Lower *L, LLVMTypeRef t, LLVMValueRef arr, int n, LLVMValue
     LLVMBuildStore(L->b, LLVMBuildSelect(L->b, swap, a, b, ""), ph);
 }
 
+/* The lower position of pair h of a step of this stride: h with a 0 bit inserted at
+ * log2(stride). */
+static LLVMValueRef pair_low(Lower *L, LLVMValueRef h, int stride)
+{
+    LLVMValueRef shift = lw_i32c(L, __builtin_ctz((unsigned)stride));
+    LLVMValueRef high = LLVMBuildShl(L->b, LLVMBuildLShr(L->b, h, shift, ""), shift, "");
+    high = LLVMBuildShl(L->b, high, lw_i32c(L, 1), "");
+    return LLVMBuildOr(L->b, high, LLVMBuildAnd(L->b, h, lw_i32c(L, stride - 1), ""), "");
+}
+
 /* The network of `bitonic` over arrays vals[n] (and idx[n], or NULL): for each step one loop
  * over the n / 2 pairs (lo, lo + stride), lo having bit log2(stride) clear. */
 static void bitonic_loops(Lower *L, ElemKind k, LLVMValueRef vals, LLVMValueRef idx, int n,
@@ -89,17 +99,14 @@ static void bitonic_loops(Lower *L, ElemKind k, LLVMValueRef vals, LLVMValueRef 
     LLVMTypeRef t = lw_type(L, k), ti = lw_i32(L);
     for (int size = 2; size <= n; size <<= 1)
         for (int stride = size >> 1; stride > 0; stride >>= 1) {
-            int shift = __builtin_ctz((unsigned)stride);
             ElemLoop lp;
             LW_LOOP(L, &lp, n / 2, h) {
-                LLVMValueRef high = LLVMBuildShl(L->b, LLVMBuildLShr(L->b, h, lw_i32c(L, shift), ""),
-                                                 lw_i32c(L, shift + 1), "");
-                LLVMValueRef lo = LLVMBuildOr(L->b, high, LLVMBuildAnd(L->b, h, lw_i32c(L, stride - 1), ""), "");
-                LLVMValueRef hi = LLVMBuildOr(L->b, lo, lw_i32c(L, stride), "");
+                LLVMValueRef lo = pair_low(L, h, stride), hi = LLVMBuildOr(L->b, lo, lw_i32c(L, stride), "");
                 LLVMValueRef a = LLVMBuildLoad2(L->b, t, slot(L, t, vals, n, lo), "");
                 LLVMValueRef b = LLVMBuildLoad2(L->b, t, slot(L, t, vals, n, hi), "");
-                LLVMValueRef block = LLVMBuildAnd(L->b, lo, lw_i32c(L, size), "");
-                LLVMValueRef up = LLVMBuildICmp(L->b, descending ? LLVMIntNE : LLVMIntEQ, block, lw_i32c(L, 0), "");
+                LLVMValueRef block = LLVMBuildAnd(L->b, lo, lw_i32c(L, size), ""); /* 0: ascending */
+                LLVMValueRef up = LLVMBuildICmp(L->b, descending ? LLVMIntNE : LLVMIntEQ, block,
+                                                lw_i32c(L, 0), "");
                 LLVMValueRef swap = LLVMBuildSelect(L->b, up, after(L, k, a, b), after(L, k, b, a), "");
                 exchange(L, t, vals, n, lo, hi, swap);
                 if (idx)

@@ -1054,7 +1054,8 @@ static Val b_zeros_like(Spec *s, Args *a) {
     TirValue *x = tile_arg(s, a, 0, "zeros_like");
     if (!x) return val_error();
     if (x->type.elem == ET_PTR) {
-        diag_error(s->diags, a->e[0]->loc, "zeros_like() needs numbers, got %s", val_type_str(s, &a->v[0]));
+        diag_error(s->diags, a->e[0]->loc, "zeros_like() needs numbers, got %s",
+                   val_type_str(s, &a->v[0]));
         return val_error();
     }
     return val_tile(spec_materialize(s, val_const_int(ET_I32, 0, 1), x->type.elem, x->type.rank,
@@ -1090,15 +1091,19 @@ static Val b_softmax(Spec *s, Args *a) {
         return val_error();
     }
     if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
-    for (int i = 2; i <= 3; i++)
-        if (a->e[i] && !bool_flag(s, a, i, i == 2 ? "keep_dims" : "ieee_rounding", &flag)) return val_error();
+    for (int i = 2; i <= 3; i++) {
+        const char *what = i == 2 ? "keep_dims" : "ieee_rounding";
+        if (a->e[i] && !bool_flag(s, a, i, what, &flag)) return val_error();
+    }
     ElemKind out = et_is_float(x->type.elem) && !et_is_fp8(x->type.elem) ? x->type.elem : ET_F32;
     TirValue *f = x->type.elem == ET_F32 || x->type.elem == ET_F64 ? x : spec_cast(s, x, ET_F32, at);
-    TirValue *z = spec_as_tile(s, spec_binary(s, OP_SUB, val_tile(f), val_tile(reduce_kept(s, f, RED_MAX, axis, at)), at), at);
+    Val mx = val_tile(reduce_kept(s, f, RED_MAX, axis, at));
+    TirValue *z = spec_as_tile(s, spec_binary(s, OP_SUB, val_tile(f), mx, at), at);
     if (!z) return val_error();
     TirValue *e = spec_emit(s, TIR_UNARY, at, &z, 1, z->type);
     e->def->attr.i = UN_EXP;
-    TirValue *r = spec_as_tile(s, spec_binary(s, OP_DIV, val_tile(e), val_tile(reduce_kept(s, e, RED_SUM, axis, at)), at), at);
+    Val sum = val_tile(reduce_kept(s, e, RED_SUM, axis, at));
+    TirValue *r = spec_as_tile(s, spec_binary(s, OP_DIV, val_tile(e), sum, at), at);
     return r && r->type.elem != out ? val_tile(spec_cast(s, r, out, at)) : r ? val_tile(r) : val_error();
 }
 
