@@ -1,6 +1,6 @@
 /* pass_sink.c: elementwise tiles computed before a tensor-core dot and first used after it
- * move down to just before that first use. Lowering emits ops in IR order and ptxas keeps much of that
- * order around a tensor-core dot, so a mask written before the dot it masks (flash
+ * move down to just before that first use. Lowering emits ops in IR order and ptxas keeps
+ * much of that order around a tensor-core dot, so a mask written before the dot it masks (flash
  * attention's causal mask: a bool per accumulator element) would stay live across the dot
  * next to its accumulator, and spill. Only pure ops move (no memory, no regions), within
  * their block; operands follow their users down, since the block is walked backwards. */
@@ -62,20 +62,6 @@ static TirOp *sink_target(TirOp *op)
     return NULL;
 }
 
-static void move_before(TirOp *op, TirOp *before)
-{
-    TirBlock *b = before->block;
-    tir_op_remove(op);
-    op->block = b;
-    op->next = before;
-    op->prev = before->prev;
-    if (before->prev)
-        before->prev->next = op;
-    else
-        b->first = op;
-    before->prev = op;
-}
-
 static void sink_block(TirBlock *b)
 {
     for (TirOp *op = b->last, *prev; op; op = prev) {
@@ -84,7 +70,7 @@ static void sink_block(TirBlock *b)
             sink_block(op->regions[r]);
         TirOp *to = pure_tile_op(op) ? sink_target(op) : NULL;
         if (to)
-            move_before(op, to);
+            tir_op_move_before(op, to);
     }
 }
 

@@ -872,6 +872,26 @@ static Val b_broadcast_to(Spec *s, Args *a) {
 /* ---- reductions, dot, trans ---- */
 static Val emit_reshape(Spec *s, SrcLoc at, TirValue *x, int rank, const int *shape);
 
+/* x reduced along axis (that dim gone; argmax/argmin give i32) */
+static TirValue *emit_reduce(Spec *s, TirValue *x, TirReduce kind, int axis, SrcLoc at) {
+    TirType t = x->type;
+    memmove(t.shape + axis, t.shape + axis + 1, sizeof(int) * (size_t)(t.rank - axis - 1));
+    t.rank--;
+    if (kind == RED_ARGMAX || kind == RED_ARGMIN) t.elem = ET_I32;
+    TirValue *r = spec_emit(s, TIR_REDUCE, at, &x, 1, t);
+    r->def->attr.i = kind;
+    r->def->attr.i2 = axis;
+    return r;
+}
+
+/* A reduction r of a tile of `rank` dims along axis, with that dim back as size 1. */
+static TirValue *keep_axis(Spec *s, TirValue *r, int rank, int axis, SrcLoc at) {
+    int ones[TIR_MAX_RANK] = {1, 1, 1, 1};
+    if (rank == 1)
+        return spec_materialize(s, val_tile(r), r->type.elem, 1, ones, at);
+    return spec_expand_dims(s, r, axis, at);
+}
+
 static Val b_reduce(Spec *s, Args *a) {
     static const struct { const char *name; TirReduce kind; } kinds[] = {
         {"sum", RED_SUM}, {"max", RED_MAX}, {"min", RED_MIN}, {"argmax", RED_ARGMAX}, {"argmin", RED_ARGMIN}};
@@ -900,18 +920,12 @@ static Val b_reduce(Spec *s, Args *a) {
         x = summable(s, x, a->call->loc);
     else if (et_is_fp8(et)) /* fp8 compares in f32 */
         x = spec_cast(s, x, ET_F32, a->call->loc);
-    TirType t = x->type;
-    memmove(t.shape + axis, t.shape + axis + 1, sizeof(int) * (size_t)(t.rank - axis - 1));
-    t.rank--;
-    if (kinds[k].kind == RED_ARGMAX || kinds[k].kind == RED_ARGMIN) t.elem = ET_I32;
-    TirValue *r = spec_emit(s, TIR_REDUCE, a->call->loc, &x, 1, t);
-    r->def->attr.i = kinds[k].kind;
-    r->def->attr.i2 = axis;
+    TirValue *r = emit_reduce(s, x, kinds[k].kind, axis, a->call->loc);
     if (!keep) return val_tile(r);
     int ones[TIR_MAX_RANK] = {1, 1, 1, 1};
-    if (whole || rank == 1) /* the reduced tile's rank, every dim 1 */
+    if (whole) /* the reduced tile's rank, every dim 1 */
         return val_tile(spec_materialize(s, val_tile(r), r->type.elem, rank, ones, a->call->loc));
-    return val_tile(spec_expand_dims(s, r, axis, a->call->loc));
+    return val_tile(keep_axis(s, r, rank, axis, a->call->loc));
 }
 
 static ElemKind dot_acc_type(ElemKind in) {
@@ -1064,17 +1078,7 @@ static Val b_zeros_like(Spec *s, Args *a) {
 
 /* A reduction of x along axis, the axis kept (size 1). */
 static TirValue *reduce_kept(Spec *s, TirValue *x, TirReduce kind, int axis, SrcLoc at) {
-    TirType t = x->type;
-    memmove(t.shape + axis, t.shape + axis + 1, sizeof(int) * (size_t)(t.rank - axis - 1));
-    t.rank--;
-    TirValue *r = spec_emit(s, TIR_REDUCE, at, &x, 1, t);
-    r->def->attr.i = kind;
-    r->def->attr.i2 = axis;
-    if (t.rank == 0) {
-        int one = 1;
-        return spec_materialize(s, val_tile(r), r->type.elem, 1, &one, at);
-    }
-    return spec_expand_dims(s, r, axis, at);
+    return keep_axis(s, emit_reduce(s, x, kind, axis, at), x->type.rank, axis, at);
 }
 
 /* softmax(x [, dim] [, keep_dims] [, ieee_rounding]), as Triton's: exp(x - max) / sum along

@@ -97,7 +97,7 @@ LLVMValueRef target_intrinsic(TargetCtx *c, const char *name, LLVMTypeRef *overl
     return LLVMBuildCall2(c->b, fty, f, args, (unsigned)nargs, "");
 }
 
-static LLVMValueRef unary_intrinsic(TargetCtx *c, const char *name, LLVMValueRef x)
+LLVMValueRef target_intrinsic1(TargetCtx *c, const char *name, LLVMValueRef x)
 {
     LLVMTypeRef t = LLVMTypeOf(x);
     return target_intrinsic(c, name, &t, 1, &x, 1);
@@ -116,14 +116,14 @@ LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f
         return target_call_named(c, is_f64 ? "erf" : "erff", t, &t, 1, &x);
     }
     if (op == UN_RSQRT) {
-        LLVMValueRef s = unary_intrinsic(c, "llvm.sqrt", x);
+        LLVMValueRef s = target_intrinsic1(c, "llvm.sqrt", x);
         return LLVMBuildFDiv(c->b, LLVMConstReal(LLVMTypeOf(x), 1.0), s, "");
     }
     if ((unsigned)op >= sizeof names / sizeof names[0] || !names[op]) {
         diag_error(c->diags, c->loc, "internal error: no math function for op %d", (int)op);
         return NULL;
     }
-    return unary_intrinsic(c, names[op], x);
+    return target_intrinsic1(c, names[op], x);
 }
 
 LLVMValueRef target_extern_smem(TargetCtx *c)

@@ -174,6 +174,8 @@ LLVMValueRef target_host_grid(TargetCtx *c, int i); /* grid[i]: pid x,y,z, nprog
  * space 3 whose size the launch gives (dynamic shared memory / LDS), made once per module. */
 LLVMValueRef target_extern_smem(TargetCtx *c);
 /* Generic math built from LLVM intrinsics (llvm.exp.f32, ...); used by the host. */
+/* name(x), an intrinsic overloaded on x's type (llvm.fabs, llvm.exp2, ...) */
+LLVMValueRef target_intrinsic1(TargetCtx *c, const char *name, LLVMValueRef x);
 LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
 /* target_math_f32.c: f32 tanh, erf and pow from exp2, log2 and polynomials (about 2 ulp; pow
  * as C's, its error growing with |y log2 |x||), for targets with no device math library. */

@@ -31,12 +31,6 @@ static LLVMValueRef k(TargetCtx *c, double v)
     return LLVMConstReal(LLVMFloatTypeInContext(c->ctx), v);
 }
 
-static LLVMValueRef call1(TargetCtx *c, const char *name, LLVMValueRef x)
-{
-    LLVMTypeRef t = LLVMTypeOf(x);
-    return target_intrinsic(c, name, &t, 1, &x, 1);
-}
-
 static LLVMValueRef call2(TargetCtx *c, const char *name, LLVMValueRef x, LLVMValueRef y)
 {
     LLVMTypeRef t = LLVMTypeOf(x);
@@ -68,20 +62,22 @@ static LLVMValueRef lt(TargetCtx *c, LLVMValueRef a, double v)
 LLVMValueRef target_tanh_f32(TargetCtx *c, LLVMValueRef x)
 {
     LLVMBuilderRef b = c->b;
-    LLVMValueRef a = call1(c, "llvm.fabs", x), u = LLVMBuildFMul(b, a, a, "");
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x), u = LLVMBuildFMul(b, a, a, "");
     LLVMValueRef small = fma3(c, LLVMBuildFMul(b, a, u, ""), poly(c, TANH_P, TANH_N, u), a);
-    LLVMValueRef e = call1(c, "llvm.exp2", LLVMBuildFMul(b, a, k(c, 2 * LOG2E), ""));
-    LLVMValueRef big = LLVMBuildFSub(b, k(c, 1), LLVMBuildFDiv(b, k(c, 2), LLVMBuildFAdd(b, e, k(c, 1), ""), ""), "");
+    LLVMValueRef e = target_intrinsic1(c, "llvm.exp2", LLVMBuildFMul(b, a, k(c, 2 * LOG2E), ""));
+    LLVMValueRef half = LLVMBuildFDiv(b, k(c, 2), LLVMBuildFAdd(b, e, k(c, 1), ""), "");
+    LLVMValueRef big = LLVMBuildFSub(b, k(c, 1), half, "");
     return call2(c, "llvm.copysign", LLVMBuildSelect(b, lt(c, a, TANH_SPLIT), small, big, ""), x);
 }
 
 LLVMValueRef target_erf_f32(TargetCtx *c, LLVMValueRef x)
 {
     LLVMBuilderRef b = c->b;
-    LLVMValueRef a = call1(c, "llvm.fabs", x), u = LLVMBuildFMul(b, a, a, "");
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x), u = LLVMBuildFMul(b, a, a, "");
     LLVMValueRef small = LLVMBuildFMul(b, a, poly(c, ERF_P, ERF_N, u), "");
     LLVMValueRef q = poly(c, ERFC_Q, ERFC_N, LLVMBuildFSub(b, a, k(c, ERFC_MID), ""));
-    LLVMValueRef erfc = call1(c, "llvm.exp2", fma3(c, LLVMBuildFNeg(b, u, ""), k(c, LOG2E), q));
+    LLVMValueRef log2_erfc = fma3(c, LLVMBuildFNeg(b, u, ""), k(c, LOG2E), q);
+    LLVMValueRef erfc = target_intrinsic1(c, "llvm.exp2", log2_erfc);
     LLVMValueRef mid = LLVMBuildFSub(b, k(c, 1), erfc, "");
     LLVMValueRef one = LLVMBuildFCmp(b, LLVMRealOGE, a, k(c, ERF_ONE), ""); /* NaN: mid, NaN */
     LLVMValueRef r = LLVMBuildSelect(b, lt(c, a, ERF_SPLIT), small,
@@ -98,22 +94,32 @@ LLVMValueRef target_math_amd(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f6
     return target_math_llvm(c, op, x, is_f64);
 }
 
+static LLVMValueRef eq(TargetCtx *c, LLVMValueRef a, double v)
+{
+    return LLVMBuildFCmp(c->b, LLVMRealOEQ, a, k(c, v), "");
+}
+
+/* y is an integer (infinities count as even ones), odd one */
+static LLVMValueRef integral(TargetCtx *c, LLVMValueRef y)
+{
+    return LLVMBuildFCmp(c->b, LLVMRealOEQ, target_intrinsic1(c, "llvm.trunc", y), y, "");
+}
+
 LLVMValueRef target_pow_f32(TargetCtx *c, LLVMValueRef x, LLVMValueRef y)
 {
     LLVMBuilderRef b = c->b;
-    LLVMValueRef ax = call1(c, "llvm.fabs", x);
-    LLVMValueRef r = call1(c, "llvm.exp2", LLVMBuildFMul(b, y, call1(c, "llvm.log2", ax), ""));
-    LLVMValueRef half = LLVMBuildFMul(b, y, k(c, 0.5), "");
-    LLVMValueRef integral = LLVMBuildFCmp(b, LLVMRealOEQ, call1(c, "llvm.trunc", y), y, "");
-    LLVMValueRef odd = LLVMBuildAnd(b, integral,
-                                    LLVMBuildFCmp(b, LLVMRealUNE, call1(c, "llvm.trunc", half), half, ""), "");
-    LLVMValueRef x_neg = LLVMBuildFCmp(b, LLVMRealOLT, call2(c, "llvm.copysign", k(c, 1), x), k(c, 0), "");
-    r = LLVMBuildSelect(b, LLVMBuildAnd(b, x_neg, odd, ""), LLVMBuildFNeg(b, r, ""), r, "");
-    LLVMValueRef fractional_of_negative = LLVMBuildAnd(b, lt(c, x, 0), LLVMBuildNot(b, integral, ""), "");
-    r = LLVMBuildSelect(b, fractional_of_negative, k(c, __builtin_nan("")), r, "");
-    LLVMValueRef unit = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, y, k(c, 0), ""),
-                                    LLVMBuildFCmp(b, LLVMRealOEQ, x, k(c, 1), ""), "");
-    LLVMValueRef y_inf = LLVMBuildFCmp(b, LLVMRealOEQ, call1(c, "llvm.fabs", y), k(c, __builtin_inf()), "");
-    unit = LLVMBuildOr(b, unit, LLVMBuildAnd(b, y_inf, LLVMBuildFCmp(b, LLVMRealOEQ, ax, k(c, 1), ""), ""), "");
+    LLVMValueRef ax = target_intrinsic1(c, "llvm.fabs", x);
+    LLVMValueRef l = LLVMBuildFMul(b, y, target_intrinsic1(c, "llvm.log2", ax), "");
+    LLVMValueRef r = target_intrinsic1(c, "llvm.exp2", l);
+    LLVMValueRef whole = integral(c, y);
+    LLVMValueRef even = integral(c, LLVMBuildFMul(b, y, k(c, 0.5), ""));
+    LLVMValueRef odd = LLVMBuildAnd(b, whole, LLVMBuildNot(b, even, ""), "");
+    LLVMValueRef sign = call2(c, "llvm.copysign", k(c, 1), x); /* -0 counts as negative */
+    r = LLVMBuildSelect(b, LLVMBuildAnd(b, lt(c, sign, 0), odd, ""), LLVMBuildFNeg(b, r, ""), r, "");
+    LLVMValueRef no_real = LLVMBuildAnd(b, lt(c, x, 0), LLVMBuildNot(b, whole, ""), "");
+    r = LLVMBuildSelect(b, no_real, k(c, __builtin_nan("")), r, "");
+    LLVMValueRef y_inf = eq(c, target_intrinsic1(c, "llvm.fabs", y), __builtin_inf());
+    LLVMValueRef unit = LLVMBuildOr(b, eq(c, y, 0), eq(c, x, 1), "");
+    unit = LLVMBuildOr(b, unit, LLVMBuildAnd(b, y_inf, eq(c, ax, 1), ""), "");
     return LLVMBuildSelect(b, unit, k(c, 1), r, "");
 }

@@ -198,9 +198,7 @@ TirOp *tir_op_append(TirKernel *k, TirBlock *b, TirOpcode code, SrcLoc loc, TirV
     return op;
 }
 
-TirOp *tir_op_insert_before(TirKernel *k, TirOp *before, TirOpcode code, SrcLoc loc,
-                            TirValue **ops, int nops, const TirType *res_types, int nres) {
-    TirOp *op = op_new(k, code, loc, ops, nops, res_types, nres);
+static void link_before(TirOp *op, TirOp *before) {
     TirBlock *b = before->block;
     op->block = b;
     op->next = before;
@@ -208,7 +206,18 @@ TirOp *tir_op_insert_before(TirKernel *k, TirOp *before, TirOpcode code, SrcLoc 
     if (before->prev) before->prev->next = op;
     else b->first = op;
     before->prev = op;
+}
+
+TirOp *tir_op_insert_before(TirKernel *k, TirOp *before, TirOpcode code, SrcLoc loc,
+                            TirValue **ops, int nops, const TirType *res_types, int nres) {
+    TirOp *op = op_new(k, code, loc, ops, nops, res_types, nres);
+    link_before(op, before);
     return op;
+}
+
+void tir_op_move_before(TirOp *op, TirOp *before) {
+    tir_op_remove(op);
+    link_before(op, before);
 }
 
 void tir_op_add_regions(TirKernel *k, TirOp *op, int nregions) {

@@ -318,6 +318,8 @@ TirOp *tir_op_insert_at(TirKernel *k, TirBlock *b, TirOp *before, TirOpcode code
                         TirValue **ops, int nops, const TirType *res_types, int nres);
 void tir_op_add_regions(TirKernel *k, TirOp *op, int nregions);
 void tir_op_remove(TirOp *op);
+/* Unlinks op and links it again just before `before` (in before's block). */
+void tir_op_move_before(TirOp *op, TirOp *before);
 /* Adds a value carried by a TIR_FOR: `init` enters it, a new body argument (returned) holds
  * it in each iteration, the body's yield passes it on unchanged (point that operand, the
  * yield's last, at the next value), and the loop gets one more result. */

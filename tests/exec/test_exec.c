@@ -255,14 +255,21 @@ Buf *scratch(const char *name, Ty t, size_t n)
     return b;
 }
 
-void sum_bound(Buf *o, size_t i, double abs_sum, size_t nterms)
+/* o's per-element error bounds, allocated (zero) at the first use */
+static double *bounds(Buf *o)
 {
-    double eps = o->t == T_F64 ? 0x1p-52 : o->t == T_F16 ? 0x1p-10 : o->t == T_BF16 ? 0x1p-7
-                                                                    : 0x1p-23;
     if (!o->bound && !(o->bound = calloc(o->n ? o->n : 1, sizeof(double)))) {
         fprintf(stderr, "test_exec: out of memory\n");
         exit(1);
     }
+    return o->bound;
+}
+
+void sum_bound(Buf *o, size_t i, double abs_sum, size_t nterms)
+{
+    double eps = o->t == T_F64 ? 0x1p-52 : o->t == T_F16 ? 0x1p-10 : o->t == T_BF16 ? 0x1p-7
+                                                                    : 0x1p-23;
+    bounds(o);
     if (i < o->n)
         o->bound[i] = (double)nterms * eps * abs_sum;
 }
@@ -275,9 +282,8 @@ void ulp_bound(Buf *o, size_t i, double ulps)
     if (o->v[i] != 0)
         frexp(o->v[i], &e);
     e = e - 1 < emin ? emin : e - 1; /* the exponent of the binade, subnormals at the bottom */
-    sum_bound(o, i, 0, 0);            /* allocates the bounds */
     if (i < o->n)
-        o->bound[i] = ulps * ldexp(1.0, e - bits);
+        bounds(o)[i] = ulps * ldexp(1.0, e - bits);
 }
 
 static int poison_byte(const Buf *b) { return b->out && TY[b->t].is_float ? 0xFF : 0xAB; }
