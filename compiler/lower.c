@@ -106,6 +106,16 @@ LLVMValueRef lw_thread_flat(Lower *L, const LinearLayout *ll)
     return p ? p->value : layout_emit_flat(L->b, ll, L->tid, lw_i32c(L, 0));
 }
 
+/* The flat-offset bits that the bases of kinds [from, to] can set. */
+static uint32_t bits_of(const LinearLayout *ll, int from, int to)
+{
+    uint32_t bits = 0;
+    for (int k = from; k <= to; k++)
+        for (int i = 0; i < ll->nbits[k]; i++)
+            bits |= ll->basis[k][i];
+    return bits;
+}
+
 /* Coordinates of register r: the register's part (constants on GPU targets) XOR the thread's,
  * dim by dim (the bits of different dims never mix in a flat offset). */
 void lw_coords(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef *coord)
@@ -114,9 +124,18 @@ void lw_coords(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef *coord)
     LLVMValueRef flat = layout_emit_map(L->b, ll->basis[LL_REG], ll->nbits[LL_REG], r);
     layout_emit_unflat(L->b, ll, flat, coord);
     ThreadPart *p = ll->nbits[LL_LANE] + ll->nbits[LL_WARP] ? thread_part(L, ll) : NULL;
-    for (int d = 0; p && d < ll->rank; d++)
-        coord[d] = LLVMIsAConstantInt(coord[d]) && LLVMConstIntGetZExtValue(coord[d]) == 0
-                       ? p->coord[d] : LLVMBuildXor(L->b, coord[d], p->coord[d], "");
+    int disjoint = p && !(bits_of(ll, LL_REG, LL_REG) & bits_of(ll, LL_LANE, LL_WARP));
+    for (int d = 0; p && d < ll->rank; d++) {
+        if (LLVMIsAConstantInt(coord[d]) && LLVMConstIntGetZExtValue(coord[d]) == 0) {
+            coord[d] = p->coord[d];
+        } else if (disjoint) { /* an OR without common bits: an addition, seen as one */
+            coord[d] = LLVMBuildOr(L->b, p->coord[d], coord[d], "");
+            if (LLVMIsAInstruction(coord[d]))
+                LLVMSetIsDisjoint(coord[d], 1);
+        } else {
+            coord[d] = LLVMBuildXor(L->b, coord[d], p->coord[d], "");
+        }
+    }
 }
 
 LLVMValueRef lw_tile_storage(Lower *L, const TirValue *v)

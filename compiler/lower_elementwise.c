@@ -264,14 +264,67 @@ static LLVMValueRef fma_op(Lower *L, ElemKind k, LLVMValueRef *in)
     return intrinsic1(L, "llvm.fma", in, 3);
 }
 
+/* x as base + *c (in the wrapping arithmetic of x's type), the constant gathered through the
+ * additions, subtractions, disjoint ORs, constant products and left shifts that make x; base
+ * is NULL for zero. Rebuilds the non-constant part (LLVM merges the copies). Constants are
+ * summed in unsigned 64-bit arithmetic (wrapping, as x's type does). */
+static LLVMValueRef split_constant(Lower *L, LLVMValueRef x, unsigned long long *c, int depth)
+{
+    *c = 0;
+    if (LLVMIsAConstantInt(x)) {
+        *c = (unsigned long long)LLVMConstIntGetSExtValue(x);
+        return NULL;
+    }
+    LLVMOpcode op = LLVMIsAInstruction(x) ? LLVMGetInstructionOpcode(x) : LLVMRet;
+    int additive = op == LLVMAdd || op == LLVMSub || (op == LLVMOr && LLVMGetIsDisjoint(x));
+    int scaled = (op == LLVMMul || op == LLVMShl) && LLVMIsAConstantInt(LLVMGetOperand(x, 1));
+    if (depth > 8 || (!additive && !scaled))
+        return x;
+    unsigned long long ca, cb;
+    LLVMValueRef a = split_constant(L, LLVMGetOperand(x, 0), &ca, depth + 1);
+    if (scaled) {
+        LLVMValueRef by = LLVMGetOperand(x, 1);
+        unsigned long long k = (unsigned long long)LLVMConstIntGetSExtValue(by);
+        if (op == LLVMShl)
+            k = k < LLVMGetIntTypeWidth(LLVMTypeOf(x)) ? 1ull << k : 0;
+        *c = ca * k;
+        if (!a)
+            return NULL;
+        return op == LLVMShl ? LLVMBuildShl(L->b, a, by, "") : LLVMBuildMul(L->b, a, by, "");
+    }
+    LLVMValueRef b = split_constant(L, LLVMGetOperand(x, 1), &cb, depth + 1);
+    *c = op == LLVMSub ? ca - cb : ca + cb;
+    if (!b)
+        return a;
+    if (op == LLVMSub)
+        return LLVMBuildSub(L->b, a ? a : LLVMConstInt(LLVMTypeOf(b), 0, 0), b, "");
+    return a ? LLVMBuildAdd(L->b, a, b, "") : b;
+}
+
+/* p + off. A 32-bit offset's constant part goes to a GEP of its own, so that the code
+ * generator folds it into the address ([reg+imm]) and offsets that differ by constants share
+ * one register; this assumes the offset's parts do not overflow 32 bits (docs/language.md). */
 static LLVMValueRef addptr(Lower *L, const TirOp *op, LLVMValueRef p, LLVMValueRef off)
 {
     ElemKind ok = op->ops[1]->type.elem;
     LLVMTypeRef i64 = LLVMInt64TypeInContext(L->ctx);
-    if (et_bits(ok) < 64)
-        off = et_is_signed(ok) ? LLVMBuildSExt(L->b, off, i64, "") : LLVMBuildZExt(L->b, off, i64, "");
     LLVMTypeRef et = lw_mem_type(L, op->ops[0]->type.pointee);
-    return LLVMBuildGEP2(L->b, et, p, &off, 1, "");
+    unsigned long long c = 0;
+    if (et_bits(ok) < 64) {
+        LLVMValueRef base = split_constant(L, off, &c, 0);
+        long long sc = (long long)c;
+        if (sc == 0 || sc < INT32_MIN || sc > INT32_MAX)
+            base = off, c = 0; /* nothing to gain, or no immediate: the offset as computed */
+        else if (!base)
+            base = LLVMConstInt(LLVMTypeOf(off), 0, 0);
+        off = et_is_signed(ok) ? LLVMBuildSExt(L->b, base, i64, "") : LLVMBuildZExt(L->b, base, i64, "");
+    }
+    p = LLVMBuildGEP2(L->b, et, p, &off, 1, "");
+    if (c != 0) {
+        LLVMValueRef k = LLVMConstInt(i64, c, 1);
+        p = LLVMBuildGEP2(L->b, et, p, &k, 1, "");
+    }
+    return p;
 }
 
 static LLVMValueRef compute(Lower *L, const TirOp *op, LLVMValueRef *in)

@@ -4,7 +4,8 @@
 # with 16-byte aligned arguments specializes it (and for sm_90a, Hopper's wgmma, aligned), and uses
 # no local memory: no stack frame, no spills. The 16-bit matmul and attention kernels must use
 # the tensor cores: mma.sync, ldmatrix and (aligned) cp.async must appear; for sm_90a,
-# wgmma.mma_async and cp.async. Without FILE arguments, also the configurations the tuner chose
+# wgmma.mma_async and cp.async; the attention kernels' copies must take immediate offsets from a
+# shared address register ([%rd+imm]). Without FILE arguments, also the configurations the tuner chose
 # on an H100 that must stay free of local memory for sm_90a (aligned, wgmma): tuned_configs
 # below. Skips (exit 77) without ptxas.
 # usage: tests/ptxas_check.sh TILEC [FILE.tile...]   (from the source root)
@@ -52,6 +53,13 @@ for f in "$@"; do
                 for insn in $insns; do
                     grep -q "$insn" "$tmp/k.ptx" || missing="$missing $insn"
                 done ;;
+            esac
+            # the K and V copies of one key block share an address register per operand:
+            # constant parts of 32-bit offsets are immediates (lower_elementwise.c)
+            case "$k:$flags" in
+            flash_attention:--assume-aligned|flash_attention_bf16:--assume-aligned)
+                grep -Eq 'cp.async.cg.shared.global \[[^]]*\], \[%rd[0-9]+\+[0-9]+\]' "$tmp/k.ptx" ||
+                    missing="$missing cp.async-with-immediate-offsets" ;;
             esac
             if [ -n "$missing" ]; then
                 echo "FAIL $what: no$missing (tensor cores expected)"
