@@ -166,6 +166,12 @@ static LLVMValueRef int_shift(Lower *L, TirBinOp op, int sgn, LLVMValueRef a, LL
 {
     LLVMTypeRef t = LLVMTypeOf(b);
     LLVMValueRef w1 = LLVMConstInt(t, LLVMGetIntTypeWidth(t) - 1, 0);
+    if (LLVMIsAConstantInt(b) && LLVMConstIntGetZExtValue(b) < LLVMGetIntTypeWidth(t)) {
+        /* a count known in range: the plain shift (offsets see through it, split_constant) */
+        if (op == BIN_SHL)
+            return LLVMBuildShl(L->b, a, b, "");
+        return sgn ? LLVMBuildAShr(L->b, a, b, "") : LLVMBuildLShr(L->b, a, b, "");
+    }
     LLVMValueRef over = LLVMBuildICmp(L->b, LLVMIntUGT, b, w1, "");
     if (op == BIN_SHR && sgn)
         return LLVMBuildAShr(L->b, a, LLVMBuildSelect(L->b, over, w1, b, ""), "");

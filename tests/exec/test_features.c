@@ -746,6 +746,16 @@ void t_memory(void)
             osl->v[i] = f->v[i] ? x->v[i] : 0;
         }
         run(MEM, "bool_tiles", ARGS(P(x), P(f), P(op), P(om), P(osl), I(n)), NO_CONSTS);
+
+        begin("offset_forms n=%d", n);
+        x = input("x", T_F32, 2 * (size_t)n + 8, -1, 1);
+        o = output("o", T_F32, 5 * (size_t)n, EXACT);
+        for (int i = 0; i < n; i++) {
+            o->v[i] = x->v[n - 1 - i], o->v[n + i] = x->v[2 * i + 1];
+            o->v[2 * n + i] = x->v[i + 3], o->v[3 * n + i] = x->v[2 * i + 1];
+            o->v[4 * n + i] = x->v[i + 5];
+        }
+        run(MEM, "offset_forms", ARGS(P(x), P(o), I(n)), NO_CONSTS);
     }
 }
 
