@@ -317,7 +317,8 @@ static LLVMValueRef addptr(Lower *L, const TirOp *op, LLVMValueRef p, LLVMValueR
     LLVMTypeRef et = lw_mem_type(L, op->ops[0]->type.pointee);
     unsigned long long c = 0;
     if (et_bits(ok) < 64) {
-        LLVMValueRef base = split_constant(L, off, &c, 0);
+        int scalar = LLVMGetTypeKind(LLVMTypeOf(off)) == LLVMIntegerTypeKind;
+        LLVMValueRef base = scalar ? split_constant(L, off, &c, 0) : off;
         long long sc = (long long)c;
         if (sc == 0 || sc < INT32_MIN || sc > INT32_MAX)
             base = off, c = 0; /* nothing to gain, or no immediate: the offset as computed */
