@@ -241,17 +241,40 @@ static TirValue *clone(PP *p, TirOp *at, TirValue *v, const TirBlock *body, Map 
 
 /* async_copy ring[index] <- the candidate's load for the iteration whose induction variable
  * is iv, masked off unless `valid`. */
-static void copy_for(PP *p, TirOp *at, Cand *c, const TirBlock *body, TirValue *iv,
-                     TirValue *valid, TirValue *index, int ring_write)
+static Map iteration_map(const TirBlock *body, TirValue *iv, TirValue *valid)
 {
     Map m = {.n = 1, .valid = valid};
     m.from[0] = body->args[0], m.to[0] = iv;
-    TirValue *ptr = clone(p, at, c->load->ops[0], body, &m);
+    return m;
+}
+
+/* Clones, at `at`, the loads that v's computation depends on (a block table's entries) for
+ * the iteration of m, so that a copy built later from m finds them loaded. */
+static void clone_loads(PP *p, TirOp *at, TirValue *v, const TirBlock *body, Map *m, int depth)
+{
+    if (depth > MAX_DEPTH || !tir_defined_in(v, body) || !v->def)
+        return;
+    for (int i = 0; i < m->n; i++)
+        if (m->from[i] == v)
+            return;
+    if (v->def->code == TIR_LOAD) {
+        clone(p, at, v, body, m);
+        return;
+    }
+    for (int i = 0; i < v->def->nops; i++)
+        clone_loads(p, at, v->def->ops[i], body, m, depth + 1);
+}
+
+static void copy_for(PP *p, TirOp *at, Cand *c, const TirBlock *body, Map *m,
+                     TirValue *index, int ring_write)
+{
+    TirValue *valid = m->valid;
+    TirValue *ptr = clone(p, at, c->load->ops[0], body, m);
     TirType bt = ptr->type;
     bt.elem = ET_BOOL, bt.pointee = ET_VOID;
     TirValue *mask = emit(p, at, TIR_SPLAT, &valid, 1, &bt, ptr->layout);
     if (c->load->nops > 1) {
-        TirValue *lm = clone(p, at, c->load->ops[1], body, &m);
+        TirValue *lm = clone(p, at, c->load->ops[1], body, m);
         mask = emit_binary(p, at, BIN_AND, lm, mask);
     }
     TirValue *ops[4] = {c->ring, index, ptr, mask};
@@ -320,8 +343,10 @@ static void prologue(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
         TirValue *iv = s ? emit_binary(p, loop, BIN_ADD, lo, emit_const(p, loop, lo->type.elem, s * step)) : lo;
         TirValue *valid = ahead_in_range(p, loop, lo, hi, s * step);
         TirValue *idx = emit_const(p, loop, ET_I32, s);
-        for (int i = 0; i < n; i++)
-            copy_for(p, loop, &cs[i], body, iv, valid, idx, 0);
+        for (int i = 0; i < n; i++) {
+            Map m = iteration_map(body, iv, valid);
+            copy_for(p, loop, &cs[i], body, &m, idx, 0);
+        }
         commit(p, loop);
     }
 }
@@ -370,21 +395,28 @@ static TirOp *read_ring(Cand *c, TirBlock *body, TirValue *rd)
 
 /* The body waits for its stage and reads it; right after a candidate's last read, the copy
  * for iteration k + S - 1 goes into the stage read one iteration earlier; the copies of an
- * iteration are committed together after the last one. */
+ * iteration are committed together after the last one. Loads their addresses need (table
+ * entries) are issued first thing in the body, so their latency passes during the wait and
+ * the math before the copy instead of stalling the copy. */
 static void rewrite_body(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
 {
     TirBlock *body = loop->regions[0];
     TirValue *iv = body->args[0], *hi = loop->ops[1];
     TirOp *first = body->first;
+    TirValue *ivn = emit_binary(p, first, BIN_ADD, iv, emit_const(p, first, iv->type.elem, (p->stages - 1) * step));
+    TirValue *valid = ahead_in_range(p, first, iv, hi, (p->stages - 1) * step);
+    Map m = iteration_map(body, ivn, valid);
+    for (int i = 0; p->loads_ok && i < n; i++)
+        for (int j = 0; j < cs[i].load->nops && j < 2; j++)
+            clone_loads(p, first, cs[i].load->ops[j], body, &m, 0);
     wait_op(p, first, p->stages - 2);
     TirValue *rd = stage_counter(p, loop);
     for (int i = 0; i < n; i++) {
         TirOp *last = read_ring(&cs[i], body, rd);
         TirOp *at = last && last->next ? last->next : body->last;
-        TirValue *ivn = emit_binary(p, at, BIN_ADD, iv, emit_const(p, at, iv->type.elem, (p->stages - 1) * step));
-        TirValue *valid = ahead_in_range(p, at, iv, hi, (p->stages - 1) * step);
         TirValue *wr = stage_before(p, at, rd);
-        copy_for(p, at, &cs[i], body, ivn, valid, wr, 1);
+        Map mi = m; /* what this copy clones stays its own: another copy may come earlier */
+        copy_for(p, at, &cs[i], body, &mi, wr, 1);
     }
     TirOp *last_copy = NULL;
     for (TirOp *op = body->first; op; op = op->next)
