@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh: installs the dependencies, builds, and runs every test suite with CTest.
 # With --full (or CI=true) it also builds with AddressSanitizer + UBSan and runs the suites
-# again there (the execution tests in their --quick form), and fuzzes the front end and the compiler up to the layout pass (45 s each).
+# again there (the execution tests in their --quick form, the ptxas and AMDGPU checks on the
+# tensor-core examples), and fuzzes the front end and the compiler up to the layout pass (45 s each).
 #   usage: scripts/test.sh [--full] [--no-setup]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +28,12 @@ if [ $full -eq 1 ]; then
     BUILD_DIR=build-asan scripts/build.sh -DTILE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
         -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
-    (cd build-asan && ctest --output-on-failure -j"$jobs" -E '^exec_')
+    # the whole-tree ptxas and AMDGPU checks ran on build/ above; under the sanitizers the
+    # tensor-core examples and one AMD code object cover the same code generation paths
+    (cd build-asan && ctest --output-on-failure -j"$jobs" -E '^(exec_.*|ptxas|amdgpu)$')
+    tests/ptxas_check.sh build-asan/tilec examples/flash_attention.tile examples/matmul.tile
+    build-asan/tilec emit --emit=hsaco --target=gfx942 --kernel=flash_attention \
+        examples/flash_attention.tile -o build-asan/flash_attention.hsaco
     build-asan/tests/exec/test_exec --backend=cpu --quick
     build-asan/tests/exec/test_exec --backend=sim --quick --seed=1 # the emulator's coroutines
 
