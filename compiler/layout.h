@@ -16,6 +16,9 @@ int layout_regs(const TirLayout *l, const int *shape, int vrank);
 /* XOR{basis[i] : bit i of x} for a run-time x, with runs of consecutive power-of-two bases
  * done as one shift and mask. */
 LLVMValueRef layout_emit_map(LLVMBuilderRef b, const uint32_t *basis, int n, LLVMValueRef x);
+/* acc and t combined: OR marked disjoint when their bits never overlap (LLVM sees an
+ * addition), else XOR; t alone when acc is NULL */
+LLVMValueRef layout_emit_combine(LLVMBuilderRef b, LLVMValueRef acc, LLVMValueRef t, int disjoint);
 /* Flat offset of register r held by thread `tid` (lane and warp bits of tid). */
 LLVMValueRef layout_emit_flat(LLVMBuilderRef b, const LinearLayout *ll, LLVMValueRef tid,
                               LLVMValueRef r);

@@ -29,8 +29,7 @@ static LLVMValueRef shift(LLVMBuilderRef b, LLVMValueRef x, int by)
     return x;
 }
 
-/* Combines terms: OR (disjoint) when their bits never overlap, else XOR. */
-static LLVMValueRef combine(LLVMBuilderRef b, LLVMValueRef acc, LLVMValueRef t, int disjoint)
+LLVMValueRef layout_emit_combine(LLVMBuilderRef b, LLVMValueRef acc, LLVMValueRef t, int disjoint)
 {
     if (!acc)
         return t;
@@ -73,7 +72,7 @@ LLVMValueRef layout_emit_map(LLVMBuilderRef b, const uint32_t *basis, int n, LLV
             t = LLVMBuildAnd(b, shift(b, x, -i), cst(x, 1), "");
             t = LLVMBuildMul(b, t, cst(x, basis[i]), "");
         }
-        acc = combine(b, acc, t, disjoint);
+        acc = layout_emit_combine(b, acc, t, disjoint);
         i += len;
     }
     return acc ? acc : cst(x, 0);
@@ -133,7 +132,7 @@ LLVMValueRef layout_emit_extract(LLVMBuilderRef b, LLVMValueRef x, uint32_t mask
         while (i + len < 32 && ((mask >> (i + len)) & 1))
             len++;
         LLVMValueRef t = LLVMBuildAnd(b, shift(b, x, -i), cst(x, low_mask(len)), "");
-        acc = combine(b, acc, shift(b, t, k), 1);
+        acc = layout_emit_combine(b, acc, shift(b, t, k), 1);
         k += len;
         i += len;
     }

@@ -117,7 +117,8 @@ static uint32_t bits_of(const LinearLayout *ll, int from, int to)
 }
 
 /* Coordinates of register r: the register's part (constants on GPU targets) XOR the thread's,
- * dim by dim (the bits of different dims never mix in a flat offset). */
+ * dim by dim (the bits of different dims never mix in a flat offset); a disjoint OR where the
+ * two parts never share a bit, so the constant shows as an addend (split pointer offsets). */
 void lw_coords(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef *coord)
 {
     const LinearLayout *ll = lw_ll(L, v);
@@ -125,17 +126,9 @@ void lw_coords(Lower *L, const TirValue *v, LLVMValueRef r, LLVMValueRef *coord)
     layout_emit_unflat(L->b, ll, flat, coord);
     ThreadPart *p = ll->nbits[LL_LANE] + ll->nbits[LL_WARP] ? thread_part(L, ll) : NULL;
     int disjoint = p && !(bits_of(ll, LL_REG, LL_REG) & bits_of(ll, LL_LANE, LL_WARP));
-    for (int d = 0; p && d < ll->rank; d++) {
-        if (LLVMIsAConstantInt(coord[d]) && LLVMConstIntGetZExtValue(coord[d]) == 0) {
-            coord[d] = p->coord[d];
-        } else if (disjoint) { /* an OR without common bits: an addition, seen as one */
-            coord[d] = LLVMBuildOr(L->b, p->coord[d], coord[d], "");
-            if (LLVMIsAInstruction(coord[d]))
-                LLVMSetIsDisjoint(coord[d], 1);
-        } else {
-            coord[d] = LLVMBuildXor(L->b, coord[d], p->coord[d], "");
-        }
-    }
+    for (int d = 0; p && d < ll->rank; d++)
+        coord[d] = LLVMIsAConstantInt(coord[d]) && LLVMConstIntGetZExtValue(coord[d]) == 0
+                       ? p->coord[d] : layout_emit_combine(L->b, p->coord[d], coord[d], disjoint);
 }
 
 LLVMValueRef lw_tile_storage(Lower *L, const TirValue *v)

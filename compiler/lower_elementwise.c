@@ -165,13 +165,13 @@ static LLVMValueRef int_divide(Lower *L, int rem, int sgn, LLVMValueRef a, LLVMV
 static LLVMValueRef int_shift(Lower *L, TirBinOp op, int sgn, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMTypeRef t = LLVMTypeOf(b);
-    LLVMValueRef w1 = LLVMConstInt(t, LLVMGetIntTypeWidth(t) - 1, 0);
     if (LLVMIsAConstantInt(b) && LLVMConstIntGetZExtValue(b) < LLVMGetIntTypeWidth(t)) {
         /* a count known in range: the plain shift (offsets see through it, split_constant) */
         if (op == BIN_SHL)
             return LLVMBuildShl(L->b, a, b, "");
         return sgn ? LLVMBuildAShr(L->b, a, b, "") : LLVMBuildLShr(L->b, a, b, "");
     }
+    LLVMValueRef w1 = LLVMConstInt(t, LLVMGetIntTypeWidth(t) - 1, 0);
     LLVMValueRef over = LLVMBuildICmp(L->b, LLVMIntUGT, b, w1, "");
     if (op == BIN_SHR && sgn)
         return LLVMBuildAShr(L->b, a, LLVMBuildSelect(L->b, over, w1, b, ""), "");

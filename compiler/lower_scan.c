@@ -1,9 +1,9 @@
 /* lower_scan.c: ops along one axis held whole in each thread: inclusive scans (cumsum,
  * cumprod), flips and sorts (a bitonic network over the thread's registers; topk keeps the
  * first k; on the host, longer sorts as loops over scratch arrays). The layout pass gives the
- * operand and the result a layout that holds the axis in each thread's registers in coordinate order (layout_axis_in_thread), so each
- * thread works on its own registers: no exchange between threads. f16/bf16 scans combine in
- * f32 (the builder casts them). */
+ * operand and the result a layout that holds the axis in each thread's registers in
+ * coordinate order (layout_axis_in_thread), so each thread works on its own registers: no
+ * exchange between threads. f16/bf16 scans combine in f32 (the builder casts them). */
 #include <stdlib.h>
 #include "lower_int.h"
 

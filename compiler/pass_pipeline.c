@@ -216,13 +216,22 @@ static TirValue *load_mask(PP *p, TirOp *at, const TirOp *ld, TirValue **ops, Ma
     return ld->nops > 1 ? emit_binary(p, at, BIN_AND, ops[1], valid) : valid;
 }
 
+/* v's clone in m, or NULL */
+static TirValue *mapped(const Map *m, const TirValue *v)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->from[i] == v)
+            return m->to[i];
+    return NULL;
+}
+
 static TirValue *clone(PP *p, TirOp *at, TirValue *v, const TirBlock *body, Map *m)
 {
     if (!tir_defined_in(v, body))
         return v;
-    for (int i = 0; i < m->n; i++)
-        if (m->from[i] == v)
-            return m->to[i];
+    TirValue *done = mapped(m, v);
+    if (done)
+        return done;
     TirOp *d = v->def;
     TirValue *ops[8];
     int nops = d->nops;
@@ -252,11 +261,8 @@ static Map iteration_map(const TirBlock *body, TirValue *iv, TirValue *valid)
  * the iteration of m, so that a copy built later from m finds them loaded. */
 static void clone_loads(PP *p, TirOp *at, TirValue *v, const TirBlock *body, Map *m, int depth)
 {
-    if (depth > MAX_DEPTH || !tir_defined_in(v, body) || !v->def)
+    if (depth > MAX_DEPTH || !tir_defined_in(v, body) || !v->def || mapped(m, v))
         return;
-    for (int i = 0; i < m->n; i++)
-        if (m->from[i] == v)
-            return;
     if (v->def->code == TIR_LOAD) {
         clone(p, at, v, body, m);
         return;
