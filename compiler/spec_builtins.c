@@ -1202,6 +1202,7 @@ static Val b_join(Spec *s, Args *a) {
 static Val b_interleave(Spec *s, Args *a) {
     TirValue *j = joined(s, a);
     if (!j) return val_error();
+    if (j->type.rank == 1) return val_tile(j); /* two scalars: [a, b], as join() */
     int rank = j->type.rank - 1, shape[TIR_MAX_RANK];
     memcpy(shape, j->type.shape, sizeof(int) * (size_t)rank);
     shape[rank - 1] *= 2;

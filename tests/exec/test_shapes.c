@@ -71,6 +71,16 @@ static void nibbles(int n)
     run(SH, "nibbles", ARGS(P(x), P(o), I(n)), NO_CONSTS);
 }
 
+static void scalar_pairs(void)
+{
+    begin("interleave and join of scalars and of pointers");
+    Buf *x = input("x", T_I32, 2, -1000, 1000), *o = output("o", T_I32, 6, EXACT);
+    double a = x->v[0], b = x->v[1];
+    double want[6] = {b, a, a, b, 3 * b, 3 * a};
+    for (int i = 0; i < 6; i++) o->v[i] = want[i];
+    run(SH, "scalar_pairs", ARGS(P(x), P(o)), NO_CONSTS);
+}
+
 static void reshaped_dot(void)
 {
     begin("dot of a reshaped operand 32x32x32");
@@ -301,6 +311,7 @@ void t_shapes(void)
     dims(16);
     nibbles(1);
     nibbles(333);
+    scalar_pairs();
     reshaped_dot();
     int4_gemv(1, 256);
     int4_gemv(100, 512);
