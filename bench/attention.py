@@ -492,6 +492,7 @@ class GpuBench(tc.GpuBench):
         super().__init__(args, tmp)
         self.copy = None
         self.dense = {}  # shape_key -> our decode's median ms, for the paged rows
+        self.page_order = getattr(args, "page_order", "shuffled")
 
     def measure_copy(self, gib=1):
         """The device's copy bandwidth, TB/s: a device-to-device copy of `gib` GiB, read + write
@@ -548,7 +549,7 @@ class GpuBench(tc.GpuBench):
         nblocks, width = sum(per), max(per)
         g = torch.Generator(device="cpu")
         g.manual_seed(zlib.crc32(("blocks " + key).encode()))
-        perm = torch.randperm(nblocks, generator=g).to("cuda")
+        perm = page_permutation(torch, nblocks, g, self.page_order).to("cuda")
         table = torch.zeros((len(lens), width), dtype=torch.int32, device="cuda")
         out = {}
         for name, src in (("k_cache", k), ("v_cache", v)):
@@ -736,12 +737,33 @@ class GpuBench(tc.GpuBench):
                 row.peers[name] = self.sdpa_peer(case, name, x, ours)
 
 
+PAGES_PER_2MIB = 64  # cache blocks of PAGE x 8 heads x 128 x f16 (32 KiB) in a 2 MiB page
+
+
+def page_permutation(torch, n, g, order):
+    """Where each sequence block goes in the cache. shuffled: anywhere (the default, as a
+    serving engine's allocator ends up); local: shuffled within runs of PAGES_PER_2MIB blocks
+    (a 2 MiB GPU page each), the runs in order; coarse: the runs shuffled, in order within;
+    identity: in order. The orders separate the cost of the block table from that of where
+    the blocks sit (address translation, DRAM locality)."""
+    if order == "identity":
+        return torch.arange(n)
+    if order == "shuffled":
+        return torch.randperm(n, generator=g)
+    runs = [torch.arange(i, min(i + PAGES_PER_2MIB, n)) for i in range(0, n, PAGES_PER_2MIB)]
+    if order == "coarse":
+        return torch.cat([runs[i] for i in torch.randperm(len(runs), generator=g).tolist()])
+    return torch.cat([r[torch.randperm(len(r), generator=g)] for r in runs])
+
+
 def gpu_main(args):
     cases = select_cases(args.quick, args.only, args.full)
     tmp, meta, t0 = tc.run_start(args, cases, "tile-attn-bench-")
     rows = []
     try:
         bench = GpuBench(args, tmp)
+        if bench.page_order != "shuffled":
+            print(f"paged rows: blocks placed {bench.page_order} (a diagnostic order)")
         if any(c.op in ("decode", "paged") for c in cases):
             meta["copy_tbs"] = bench.measure_copy()
         rows = tc.run_rows(args, bench, cases, meta, t0, Row, progress_line, write_outputs)
@@ -760,6 +782,10 @@ def main(argv=None):
     ap = tc.argument_parser(__doc__, len(QUICK), "write the table, CSV, tilec logs and tuning cache here")
     ap.add_argument("--full", action="store_true",
                     help="every decode and paged shape (batch 1, 4, 16, 64 x KV 4k-32k)")
+    ap.add_argument("--page-order", default="shuffled",
+                    choices=["shuffled", "local", "coarse", "identity"],
+                    help="where the paged rows' blocks sit in the cache (default shuffled; "
+                         "the others are diagnostics, see page_permutation)")
     return gpu_main(tc.parse_args(ap, argv))
 
 

@@ -10,7 +10,8 @@
  * so the copies of later iterations overlap this one's math. Run-time trip counts of 0, 1, ...
  * work: out-of-range iterations copy nothing (zero-filled) and are never read. An address may
  * also depend on loads (a block table's entries: paged attention's keys) when the loop stores
- * nothing: those loads are issued again for the iteration copied, masked off with its copy. Loops with
+ * nothing: those loads are issued again, one iteration earlier than the copy they address and
+ * masked off with it (prefetch_tables). Loops with
  * break, continue or return, a step that is not a positive constant, or no such load are left
  * alone; so are targets without async copies. */
 #include <string.h>
@@ -18,7 +19,7 @@
 #include "passes.h"
 #include "target.h"
 
-enum { MAX_CANDS = 8, MAX_MAP = 256, MAX_DEPTH = 48 };
+enum { MAX_CANDS = 8, MAX_MAP = 256, MAX_DEPTH = 48, MAX_TABLE = 16 };
 
 typedef struct Cand {
     TirOp *alloc, *load, *store;
@@ -257,18 +258,22 @@ static Map iteration_map(const TirBlock *body, TirValue *iv, TirValue *valid)
     return m;
 }
 
-/* Clones, at `at`, the loads that v's computation depends on (a block table's entries) for
- * the iteration of m, so that a copy built later from m finds them loaded. */
-static void clone_loads(PP *p, TirOp *at, TirValue *v, const TirBlock *body, Map *m, int depth)
+/* Adds to `out` (n so far, returns the new count) the loads v's computation depends on
+ * nearest (a block table's entries; the loads those depend on come with their clones). */
+static int address_loads(TirValue *v, const TirBlock *body, TirValue **out, int n, int depth)
 {
-    if (depth > MAX_DEPTH || !tir_defined_in(v, body) || !v->def || mapped(m, v))
-        return;
+    if (depth > MAX_DEPTH || n >= MAX_TABLE || !tir_defined_in(v, body) || !v->def)
+        return n;
     if (v->def->code == TIR_LOAD) {
-        clone(p, at, v, body, m);
-        return;
+        for (int i = 0; i < n; i++)
+            if (out[i] == v)
+                return n;
+        out[n] = v;
+        return n + 1;
     }
     for (int i = 0; i < v->def->nops; i++)
-        clone_loads(p, at, v->def->ops[i], body, m, depth + 1);
+        n = address_loads(v->def->ops[i], body, out, n, depth + 1);
+    return n;
 }
 
 static void copy_for(PP *p, TirOp *at, Cand *c, const TirBlock *body, Map *m,
@@ -399,11 +404,39 @@ static TirOp *read_ring(Cand *c, TirBlock *body, TirValue *rd)
     return last;
 }
 
+/* Table entries a stage ahead of the copies they address: iteration k loads, first thing,
+ * the entries of iteration k + S and carries them to iteration k + 1, whose copy (for
+ * iteration k + S) finds them in m; the first ones are loaded before the loop. A copy never
+ * waits on a load of its own iteration, so the table's latency stays off the path from one
+ * iteration's copies to the next's. */
+static void prefetch_tables(PP *p, TirOp *loop, Cand *cs, int n, int64_t step, Map *m)
+{
+    TirBlock *body = loop->regions[0];
+    TirValue *loads[MAX_TABLE], *lo = loop->ops[0], *hi = loop->ops[1], *iv = body->args[0];
+    int nl = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < cs[i].load->nops && j < 2; j++)
+            nl = address_loads(cs[i].load->ops[j], body, loads, nl, 0);
+    if (!nl)
+        return;
+    int64_t ahead = (p->stages - 1) * step;
+    TirValue *iv0 = emit_binary(p, loop, BIN_ADD, lo, emit_const(p, loop, lo->type.elem, ahead));
+    Map before = iteration_map(body, iv0, ahead_in_range(p, loop, lo, hi, ahead));
+    TirOp *first = body->first;
+    TirValue *ivs = emit_binary(p, first, BIN_ADD, iv, emit_const(p, first, iv->type.elem, ahead + step));
+    Map next = iteration_map(body, ivs, ahead_in_range(p, first, iv, hi, ahead + step));
+    for (int i = 0; i < nl && m->n < MAX_MAP; i++) {
+        TirValue *carried = tir_for_add_carried(p->k, loop, clone(p, loop, loads[i], body, &before));
+        TirOp *yield = body->last;
+        yield->ops[yield->nops - 1] = clone(p, first, loads[i], body, &next);
+        m->from[m->n] = loads[i], m->to[m->n++] = carried;
+    }
+}
+
 /* The body waits for its stage and reads it; right after a candidate's last read, the copy
  * for iteration k + S - 1 goes into the stage read one iteration earlier; the copies of an
  * iteration are committed together after the last one. Loads their addresses need (table
- * entries) are issued first thing in the body, so their latency passes during the wait and
- * the math before the copy instead of stalling the copy. */
+ * entries) come from the iteration before (prefetch_tables). */
 static void rewrite_body(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
 {
     TirBlock *body = loop->regions[0];
@@ -412,9 +445,8 @@ static void rewrite_body(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
     TirValue *ivn = emit_binary(p, first, BIN_ADD, iv, emit_const(p, first, iv->type.elem, (p->stages - 1) * step));
     TirValue *valid = ahead_in_range(p, first, iv, hi, (p->stages - 1) * step);
     Map m = iteration_map(body, ivn, valid);
-    for (int i = 0; p->loads_ok && i < n; i++)
-        for (int j = 0; j < cs[i].load->nops && j < 2; j++)
-            clone_loads(p, first, cs[i].load->ops[j], body, &m, 0);
+    if (p->loads_ok)
+        prefetch_tables(p, loop, cs, n, step, &m);
     wait_op(p, first, p->stages - 2);
     TirValue *rd = stage_counter(p, loop);
     for (int i = 0; i < n; i++) {

@@ -29,6 +29,7 @@ typedef struct PagedCase {
     int splits;      /* > 0: SPLIT with NUM_SPLITS = splits, then paged_combine */
     int big;         /* skipped with --quick */
     int block_q, warps; /* > 0: BLOCK_Q and num_warps instead of the defaults */
+    int stages;         /* > 0: num_stages (the pipeliner's table prefetch at depths 3, 4) */
 } PagedCase;
 
 /* The layout of one case: strides in elements, the block table and the query starts. */
@@ -147,7 +148,7 @@ static void paged_ref(const PagedCase *c, const Layout *l, const Buf *q, const B
 
 static void describe(const PagedCase *c)
 {
-    char extra[96] = "";
+    char extra[128] = "";
     int n = 0;
     if (c->window)
         n += snprintf(extra + n, sizeof extra - (size_t)n, " window=%d", c->window);
@@ -159,6 +160,8 @@ static void describe(const PagedCase *c)
     if (c->block_q)
         n += snprintf(extra + n, sizeof extra - (size_t)n, " BLOCK_Q=%d num_warps=%d",
                       c->block_q, c->warps);
+    if (c->stages)
+        n += snprintf(extra + n, sizeof extra - (size_t)n, " num_stages=%d", c->stages);
     begin("%s group=%d kv_heads=%d d=%d page=%d BLOCK_N=%d seqs=%d scale=%g%s",
           c->bf16 ? "paged_bf16" : "paged", c->group, c->kv_heads,
           c->head_dim, c->page, c->block_n, c->b->n, c->scale, extra);
@@ -198,7 +201,7 @@ static void paged_case(const PagedCase *c)
     Layout l = layout(c);
     Bufs b = paged_inputs(c, &l);
     int D = c->head_dim;
-    tile_Const cs[10] = {{"HEAD_DIM", D},           {"GROUP", c->group},
+    tile_Const cs[11] = {{"HEAD_DIM", D},           {"GROUP", c->group},
                          {"PAGE", c->page},         {"BLOCK_N", c->block_n},
                          {"SLIDING", c->window > 0}, {"SOFTCAP", c->softcap > 0},
                          {"SPLIT", c->splits > 0}};
@@ -208,6 +211,8 @@ static void paged_case(const PagedCase *c)
     if (c->block_q)
         cs[ncs++] = (tile_Const){"BLOCK_Q", c->block_q},
         cs[ncs++] = (tile_Const){"num_warps", c->warps};
+    if (c->stages)
+        cs[ncs++] = (tile_Const){"num_stages", c->stages};
     /* without SPLIT the workspaces and counters are not touched: o stands in for them */
     size_t rows = c->splits ? (size_t)l.tokens * l.q_heads * MAX_SPLITS : 0;
     Buf *ws_o = c->splits ? scratch("ws_o", T_F32, rows * D) : b.o;
@@ -229,13 +234,13 @@ void t_attn_paged(void)
      * splits (20 runs MAX_SPLITS = 16). */
     static const PagedCase cases[] = {
         /* batch, group, kv_heads, head_dim, page, BLOCK_N, bf16, window, softcap, scale,
-         * splits, big, BLOCK_Q, num_warps */
+         * splits, big, BLOCK_Q, num_warps, num_stages */
         {&MIXED, 1, 2, 64, 16, 32, 0, 0, 0, 1, 0, 0},
         {&MIXED, 4, 2, 128, 32, 16, 1, 0, 0, -1, 0, 1, 8, 8},
         {&MIXED, 8, 1, 80, 64, 16, 0, 37, 2.0, 4, 0, 1},
-        {&DECODES, 8, 1, 64, 16, 16, 0, 0, 0, 1, 4, 0, 1, 2},
+        {&DECODES, 8, 1, 64, 16, 16, 0, 0, 0, 1, 4, 0, 1, 2, 4},
         {&MIXED, 4, 2, 64, 32, 16, 1, 23, 3.0, -2, 3, 0},
-        {&SMALL, 3, 2, 64, 16, 32, 0, 5, 0, 1, 20, 0},
+        {&SMALL, 3, 2, 64, 16, 32, 0, 5, 0, 1, 20, 0, 0, 0, 3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (!(S.quick && cases[i].big))
