@@ -111,22 +111,6 @@ static LLVMValueRef amd_shuffle_idx(TargetCtx *c, LLVMValueRef v, LLVMValueRef l
     return bpermute(c, v, lane);
 }
 
-/* f32 math and f64 square roots and absolute values are instructions (or short expansions)
- * of the backend, f32 tanh and erf polynomials (target_math_f32.c); the other f64 functions
- * need AMD's device library, not linked yet. */
-static LLVMValueRef amd_math(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64)
-{
-    int exact = op == UN_ABS || op == UN_SQRT || op == UN_RSQRT || op == UN_FLOOR ||
-                op == UN_CEIL || op == UN_TRUNC;
-    if (is_f64 && !exact) {
-        diag_error(c->diags, c->loc,
-                   "this f64 math function is not available on AMD GPUs yet (it needs AMD's "
-                   "device library); compute it in f32");
-        return NULL;
-    }
-    return target_math_amd(c, op, x, is_f64);
-}
-
 /* v_mfma_f32_{16x16x16,32x32x8}{f16,bf16_1k}: A and B as 4-vectors of half (i16 for bf16),
  * the accumulator as a vector of f32; no broadcast controls (cbsz, abid, blgp 0). */
 static void amd_mfma(TargetCtx *c, MmaKind kind, int inst, LLVMValueRef *a, LLVMValueRef *b,
@@ -154,14 +138,10 @@ static void amd_mfma(TargetCtx *c, MmaKind kind, int inst, LLVMValueRef *a, LLVM
         d[i] = LLVMBuildExtractElement(c->b, r, i32_c(c, i), "");
 }
 
-/* f32 from exp2 and log2 (target_math_f32.c); f64 needs AMD's device library */
+/* from exp2 and log2: f32's in target_math_f32.c, f64's in target_math_f64.c */
 static LLVMValueRef amd_pow(TargetCtx *c, LLVMValueRef x, LLVMValueRef y, int is_f64)
 {
-    if (!is_f64)
-        return target_pow_f32(c, x, y);
-    diag_error(c->diags, c->loc, "f64 pow is not available on AMD GPUs yet (it needs AMD's "
-               "device library); compute it in f32");
-    return NULL;
+    return is_f64 ? target_pow_f64(c, x, y) : target_pow_f32(c, x, y);
 }
 
 typedef struct AmdArch {
@@ -196,7 +176,10 @@ const Target *target_amdgpu_init(Target *t, const char *name)
         .thread_id = amd_thread_id, .program_id = amd_program_id,
         .num_programs = amd_num_programs, .barrier = amd_barrier,
         .shuffle_xor = a->wave64 ? amd_shuffle_xor64 : amd_shuffle_xor32,
-        .shuffle_idx = amd_shuffle_idx, .smem_base = target_extern_smem, .math = amd_math,
+        .shuffle_idx = amd_shuffle_idx, .smem_base = target_extern_smem,
+        /* f32 tanh and erf and f64 exp, log, sin, ... computed by the kernel (no device
+         * library is linked); the rest are instructions or short expansions of the backend */
+        .math = target_math_amd,
         .mma = a->wave64 ? TARGET_MMA_MFMA : TARGET_MMA_NONE, .mfma = amd_mfma, .pow = amd_pow,
     };
     return t;

@@ -8,10 +8,10 @@
  *   (Q of degree 8 fits log2 erfc(x) + x^2 log2 e: 9e-9 relative in erfc), 1 beyond. About
  *   2.3 ulp.
  * - pow: 2^(y log2 |x|), with C's special cases (a negative x with an integral y, signed zeros,
- *   pow(x, 0) = pow(1, y) = 1, pow(-1, +-inf) = 1, NaN for a negative x and a fractional y).
+ *   pow(x, 0) = pow(1, y) = 1, pow(-1, +-inf) = 1, NaN for a finite negative x and a fractional y).
  *   Its relative error grows with |y log2 |x||: about 1e-6 where that is under 16.
  * Coefficients: Chebyshev interpolation in double, rounded to f32. */
-#include "target.h"
+#include "target_fp.h"
 
 static const double TANH_P[] = {-0.3333333134651184, 0.13333117961883545, -0.053910065442323685,
                                 0.021312745288014412, -0.006615754682570696};
@@ -31,29 +31,6 @@ static LLVMValueRef k(TargetCtx *c, double v)
     return LLVMConstReal(LLVMFloatTypeInContext(c->ctx), v);
 }
 
-static LLVMValueRef call2(TargetCtx *c, const char *name, LLVMValueRef x, LLVMValueRef y)
-{
-    LLVMTypeRef t = LLVMTypeOf(x);
-    LLVMValueRef args[2] = {x, y};
-    return target_intrinsic(c, name, &t, 1, args, 2);
-}
-
-static LLVMValueRef fma3(TargetCtx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef d)
-{
-    LLVMTypeRef t = LLVMTypeOf(a);
-    LLVMValueRef args[3] = {a, b, d};
-    return target_intrinsic(c, "llvm.fma", &t, 1, args, 3);
-}
-
-/* p[0] + p[1] x + ... + p[n-1] x^(n-1), by Horner with FMAs */
-static LLVMValueRef poly(TargetCtx *c, const double *p, int n, LLVMValueRef x)
-{
-    LLVMValueRef r = k(c, p[n - 1]);
-    for (int i = n - 2; i >= 0; i--)
-        r = fma3(c, r, x, k(c, p[i]));
-    return r;
-}
-
 static LLVMValueRef lt(TargetCtx *c, LLVMValueRef a, double v)
 {
     return LLVMBuildFCmp(c->b, LLVMRealOLT, a, k(c, v), "");
@@ -63,33 +40,35 @@ LLVMValueRef target_tanh_f32(TargetCtx *c, LLVMValueRef x)
 {
     LLVMBuilderRef b = c->b;
     LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x), u = LLVMBuildFMul(b, a, a, "");
-    LLVMValueRef small = fma3(c, LLVMBuildFMul(b, a, u, ""), poly(c, TANH_P, TANH_N, u), a);
+    LLVMValueRef small = fp_fma(c, LLVMBuildFMul(b, a, u, ""), fp_poly(c, TANH_P, TANH_N, u), a);
     LLVMValueRef e = target_intrinsic1(c, "llvm.exp2", LLVMBuildFMul(b, a, k(c, 2 * LOG2E), ""));
     LLVMValueRef half = LLVMBuildFDiv(b, k(c, 2), LLVMBuildFAdd(b, e, k(c, 1), ""), "");
     LLVMValueRef big = LLVMBuildFSub(b, k(c, 1), half, "");
-    return call2(c, "llvm.copysign", LLVMBuildSelect(b, lt(c, a, TANH_SPLIT), small, big, ""), x);
+    return fp_call2(c, "llvm.copysign", LLVMBuildSelect(b, lt(c, a, TANH_SPLIT), small, big, ""), x);
 }
 
 LLVMValueRef target_erf_f32(TargetCtx *c, LLVMValueRef x)
 {
     LLVMBuilderRef b = c->b;
     LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x), u = LLVMBuildFMul(b, a, a, "");
-    LLVMValueRef small = LLVMBuildFMul(b, a, poly(c, ERF_P, ERF_N, u), "");
-    LLVMValueRef q = poly(c, ERFC_Q, ERFC_N, LLVMBuildFSub(b, a, k(c, ERFC_MID), ""));
-    LLVMValueRef log2_erfc = fma3(c, LLVMBuildFNeg(b, u, ""), k(c, LOG2E), q);
+    LLVMValueRef small = LLVMBuildFMul(b, a, fp_poly(c, ERF_P, ERF_N, u), "");
+    LLVMValueRef q = fp_poly(c, ERFC_Q, ERFC_N, LLVMBuildFSub(b, a, k(c, ERFC_MID), ""));
+    LLVMValueRef log2_erfc = fp_fma(c, LLVMBuildFNeg(b, u, ""), k(c, LOG2E), q);
     LLVMValueRef erfc = target_intrinsic1(c, "llvm.exp2", log2_erfc);
     LLVMValueRef mid = LLVMBuildFSub(b, k(c, 1), erfc, "");
     LLVMValueRef one = LLVMBuildFCmp(b, LLVMRealOGE, a, k(c, ERF_ONE), ""); /* NaN: mid, NaN */
     LLVMValueRef r = LLVMBuildSelect(b, lt(c, a, ERF_SPLIT), small,
                                      LLVMBuildSelect(b, one, k(c, 1), mid, ""), "");
-    return call2(c, "llvm.copysign", r, x);
+    return fp_call2(c, "llvm.copysign", r, x);
 }
 
 LLVMValueRef target_math_amd(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64)
 {
-    if (!is_f64 && op == UN_TANH)
+    if (is_f64)
+        return target_math_f64(c, op, x);
+    if (op == UN_TANH)
         return target_tanh_f32(c, x);
-    if (!is_f64 && op == UN_ERF)
+    if (op == UN_ERF)
         return target_erf_f32(c, x);
     return target_math_llvm(c, op, x, is_f64);
 }
@@ -114,9 +93,11 @@ LLVMValueRef target_pow_f32(TargetCtx *c, LLVMValueRef x, LLVMValueRef y)
     LLVMValueRef whole = integral(c, y);
     LLVMValueRef even = integral(c, LLVMBuildFMul(b, y, k(c, 0.5), ""));
     LLVMValueRef odd = LLVMBuildAnd(b, whole, LLVMBuildNot(b, even, ""), "");
-    LLVMValueRef sign = call2(c, "llvm.copysign", k(c, 1), x); /* -0 counts as negative */
+    LLVMValueRef sign = fp_call2(c, "llvm.copysign", k(c, 1), x); /* -0 counts as negative */
     r = LLVMBuildSelect(b, LLVMBuildAnd(b, lt(c, sign, 0), odd, ""), LLVMBuildFNeg(b, r, ""), r, "");
-    LLVMValueRef no_real = LLVMBuildAnd(b, lt(c, x, 0), LLVMBuildNot(b, whole, ""), "");
+    LLVMValueRef finite_neg = LLVMBuildAnd(b, lt(c, x, 0), /* pow(-inf, 0.5) = inf */
+                                           LLVMBuildFCmp(b, LLVMRealONE, x, k(c, -__builtin_inf()), ""), "");
+    LLVMValueRef no_real = LLVMBuildAnd(b, finite_neg, LLVMBuildNot(b, whole, ""), "");
     r = LLVMBuildSelect(b, no_real, k(c, __builtin_nan("")), r, "");
     LLVMValueRef y_inf = eq(c, target_intrinsic1(c, "llvm.fabs", y), __builtin_inf());
     LLVMValueRef unit = LLVMBuildOr(b, eq(c, y, 0), eq(c, x, 1), "");

@@ -214,11 +214,10 @@ static const Target sim_target = {
     .module_finish = sim_module_finish,
 };
 
+/* the AMD GPU code's pow (target_math_f32.c, target_math_f64.c) */
 static LLVMValueRef sim_amd_pow(TargetCtx *c, LLVMValueRef x, LLVMValueRef y, int is_f64)
 {
-    LLVMTypeRef t = LLVMTypeOf(x);
-    LLVMValueRef args[2] = {x, y};
-    return is_f64 ? target_intrinsic(c, "llvm.pow", &t, 1, args, 2) : target_pow_f32(c, x, y);
+    return is_f64 ? target_pow_f64(c, x, y) : target_pow_f32(c, x, y);
 }
 
 /* "sim-amd": the AMD lowering path (CDNA: waves of 64 lanes, MFMA, 64 KiB of LDS, no
@@ -246,7 +245,7 @@ static const Target sim_amd_target = {
     .mfma = sim_mfma,
     .smem_base = sim_smem_base,
     .smem_access = sim_smem_access,
-    .math = target_math_amd, /* the AMD GPU code's f32 tanh, erf and pow */
+    .math = target_math_amd, /* the AMD GPU code's: f32 tanh and erf, f64 exp, log, sin, ... */
     .pow = sim_amd_pow,
     .module_finish = sim_module_finish,
 };

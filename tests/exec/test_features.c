@@ -41,6 +41,11 @@ void t_elementwise(void)
     }
 }
 
+/* the math kernels' FN */
+static const char *const MATH_NAMES[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs",
+                                         "sin", "cos", "floor", "ceil", "trunc", "tanh", "erf",
+                                         "sigmoid", "clamp"};
+
 static double math_ref(int fn, double a)
 {
     switch (fn) {
@@ -81,9 +86,10 @@ static void t_math_ulp(void)
         run(EW, "math_f32", ARGS(P(x), P(o), I(N)), CONSTS({"FN", fn}));
     }
     static const double px[] = {-0.0, -0.0, 0.0, -2, -2, -1, 1, NAN, 0.5, 2, -INFINITY,
-                                -INFINITY, INFINITY, -8, 16, -3, 2, -1, 0.25};
+                                -INFINITY, INFINITY, -8, 16, -3, 2, -1, 0.25, -INFINITY,
+                                -INFINITY};
     static const double py[] = {3, -3, -1, 3, 0.5, INFINITY, NAN, 0, INFINITY, -INFINITY, 3,
-                                2, -1, 1.0 / 3, 0.25, 2, 0.5, -INFINITY, -2.5};
+                                2, -1, 1.0 / 3, 0.25, 2, 0.5, -INFINITY, -2.5, 0.5, -0.5};
     enum { NP = sizeof px / sizeof px[0] };
     begin("pow_f32 special cases as C's, n=%d", NP);
     Buf *x = input("x", T_F32, NP, 0, 0), *y = input("y", T_F32, NP, 0, 0);
@@ -100,17 +106,187 @@ static void t_math_ulp(void)
     run(EW, "pow_f32", ARGS(P(x), P(y), P(o), P(o3), P(oi), I(NP)), NO_CONSTS);
 }
 
+/* ---- f64 math: on AMD GPUs and sim-amd the kernel computes exp ... erf and pow itself
+ * (target_math_f64.c, target_trig_f64.c); elsewhere they are the C library's ---- */
+
+enum { MAX_POINTS = 60000 };
+static struct { double x[MAX_POINTS], y[MAX_POINTS]; int n; } pts;
+
+static void pts_add(double x, double y)
+{
+    if (pts.n < MAX_POINTS)
+        pts.x[pts.n] = x, pts.y[pts.n++] = y;
+}
+
+/* n points evenly over [lo, hi] */
+static void pts_grid(double lo, double hi, int n)
+{
+    for (int i = 0; i < n; i++)
+        pts_add(lo + (hi - lo) * i / (n - 1), 0);
+}
+
+/* n points evenly over [log lo, log hi] (0 < lo < hi), with both signs when `signs` */
+static void pts_log(double lo, double hi, int n, int signs)
+{
+    for (int i = 0; i < n; i++) {
+        double v = exp(log(lo) + (log(hi) - log(lo)) * i / (n - 1));
+        pts_add(signs && i % 2 ? -v : v, 0);
+    }
+}
+
+static void pts_list(const double *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        pts_add(v[i], 0), pts_add(-v[i], 0);
+}
+
+/* the doubles nearest k pi/2 for k = 1..n, and their neighbours: where sin or cos is tiny */
+static void pts_half_pi(int n)
+{
+    for (int k = 1; k <= n; k++) {
+        double v = fma(k, 1.5707963267948966, k * 6.123233995736766e-17);
+        pts_add(v, 0), pts_add(nextafter(v, 0), 0), pts_add(nextafter(v, INFINITY), 0);
+    }
+}
+
+/* math_f64 FN over the points, each within `ulps` of the C library's */
+static void check_f64(int fn, const char *name, double ulps)
+{
+    int n = pts.n;
+    begin("math_f64 %s within %g ulp, n=%d", name, ulps, n);
+    Buf *x = input("x", T_F64, (size_t)n, 0, 0), *o = output("o", T_F64, (size_t)n, 1e-12);
+    for (int i = 0; i < n; i++) {
+        x->v[i] = pts.x[i];
+        o->v[i] = math_ref(fn, pts.x[i]);
+        ulp_bound(o, (size_t)i, ulps);
+    }
+    run(EW, "math_f64", ARGS(P(x), P(o), I(n)), CONSTS({"FN", fn}));
+    pts.n = 0;
+}
+
+static void t_exp_log_f64(void)
+{
+    static const double exp_special[] = {0, 5e-324, 1e-17, INFINITY, NAN, 1e300, 710, 746,
+                                         709.782712893384, 745.1332191019411,
+                                         745.1332191019412, 708.3964185322641};
+    for (int fn = 0; fn <= 1; fn++) {
+        double top = fn ? 1024 : 709.782712893384, bottom = fn ? -1074 : -745.1332191019411;
+        pts_grid(fn ? -1080 : -750, fn ? 1025 : 710, 20001);
+        pts_grid(bottom, bottom + 60, 6001); /* subnormal results */
+        pts_grid(top - 1, top, 2001);        /* the largest */
+        pts_log(1e-300, 1, 2001, 1);
+        pts_list(exp_special, sizeof exp_special / sizeof exp_special[0]);
+        check_f64(fn, fn ? "exp2" : "exp", 2);
+    }
+    static const double log_special[] = {0, 1, 2, 0.5, 5e-324, 2.2250738585072014e-308,
+                                         2.2250738585072009e-308, 1.7976931348623157e308,
+                                         1 + 0x1p-52, 1 - 0x1p-53, INFINITY, NAN};
+    for (int fn = 2; fn <= 3; fn++) {
+        pts_log(5e-324, 1.7976931348623157e308, 20001, 0);
+        pts_grid(0.99, 1.01, 8001);
+        pts_grid(0.5, 2, 8001);
+        pts_log(1 + 1e-15, 1 + 1e-6, 2001, 0);
+        pts_list(log_special, sizeof log_special / sizeof log_special[0]);
+        check_f64(fn, fn == 3 ? "log2" : "log", 2);
+    }
+}
+
+static void t_trig_f64(void)
+{
+    static const double special[] = {0, 5e-324, 1e-8, 0.5, 1e22, 1e300, 0x1p1000, 0x1p30,
+                                     0x1p30 - 0x1p-22, 0x1.b7a9cc0ca1c8bp+994,
+                                     1.7976931348623157e308, INFINITY, NAN};
+    for (int fn = 7; fn <= 8; fn++) {
+        pts_grid(-10, 10, 40001);
+        pts_half_pi(2000);
+        pts_grid(0x1p30 - 200, 0x1p30 + 200, 2001); /* where the reductions meet */
+        pts_log(1e-300, 1.7976931348623157e308, 8001, 1);
+        pts_list(special, sizeof special / sizeof special[0]);
+        check_f64(fn, fn == 7 ? "sin" : "cos", 2);
+    }
+    /* the double closest to a multiple of pi/2 (Kahan-McDonald): cos is -0x1.14ae72e6ba22fp-61
+     * correctly rounded (mpmath, 500 digits); glibc 2.36's is 8 ulp off there */
+    begin("math_f64 cos(0x1.6ac5b262ca1ffp+849) within 8 ulp");
+    Buf *x = input("x", T_F64, 1, 0, 0), *o = output("o", T_F64, 1, 1e-12);
+    x->v[0] = 0x1.6ac5b262ca1ffp+849, o->v[0] = -0x1.14ae72e6ba22fp-61;
+    ulp_bound(o, 0, 8);
+    run(EW, "math_f64", ARGS(P(x), P(o), I(1)), CONSTS({"FN", 8}));
+}
+
+static void t_tanh_erf_f64(void)
+{
+    static const double special[] = {0, 5e-324, 1e-300, 1e-20, 1e-8, 19, 22, 40, 1e300,
+                                     INFINITY, NAN};
+    for (int fn = 12; fn <= 13; fn++) {
+        pts_grid(-20, 20, 40001);
+        pts_grid(0.5, 0.6, 2001);   /* tanh's two forms meet at 0.55 */
+        pts_grid(0.95, 1.05, 2001); /* erf's at 1 */
+        pts_grid(5.8, 6.2, 2001);   /* erf becomes 1 */
+        pts_log(1e-300, 1, 2001, 1);
+        pts_list(special, sizeof special / sizeof special[0]);
+        check_f64(fn, fn == 12 ? "tanh" : "erf", 3);
+    }
+}
+
+/* pow_f64 over the point pairs: C's special cases, finite results within 2 ulp */
+static void t_pow_f64(void)
+{
+    static const double sx[] = {0, -0.0, 0, -0.0, -0.0, 0, -2, -2, -2, -1, -1, 1, 1, NAN,
+                                NAN, 0.5, 2, 2, -INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                                INFINITY, INFINITY, -8, -8, 16, -3, -1, 0.25, 5e-324, 10,
+                                10, 1.7976931348623157e308, -0.5, -0.5, 2, 0.5};
+    static const double sy[] = {3, 3, -3, -3, 0.5, -INFINITY, 3, 0.5, -INFINITY, INFINITY,
+                                -INFINITY, NAN, INFINITY, 0, 1, INFINITY, -INFINITY, NAN, 3,
+                                2, 0.5, -0.5, -1, 0, 1.0 / 3, -3, 0.25, 2, 1e300, -2.5, 0.5,
+                                308, 400, -1, 1075, 1074, -1074.5, 1022.5};
+    _Static_assert(sizeof sx == sizeof sy, "one y per x");
+    for (size_t i = 0; i < sizeof sx / sizeof sx[0]; i++)
+        pts_add(sx[i], sy[i]);
+    for (int i = 0; i < 20000; i++) /* 1e-5 .. 1e5 to the -50 .. 50 */
+        pts_add(exp(-11.5 + 23 * rnd_unit()), -50 + 100 * rnd_unit());
+    for (int i = 0; i < 5000; i++) /* a negative base, an integral exponent */
+        pts_add(-exp(-11.5 + 23 * rnd_unit()), (double)rnd_int(-50, 50));
+    for (int i = 0; i < 5000; i++) /* y log2 x up to about 720 */
+        pts_add(0.999 + 0.002 * rnd_unit(), -5e5 + 1e6 * rnd_unit());
+    int n = pts.n;
+    begin("pow_f64 within 2 ulp and C's special cases, n=%d", n);
+    Buf *x = input("x", T_F64, (size_t)n, 0, 0), *y = input("y", T_F64, (size_t)n, 0, 0);
+    Buf *o = output("o", T_F64, (size_t)n, 1e-12);
+    for (int i = 0; i < n; i++) {
+        x->v[i] = pts.x[i], y->v[i] = pts.y[i];
+        o->v[i] = pow(pts.x[i], pts.y[i]);
+        ulp_bound(o, (size_t)i, 2);
+    }
+    run(EW, "pow_f64", ARGS(P(x), P(y), P(o), I(n)), NO_CONSTS);
+    pts.n = 0;
+}
+
+/* every math_f64 function on a few random values; then the dense checks */
+static void t_math_f64(void)
+{
+    for (int fn = 0; fn < 16; fn++) {
+        int positive = fn >= 2 && fn <= 5;
+        begin("math_f64 %s n=500", MATH_NAMES[fn]);
+        Buf *x = input("x", T_F64, 500, positive ? 0.05 : -4, positive ? 8 : 4);
+        Buf *o = output("o", T_F64, 500, 1e-14);
+        for (int i = 0; i < 500; i++)
+            o->v[i] = math_ref(fn, x->v[i]);
+        run(EW, "math_f64", ARGS(P(x), P(o), I(500)), CONSTS({"FN", fn}));
+    }
+    t_exp_log_f64();
+    t_trig_f64();
+    t_tanh_erf_f64();
+    t_pow_f64();
+}
+
 void t_math(void)
 {
-    static const char *const names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs",
-                                        "sin", "cos", "floor", "ceil", "trunc", "tanh", "erf",
-                                        "sigmoid", "clamp"};
     for (int fn = 0; fn < 16; fn++)
         for (int f16 = 0; f16 < 2; f16++) {
             int n = f16 ? 333 : 1000;
             Ty t = f16 ? T_F16 : T_F32;
             int positive = fn >= 2 && fn <= 5;
-            begin("math_%s %s n=%d", f16 ? "f16" : "f32", names[fn], n);
+            begin("math_%s %s n=%d", f16 ? "f16" : "f32", MATH_NAMES[fn], n);
             Buf *x = input("x", t, n, positive ? 0.05 : -4, positive ? 8 : 4);
             Buf *o = output("o", t, n, f16 ? TOL_F16 : TOL_F32);
             for (int i = 0; i < n; i++)
@@ -147,6 +323,7 @@ void t_math(void)
         run(EW, "pow_f32", ARGS(P(x), P(y), P(o), P(o3), P(oi), I(n)), NO_CONSTS);
     }
     t_math_ulp();
+    t_math_f64();
     begin("math_int sqrt n=100");
     Buf *x = input("x", T_I32, 100, 0, 10000);
     Buf *o = output("o", T_F32, 100, 1e-6);

@@ -1,0 +1,266 @@
+/* target_math_f64.c: f64 exp, exp2, log, log2, tanh, erf and pow computed by the kernel from
+ * FMA, ldexp, frexp and polynomials, for AMD GPUs: LLVM's AMDGPU backend has no f64 exp or
+ * log, and no device library is linked (sin and cos: target_trig_f64.c). The emulated AMD path
+ * runs the same code, so CI checks it against libm. No branches: both sides of a range are
+ * computed and one selected. Intermediate results are double-doubles (hi + lo) where one
+ * rounding would cost an ulp.
+ * - exp2 of a double-double t: n = rint(t), e^((t - n) ln2) by 1 + r + r^2 Q(r) (Taylor to
+ *   r^13), scaled by ldexp(., n), which also rounds subnormal results; exp(x) = exp2(x log2 e).
+ * - log: frexp gives a = 2^e m, m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s), s = (m-1)/(m+1),
+ *   = 2s + s^3 (2/3 + z P(z)), z = s^2 (Taylor to s^25), s and s^3 in double-double: the
+ *   double-double log2 |x| (relative error about 2^-66) that pow needs.
+ * - tanh: a + a^3 P(a^2) below 0.55, 1 - 2 / (e^(2a) + 1) above; sign restored.
+ * - erf: a (2/sqrt(pi) + z H(z)) below 1, 1 - e^(-a^2) G((a - 3) / (a + 3)) up to 6 (a^2 split
+ *   exactly with FMA), 1 beyond; sign restored.
+ * - pow: 2^(y log2 |x|), the product in double-double, with C's special cases.
+ * Coefficients: EXP_Q, LOG_P are Taylor's (1/k!, 2/(2k+1)) rounded to double; TANH_P, ERF_H,
+ * ERFC_G are Chebyshev interpolants from mpmath's chebyfit at 60 digits (errors 8e-18, 5e-19,
+ * 2e-19), rounded to double. */
+#include "target_fp.h"
+
+static const double EXP_Q[] = {0.5, 0.16666666666666666, 0.041666666666666664,
+                               0.008333333333333333, 0.001388888888888889, 0.0001984126984126984,
+                               2.48015873015873e-05, 2.7557319223985893e-06,
+                               2.755731922398589e-07, 2.505210838544172e-08,
+                               2.08767569878681e-09, 1.6059043836821613e-10};
+static const double LOG_P[] = {0.4, 0.2857142857142857, 0.2222222222222222,
+                               0.18181818181818182, 0.15384615384615385, 0.13333333333333333,
+                               0.11764705882352941, 0.10526315789473684, 0.09523809523809523,
+                               0.08695652173913043, 0.08};
+/* (tanh a - a) / a^3 in z = a^2 on [0, 0.3025] */
+static const double TANH_P[] = {-0.3333333333333333, 0.13333333333332714, -0.053968253967434016,
+                                0.021869488493666944, -0.008863234397814355,
+                                0.003592110378689024, -0.001455661830100716,
+                                0.0005889360520074057, -0.0002346347410887237,
+                                8.511313685577672e-05, -2.060276537636634e-05};
+/* (erf(a) / a - 2/sqrt(pi)) / z in z = a^2 on [0, 1] */
+static const double ERF_H[] = {-0.37612638903183754, 0.11283791670955111, -0.026866170645123838,
+                               0.005223977625303518, -0.0008548327010033328,
+                               0.00012055332214716276, -1.4925622504489842e-05,
+                               1.6461446656928561e-06, -1.6355118610877705e-07,
+                               1.4692484859133263e-08, -1.1500357159785296e-09,
+                               6.174097221305255e-11};
+/* erfc(a) e^(a^2) in t = (a - 3) / (a + 3) on [-1/2, 1/3] (a in [1, 6]) */
+static const double ERFC_G[] = {0.17900115118138996, -0.3262335600430372, 0.24560380171233093,
+                                -0.15011593650077582, 0.07166583719797331, -0.024392499318790735,
+                                0.004269136333077869, 0.0007077464435611972,
+                                -0.0005970619531815352, 4.525520140579536e-05,
+                                6.405657794051666e-05, -1.2859347351455289e-05,
+                                -7.977696579644072e-06, 2.1124428949403864e-06,
+                                1.2459620847174093e-06, -2.6915157592850126e-07,
+                                -2.0355575642200858e-07};
+enum { EXP_N = 12, LOG_N = 11, TANH_N = 11, ERF_N = 12, ERFC_N = 17 };
+/* double-double constants: the value rounded, then the rest rounded */
+static const double LN2_H = 0.6931471805599453, LN2_L = 2.3190468138462996e-17;
+static const double LOG2E_H = 1.4426950408889634, LOG2E_L = 2.0355273740931033e-17;
+static const double TWO_THIRDS_H = 0.6666666666666666, TWO_THIRDS_L = 3.700743415417188e-17;
+static const double TWO_SQRTPI_H = 1.1283791670955126, TWO_SQRTPI_L = 1.533545961316588e-17;
+static const double SQRT_HALF = 0.7071067811865476, EXP2_LIMIT = 1100, TANH_SPLIT = 0.55,
+                    ERF_SPLIT = 1, ERF_ONE = 6;
+
+typedef struct { LLVMValueRef hi, lo; } DD; /* hi + lo, |lo| <= ulp(hi) / 2 or about */
+
+static LLVMValueRef k(TargetCtx *c, double v)
+{
+    return LLVMConstReal(LLVMDoubleTypeInContext(c->ctx), v);
+}
+
+static LLVMValueRef fcmp(TargetCtx *c, LLVMRealPredicate p, LLVMValueRef a, double v)
+{
+    return LLVMBuildFCmp(c->b, p, a, k(c, v), "");
+}
+
+static LLVMValueRef sel(TargetCtx *c, LLVMValueRef cond, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildSelect(c->b, cond, a, b, "");
+}
+
+/* x where x is NaN, else r */
+static LLVMValueRef nan_through(TargetCtx *c, LLVMValueRef x, LLVMValueRef r)
+{
+    return sel(c, LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, ""), x, r);
+}
+
+/* a + b exactly, for |a| >= |b| (or a = 0) */
+static DD fast_two_sum(TargetCtx *c, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef s = fp_add(c, a, b);
+    return (DD){s, fp_add(c, fp_sub(c, a, s), b)};
+}
+
+/* a + b exactly, any order of magnitude */
+static DD two_sum(TargetCtx *c, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef s = fp_add(c, a, b), bb = fp_sub(c, s, a);
+    return (DD){s, fp_add(c, fp_sub(c, a, fp_sub(c, s, bb)), fp_sub(c, b, bb))};
+}
+
+/* x (hi + lo) times the double-double constant h + l, to about 2^-104 */
+static DD mul_dd(TargetCtx *c, DD x, double h, double l)
+{
+    LLVMValueRef p = fp_mul(c, x.hi, k(c, h));
+    LLVMValueRef err = fp_fma(c, x.hi, k(c, h), LLVMBuildFNeg(c->b, p, ""));
+    return (DD){p, fp_add(c, err, fp_fma(c, x.hi, k(c, l), fp_mul(c, x.lo, k(c, h))))};
+}
+
+/* e^(r.hi + r.lo) for |r.hi| <= ln2 / 2: 1 + r.hi exactly, then the rest */
+static LLVMValueRef exp_reduced(TargetCtx *c, DD r)
+{
+    LLVMValueRef z = fp_mul(c, r.hi, r.hi);
+    DD one = fast_two_sum(c, k(c, 1), r.hi);
+    LLVMValueRef rest = fp_fma(c, z, fp_poly(c, EXP_Q, EXP_N, r.hi), fp_fma(c, r.lo, r.hi, r.lo));
+    return fp_add(c, one.hi, fp_add(c, one.lo, rest));
+}
+
+/* 2^(t.hi + t.lo); NaN t.hi gives a number (callers select NaN themselves) */
+static LLVMValueRef exp2_dd(TargetCtx *c, DD t)
+{
+    LLVMValueRef th = fp_call2(c, "llvm.maxnum", fp_call2(c, "llvm.minnum", t.hi, k(c, EXP2_LIMIT)),
+                            k(c, -EXP2_LIMIT)); /* beyond: 0 or inf all the same */
+    LLVMValueRef in_range = fcmp(c, LLVMRealOLT, target_intrinsic1(c, "llvm.fabs", t.hi),
+                                 EXP2_LIMIT);
+    LLVMValueRef n = target_intrinsic1(c, "llvm.rint", th);
+    DD f = two_sum(c, fp_sub(c, th, n), sel(c, in_range, t.lo, k(c, 0))); /* th - n: exact */
+    LLVMValueRef m = exp_reduced(c, mul_dd(c, f, LN2_H, LN2_L));
+    LLVMTypeRef types[2] = {LLVMDoubleTypeInContext(c->ctx), LLVMInt32TypeInContext(c->ctx)};
+    LLVMValueRef args[2] = {m, LLVMBuildFPToSI(c->b, n, types[1], "")};
+    return target_intrinsic(c, "llvm.ldexp", types, 2, args, 2);
+}
+
+/* e^(x.hi + x.lo) */
+static LLVMValueRef exp_dd(TargetCtx *c, DD x)
+{
+    return exp2_dd(c, mul_dd(c, x, LOG2E_H, LOG2E_L));
+}
+
+/* log a = e ln 2 + l.hi + l.lo for a finite a > 0; returns e (an f64 integer) */
+static LLVMValueRef log_parts(TargetCtx *c, LLVMValueRef a, DD *l)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMTypeRef types[2] = {LLVMDoubleTypeInContext(c->ctx), LLVMInt32TypeInContext(c->ctx)};
+    LLVMValueRef fr = target_intrinsic(c, "llvm.frexp", types, 2, &a, 1);
+    LLVMValueRef m = LLVMBuildExtractValue(b, fr, 0, "");
+    LLVMValueRef e = LLVMBuildSIToFP(b, LLVMBuildExtractValue(b, fr, 1, ""), types[0], "");
+    LLVMValueRef low = fcmp(c, LLVMRealOLT, m, SQRT_HALF);
+    m = sel(c, low, fp_add(c, m, m), m);
+    e = sel(c, low, fp_sub(c, e, k(c, 1)), e);
+    LLVMValueRef f = fp_sub(c, m, k(c, 1));        /* exact */
+    DD d = fast_two_sum(c, k(c, 2), f);        /* 2 + f */
+    LLVMValueRef s = LLVMBuildFDiv(b, f, d.hi, "");
+    LLVMValueRef rem = fp_sub(c, fp_fma(c, LLVMBuildFNeg(b, s, ""), d.hi, f), fp_mul(c, s, d.lo));
+    LLVMValueRef s_lo = LLVMBuildFDiv(b, rem, d.hi, ""); /* s + s_lo = f / (2 + f) */
+    LLVMValueRef z = fp_mul(c, s, s), z_lo = fp_fma(c, s, s, LLVMBuildFNeg(b, z, ""));
+    LLVMValueRef cube = fp_mul(c, z, s);                   /* s^3 = cube + cube_lo */
+    LLVMValueRef cube_lo = fp_fma(c, z, s, LLVMBuildFNeg(b, cube, ""));
+    cube_lo = fp_fma(c, z_lo, s, fp_fma(c, fp_mul(c, k(c, 3), z), s_lo, cube_lo));
+    DD q = fast_two_sum(c, k(c, TWO_THIRDS_H), fp_mul(c, z, fp_poly(c, LOG_P, LOG_N, z)));
+    q.lo = fp_add(c, q.lo, k(c, TWO_THIRDS_L));
+    LLVMValueRef t = fp_mul(c, cube, q.hi);                /* s^3 q = t + t_lo */
+    LLVMValueRef t_lo = fp_fma(c, cube, q.hi, LLVMBuildFNeg(b, t, ""));
+    t_lo = fp_fma(c, cube, q.lo, fp_fma(c, cube_lo, q.hi, t_lo));
+    DD sum = fast_two_sum(c, fp_add(c, s, s), t);
+    *l = (DD){sum.hi, fp_add(c, sum.lo, fp_fma(c, k(c, 2), s_lo, t_lo))};
+    return e;
+}
+
+/* log a (base2: log2 a) as a double-double, for a finite a > 0 */
+static DD log_dd(TargetCtx *c, LLVMValueRef a, int base2)
+{
+    DD l;
+    LLVMValueRef e = log_parts(c, a, &l);
+    DD el = base2 ? (DD){e, k(c, 0)} : mul_dd(c, (DD){e, k(c, 0)}, LN2_H, LN2_L);
+    DD ll = base2 ? mul_dd(c, l, LOG2E_H, LOG2E_L) : l;
+    DD s = fast_two_sum(c, el.hi, ll.hi); /* |e ln2| >= 0.69 > |log m| unless e = 0 */
+    return (DD){s.hi, fp_add(c, s.lo, fp_add(c, el.lo, ll.lo))};
+}
+
+/* C's log specials: log(+-0) = -inf, log(negative) = NaN, log(inf) = inf, NaN stays */
+static LLVMValueRef log_f64(TargetCtx *c, LLVMValueRef x, int base2)
+{
+    DD l = log_dd(c, x, base2);
+    LLVMValueRef r = fp_add(c, l.hi, l.lo);
+    r = sel(c, fcmp(c, LLVMRealOEQ, x, __builtin_inf()), x, r);
+    r = sel(c, fcmp(c, LLVMRealOEQ, x, 0), k(c, -__builtin_inf()), r);
+    return sel(c, fcmp(c, LLVMRealULT, x, 0), k(c, __builtin_nan("")), r);
+}
+
+static LLVMValueRef tanh_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x), z = fp_mul(c, a, a);
+    LLVMValueRef small = fp_fma(c, fp_mul(c, a, z), fp_poly(c, TANH_P, TANH_N, z), a);
+    LLVMValueRef e = exp_dd(c, (DD){fp_add(c, a, a), k(c, 0)});
+    LLVMValueRef big = fp_sub(c, k(c, 1), LLVMBuildFDiv(c->b, k(c, 2), fp_add(c, e, k(c, 1)), ""));
+    LLVMValueRef r = sel(c, fcmp(c, LLVMRealOLT, a, TANH_SPLIT), small, big);
+    return nan_through(c, x, fp_call2(c, "llvm.copysign", r, x));
+}
+
+static LLVMValueRef erf_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x), z = fp_mul(c, a, a);
+    LLVMValueRef h = fp_fma(c, z, fp_poly(c, ERF_H, ERF_N, z), k(c, TWO_SQRTPI_L));
+    LLVMValueRef small = fp_fma(c, a, k(c, TWO_SQRTPI_H), fp_mul(c, a, h));
+    LLVMValueRef z_lo = fp_fma(c, a, a, LLVMBuildFNeg(b, z, ""));  /* a^2 = z + z_lo */
+    LLVMValueRef e = exp_dd(c, (DD){LLVMBuildFNeg(b, z, ""), LLVMBuildFNeg(b, z_lo, "")});
+    LLVMValueRef t = LLVMBuildFDiv(b, fp_sub(c, a, k(c, 3)), fp_add(c, a, k(c, 3)), "");
+    LLVMValueRef mid = fp_sub(c, k(c, 1), fp_mul(c, e, fp_poly(c, ERFC_G, ERFC_N, t)));
+    LLVMValueRef r = sel(c, fcmp(c, LLVMRealOLT, a, ERF_ONE), mid, k(c, 1));
+    r = sel(c, fcmp(c, LLVMRealOLT, a, ERF_SPLIT), small, r);
+    return nan_through(c, x, fp_call2(c, "llvm.copysign", r, x));
+}
+
+LLVMValueRef target_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
+{
+    switch (op) {
+    case UN_EXP: return nan_through(c, x, exp_dd(c, (DD){x, k(c, 0)}));
+    case UN_EXP2: return nan_through(c, x, exp2_dd(c, (DD){x, k(c, 0)}));
+    case UN_LOG: return log_f64(c, x, 0);
+    case UN_LOG2: return log_f64(c, x, 1);
+    case UN_SIN: return target_sincos_f64(c, x, 0);
+    case UN_COS: return target_sincos_f64(c, x, 1);
+    case UN_TANH: return tanh_f64(c, x);
+    case UN_ERF: return erf_f64(c, x);
+    default: return target_math_llvm(c, op, x, 1);
+    }
+}
+
+/* y is an integer (infinities count as even ones) */
+static LLVMValueRef integral(TargetCtx *c, LLVMValueRef y)
+{
+    return LLVMBuildFCmp(c->b, LLVMRealOEQ, target_intrinsic1(c, "llvm.trunc", y), y, "");
+}
+
+/* 2^(y log2 |x|) with y log2 |x| a double-double; log2 of 0 and inf as -inf and inf */
+static LLVMValueRef pow_magnitude(TargetCtx *c, LLVMValueRef ax, LLVMValueRef y)
+{
+    DD l = log_dd(c, ax, 1);
+    l.hi = sel(c, fcmp(c, LLVMRealOEQ, ax, __builtin_inf()), ax, l.hi);
+    l.hi = sel(c, fcmp(c, LLVMRealOEQ, ax, 0), k(c, -__builtin_inf()), l.hi);
+    LLVMValueRef t = fp_mul(c, y, l.hi);
+    LLVMValueRef t_lo = fp_fma(c, y, l.lo, fp_fma(c, y, l.hi, LLVMBuildFNeg(c->b, t, "")));
+    return exp2_dd(c, (DD){t, t_lo}); /* t_lo (NaN where t is infinite) is dropped there */
+}
+
+/* C's pow: a negative x with an integral y (its sign from y's parity), signed zeros,
+ * pow(x, 0) = pow(1, y) = 1 (NaN included), pow(-1, +-inf) = 1, NaN for a finite negative x
+ * and a fractional y, NaN in, NaN out otherwise */
+LLVMValueRef target_pow_f64(TargetCtx *c, LLVMValueRef x, LLVMValueRef y)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMValueRef ax = target_intrinsic1(c, "llvm.fabs", x);
+    LLVMValueRef r = pow_magnitude(c, ax, y);
+    LLVMValueRef whole = integral(c, y), even = integral(c, fp_mul(c, y, k(c, 0.5)));
+    LLVMValueRef odd = LLVMBuildAnd(b, whole, LLVMBuildNot(b, even, ""), "");
+    LLVMValueRef sign = fp_call2(c, "llvm.copysign", k(c, 1), x); /* -0 counts as negative */
+    r = sel(c, LLVMBuildAnd(b, fcmp(c, LLVMRealOLT, sign, 0), odd, ""), LLVMBuildFNeg(b, r, ""), r);
+    LLVMValueRef finite_neg = LLVMBuildAnd(b, fcmp(c, LLVMRealOLT, x, 0),
+                                           fcmp(c, LLVMRealONE, x, -__builtin_inf()), "");
+    LLVMValueRef no_real = LLVMBuildAnd(b, finite_neg, LLVMBuildNot(b, whole, ""), "");
+    r = sel(c, no_real, k(c, __builtin_nan("")), r);
+    r = sel(c, LLVMBuildFCmp(b, LLVMRealUNO, x, y, ""), fp_add(c, x, y), r);
+    LLVMValueRef y_inf = fcmp(c, LLVMRealOEQ, target_intrinsic1(c, "llvm.fabs", y),
+                              __builtin_inf());
+    LLVMValueRef unit = LLVMBuildOr(b, fcmp(c, LLVMRealOEQ, y, 0), fcmp(c, LLVMRealOEQ, x, 1), "");
+    unit = LLVMBuildOr(b, unit, LLVMBuildAnd(b, y_inf, fcmp(c, LLVMRealOEQ, ax, 1), ""), "");
+    return sel(c, unit, k(c, 1), r);
+}
