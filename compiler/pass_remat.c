@@ -7,10 +7,14 @@
  * integer gathers (a block table's entries for a tile of keys) are loaded again in the wanted
  * layout too, when nothing is stored between the load and the conversion: a few cached loads
  * instead of a shared-memory round trip, and an address that stays a function of the loop's
- * induction variable, as the pipeliner needs. */
+ * induction variable, as the pipeliner needs. Conversions that move nothing between threads
+ * stay (register renaming), and one that another copy of the same value serves that way
+ * converts that copy. */
+#include "layout.h"
+#include "layout_convert.h"
 #include "passes.h"
 
-enum { MAX_CHAIN = 40, MAX_RELOAD = 256 };
+enum { MAX_CHAIN = 40, MAX_RELOAD = 256, MAX_DONE = 32 };
 
 static int cheap_op(TirOpcode c)
 {
@@ -98,19 +102,59 @@ static TirValue *clone(TirKernel *k, TirOp *at, TirValue *x, const TirLayout *wa
     return c->results[0];
 }
 
+/* Moving x into layout `to` moves nothing between threads (layout_convert.h: the same map,
+ * or a register permutation): lowering renames registers, cheaper than computing again. */
+static int free_move(const TirValue *x, const TirLayout *to)
+{
+    LinearLayout from, dst;
+    if (layout_ll(x->layout, x->type.shape, x->type.rank, &from) ||
+        layout_ll(to, x->type.shape, x->type.rank, &dst))
+        return 0;
+    ConvPlan plan;
+    conv_plan(&from, &dst, &plan);
+    return plan.kind == CONV_NONE || plan.kind == CONV_REGS;
+}
+
+/* What one block recomputed so far: the value converted, and its copy in another layout. */
+typedef struct Done {
+    const TirValue *from[MAX_DONE];
+    TirValue *to[MAX_DONE];
+    int n;
+} Done;
+
+/* A copy of `from` made earlier in this block that moves into `want` for free, or NULL:
+ * paged attention's K^T and V copies want a block table's entries in two encodings of one
+ * map, and are served by one load. */
+static TirValue *done_before(const Done *d, const TirValue *from, const TirLayout *want)
+{
+    for (int i = 0; i < d->n; i++)
+        if (d->from[i] == from && free_move(d->to[i], want))
+            return d->to[i];
+    return NULL;
+}
+
 static void visit(TirKernel *k, TirBlock *b)
 {
+    Done done = {.n = 0};
     for (TirOp *op = b->first, *next; op; op = next) {
         next = op->next;
         for (int r = 0; r < op->nregions; r++)
             visit(k, op->regions[r]);
         if (op->code != TIR_CONVERT_LAYOUT || op->ops[0]->type.rank == 0 ||
-            op->ops[0]->type.buffers || chain_cost(op->ops[0], op, MAX_CHAIN) < 0)
+            op->ops[0]->type.buffers || free_move(op->ops[0], op->results[0]->layout))
             continue;
-        TirValue *res = op->results[0];
-        TirValue *x = clone(k, op, op->ops[0], res->layout);
+        TirValue *src = op->ops[0], *res = op->results[0], *copy = done_before(&done, src, res->layout);
+        if (copy) {
+            op->ops[0] = copy;
+            continue;
+        }
+        if (chain_cost(src, op, MAX_CHAIN) < 0)
+            continue;
+        TirValue *x = clone(k, op, src, res->layout);
         tir_replace_uses(k->body, res, x);
         tir_op_remove(op);
+        if (done.n < MAX_DONE)
+            done.from[done.n] = src, done.to[done.n++] = x;
     }
 }
 
