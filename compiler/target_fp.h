@@ -1,6 +1,7 @@
 /* target_fp.h: the builders the math expansions share (target_math_f32.c, target_math_f64.c,
- * target_trig_f64.c): arithmetic, FMA, two-operand intrinsics and Horner polynomials whose
- * coefficients take x's type. Each of those files keeps its own constant maker k(). */
+ * target_trig_f64.c): arithmetic, FMA, two-operand intrinsics, Horner polynomials whose
+ * coefficients take x's type, and exact sums as double-doubles. Each of those files keeps its
+ * own constant maker k(). */
 #ifndef TILE_TARGET_FP_H
 #define TILE_TARGET_FP_H
 #include "target.h"
@@ -43,6 +44,23 @@ static inline LLVMValueRef fp_poly(TargetCtx *c, const double *p, int n, LLVMVal
     for (int i = n - 2; i >= 0; i--)
         r = fp_fma(c, r, x, LLVMConstReal(t, p[i]));
     return r;
+}
+
+/* hi + lo: a value carried with the rounding error of its last step */
+typedef struct { LLVMValueRef hi, lo; } DD;
+
+/* a + b exactly, for |a| >= |b| (or a = 0) */
+static inline DD fp_fast_two_sum(TargetCtx *c, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef s = fp_add(c, a, b);
+    return (DD){s, fp_add(c, fp_sub(c, a, s), b)};
+}
+
+/* a + b exactly, any order of magnitude */
+static inline DD fp_two_sum(TargetCtx *c, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef s = fp_add(c, a, b), bb = fp_sub(c, s, a);
+    return (DD){s, fp_add(c, fp_sub(c, a, fp_sub(c, s, bb)), fp_sub(c, b, bb))};
 }
 
 #endif

@@ -58,8 +58,6 @@ static const double TWO_SQRTPI_H = 1.1283791670955126, TWO_SQRTPI_L = 1.53354596
 static const double SQRT_HALF = 0.7071067811865476, EXP2_LIMIT = 1100, TANH_SPLIT = 0.55,
                     ERF_SPLIT = 1, ERF_ONE = 6;
 
-typedef struct { LLVMValueRef hi, lo; } DD; /* hi + lo, |lo| <= ulp(hi) / 2 or about */
-
 static LLVMValueRef k(TargetCtx *c, double v)
 {
     return LLVMConstReal(LLVMDoubleTypeInContext(c->ctx), v);
@@ -81,20 +79,6 @@ static LLVMValueRef nan_through(TargetCtx *c, LLVMValueRef x, LLVMValueRef r)
     return sel(c, LLVMBuildFCmp(c->b, LLVMRealUNO, x, x, ""), x, r);
 }
 
-/* a + b exactly, for |a| >= |b| (or a = 0) */
-static DD fast_two_sum(TargetCtx *c, LLVMValueRef a, LLVMValueRef b)
-{
-    LLVMValueRef s = fp_add(c, a, b);
-    return (DD){s, fp_add(c, fp_sub(c, a, s), b)};
-}
-
-/* a + b exactly, any order of magnitude */
-static DD two_sum(TargetCtx *c, LLVMValueRef a, LLVMValueRef b)
-{
-    LLVMValueRef s = fp_add(c, a, b), bb = fp_sub(c, s, a);
-    return (DD){s, fp_add(c, fp_sub(c, a, fp_sub(c, s, bb)), fp_sub(c, b, bb))};
-}
-
 /* x (hi + lo) times the double-double constant h + l, to about 2^-104 */
 static DD mul_dd(TargetCtx *c, DD x, double h, double l)
 {
@@ -107,7 +91,7 @@ static DD mul_dd(TargetCtx *c, DD x, double h, double l)
 static LLVMValueRef exp_reduced(TargetCtx *c, DD r)
 {
     LLVMValueRef z = fp_mul(c, r.hi, r.hi);
-    DD one = fast_two_sum(c, k(c, 1), r.hi);
+    DD one = fp_fast_two_sum(c, k(c, 1), r.hi);
     LLVMValueRef rest = fp_fma(c, z, fp_poly(c, EXP_Q, EXP_N, r.hi), fp_fma(c, r.lo, r.hi, r.lo));
     return fp_add(c, one.hi, fp_add(c, one.lo, rest));
 }
@@ -120,7 +104,7 @@ static LLVMValueRef exp2_dd(TargetCtx *c, DD t)
     LLVMValueRef in_range = fcmp(c, LLVMRealOLT, target_intrinsic1(c, "llvm.fabs", t.hi),
                                  EXP2_LIMIT);
     LLVMValueRef n = target_intrinsic1(c, "llvm.rint", th);
-    DD f = two_sum(c, fp_sub(c, th, n), sel(c, in_range, t.lo, k(c, 0))); /* th - n: exact */
+    DD f = fp_two_sum(c, fp_sub(c, th, n), sel(c, in_range, t.lo, k(c, 0))); /* th - n: exact */
     LLVMValueRef m = exp_reduced(c, mul_dd(c, f, LN2_H, LN2_L));
     LLVMTypeRef types[2] = {LLVMDoubleTypeInContext(c->ctx), LLVMInt32TypeInContext(c->ctx)};
     LLVMValueRef args[2] = {m, LLVMBuildFPToSI(c->b, n, types[1], "")};
@@ -145,7 +129,7 @@ static LLVMValueRef log_parts(TargetCtx *c, LLVMValueRef a, DD *l)
     m = sel(c, low, fp_add(c, m, m), m);
     e = sel(c, low, fp_sub(c, e, k(c, 1)), e);
     LLVMValueRef f = fp_sub(c, m, k(c, 1));        /* exact */
-    DD d = fast_two_sum(c, k(c, 2), f);        /* 2 + f */
+    DD d = fp_fast_two_sum(c, k(c, 2), f);        /* 2 + f */
     LLVMValueRef s = LLVMBuildFDiv(b, f, d.hi, "");
     LLVMValueRef rem = fp_sub(c, fp_fma(c, LLVMBuildFNeg(b, s, ""), d.hi, f), fp_mul(c, s, d.lo));
     LLVMValueRef s_lo = LLVMBuildFDiv(b, rem, d.hi, ""); /* s + s_lo = f / (2 + f) */
@@ -153,12 +137,12 @@ static LLVMValueRef log_parts(TargetCtx *c, LLVMValueRef a, DD *l)
     LLVMValueRef cube = fp_mul(c, z, s);                   /* s^3 = cube + cube_lo */
     LLVMValueRef cube_lo = fp_fma(c, z, s, LLVMBuildFNeg(b, cube, ""));
     cube_lo = fp_fma(c, z_lo, s, fp_fma(c, fp_mul(c, k(c, 3), z), s_lo, cube_lo));
-    DD q = fast_two_sum(c, k(c, TWO_THIRDS_H), fp_mul(c, z, fp_poly(c, LOG_P, LOG_N, z)));
+    DD q = fp_fast_two_sum(c, k(c, TWO_THIRDS_H), fp_mul(c, z, fp_poly(c, LOG_P, LOG_N, z)));
     q.lo = fp_add(c, q.lo, k(c, TWO_THIRDS_L));
     LLVMValueRef t = fp_mul(c, cube, q.hi);                /* s^3 q = t + t_lo */
     LLVMValueRef t_lo = fp_fma(c, cube, q.hi, LLVMBuildFNeg(b, t, ""));
     t_lo = fp_fma(c, cube, q.lo, fp_fma(c, cube_lo, q.hi, t_lo));
-    DD sum = fast_two_sum(c, fp_add(c, s, s), t);
+    DD sum = fp_fast_two_sum(c, fp_add(c, s, s), t);
     *l = (DD){sum.hi, fp_add(c, sum.lo, fp_fma(c, k(c, 2), s_lo, t_lo))};
     return e;
 }
@@ -170,7 +154,7 @@ static DD log_dd(TargetCtx *c, LLVMValueRef a, int base2)
     LLVMValueRef e = log_parts(c, a, &l);
     DD el = base2 ? (DD){e, k(c, 0)} : mul_dd(c, (DD){e, k(c, 0)}, LN2_H, LN2_L);
     DD ll = base2 ? mul_dd(c, l, LOG2E_H, LOG2E_L) : l;
-    DD s = fast_two_sum(c, el.hi, ll.hi); /* |e ln2| >= 0.69 > |log m| unless e = 0 */
+    DD s = fp_fast_two_sum(c, el.hi, ll.hi); /* |e ln2| >= 0.69 > |log m| unless e = 0 */
     return (DD){s.hi, fp_add(c, s.lo, fp_add(c, el.lo, ll.lo))};
 }
 

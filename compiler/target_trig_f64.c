@@ -43,14 +43,6 @@ static LLVMValueRef k(TargetCtx *c, double v)
 
 static LLVMValueRef neg(TargetCtx *c, LLVMValueRef a) { return LLVMBuildFNeg(c->b, a, ""); }
 
-/* (s, e) with s + e = a + b exactly, for |a| >= |b| (or a = 0) */
-static void fast_two_sum(TargetCtx *c, LLVMValueRef a, LLVMValueRef b, LLVMValueRef *s,
-                         LLVMValueRef *e)
-{
-    *s = fp_add(c, a, b);
-    *e = fp_add(c, fp_sub(c, a, *s), b);
-}
-
 /* integers: a constant of v's type, shifts by constants, and, or, widening, narrowing */
 static LLVMValueRef ik(LLVMTypeRef t, unsigned long long v) { return LLVMConstInt(t, v, 0); }
 
@@ -90,11 +82,10 @@ static Reduced reduce_medium(TargetCtx *c, LLVMValueRef a, LLVMValueRef big)
     LLVMValueRef n = target_intrinsic1(c, "llvm.rint", fp_mul(c, a, k(c, TWO_OVER_PI)));
     LLVMValueRef r1 = fp_fma(c, neg(c, n), k(c, PIO2_1), a); /* exact */
     LLVMValueRef w = fp_mul(c, n, k(c, PIO2_2)), w_lo = fp_fma(c, n, k(c, PIO2_2), neg(c, w));
-    LLVMValueRef s = fp_sub(c, r1, w), bb = fp_sub(c, s, r1); /* r1 - w = s + s_lo exactly */
-    LLVMValueRef s_lo = fp_add(c, fp_sub(c, r1, fp_sub(c, s, bb)), fp_sub(c, neg(c, w), bb));
-    LLVMValueRef lo = fp_fma(c, neg(c, n), k(c, PIO2_3), fp_sub(c, s_lo, w_lo));
-    Reduced r;
-    fast_two_sum(c, s, lo, &r.hi, &r.lo);
+    DD d = fp_two_sum(c, r1, neg(c, w)); /* r1 - w exactly */
+    LLVMValueRef lo = fp_fma(c, neg(c, n), k(c, PIO2_3), fp_sub(c, d.lo, w_lo));
+    DD sum = fp_fast_two_sum(c, d.hi, lo);
+    Reduced r = {.hi = sum.hi, .lo = sum.lo};
     n = LLVMBuildSelect(c->b, big, k(c, 0), n, ""); /* keeps the conversion defined */
     r.q = LLVMBuildFPToSI(c->b, n, LLVMInt32TypeInContext(c->ctx), "");
     return r;
@@ -169,7 +160,8 @@ static void fraction_times_pio2(TargetCtx *c, LLVMValueRef f, LLVMValueRef *hi, 
     t = fp_mul(c, t, k(c, 0x1p-53));
     LLVMValueRef t_lo = fp_mul(c, LLVMBuildUIToFP(b, bottom, f64, ""), k(c, 0x1p-128));
     t_lo = fp_fma(c, LLVMBuildUIToFP(b, mask(c, top, 0x7ff), f64, ""), k(c, 0x1p-64), t_lo);
-    fast_two_sum(c, t, t_lo, &t, &t_lo);
+    DD tt = fp_fast_two_sum(c, t, t_lo);
+    t = tt.hi, t_lo = tt.lo;
     LLVMValueRef h = fp_mul(c, t, k(c, PIO2_1)), e = fp_fma(c, t, k(c, PIO2_1), neg(c, h));
     LLVMValueRef l = fp_add(c, e, fp_fma(c, t, k(c, PIO2_2), fp_mul(c, t_lo, k(c, PIO2_1))));
     *hi = LLVMBuildSelect(b, negative, neg(c, h), h, "");
