@@ -549,7 +549,8 @@ class GpuBench(tc.GpuBench):
         nblocks, width = sum(per), max(per)
         g = torch.Generator(device="cpu")
         g.manual_seed(zlib.crc32(("blocks " + key).encode()))
-        perm = page_permutation(torch, nblocks, g, self.page_order).to("cuda")
+        block_bytes = PAGE * k[0].shape[0] * k[0].shape[-1] * k[0].element_size()
+        perm = page_permutation(torch, nblocks, g, self.page_order, block_bytes).to("cuda")
         table = torch.zeros((len(lens), width), dtype=torch.int32, device="cuda")
         out = {}
         for name, src in (("k_cache", k), ("v_cache", v)):
@@ -737,20 +738,21 @@ class GpuBench(tc.GpuBench):
                 row.peers[name] = self.sdpa_peer(case, name, x, ours)
 
 
-PAGES_PER_2MIB = 64  # cache blocks of PAGE x 8 heads x 128 x f16 (32 KiB) in a 2 MiB page
+GPU_PAGE = 2 << 20  # bytes: the GPU's large page, the unit of address translation
 
 
-def page_permutation(torch, n, g, order):
-    """Where each sequence block goes in the cache. shuffled: anywhere (the default, as a
-    serving engine's allocator ends up); local: shuffled within runs of PAGES_PER_2MIB blocks
-    (a 2 MiB GPU page each), the runs in order; coarse: the runs shuffled, in order within;
+def page_permutation(torch, n, g, order, block_bytes):
+    """Where each sequence block (of block_bytes) goes in the cache. shuffled: anywhere (the
+    default, as a serving engine's allocator ends up); local: shuffled within runs of blocks
+    that fill one GPU_PAGE, the runs in order; coarse: the runs shuffled, in order within;
     identity: in order. The orders separate the cost of the block table from that of where
     the blocks sit (address translation, DRAM locality)."""
     if order == "identity":
         return torch.arange(n)
     if order == "shuffled":
         return torch.randperm(n, generator=g)
-    runs = [torch.arange(i, min(i + PAGES_PER_2MIB, n)) for i in range(0, n, PAGES_PER_2MIB)]
+    per = max(GPU_PAGE // block_bytes, 1)
+    runs = [torch.arange(i, min(i + per, n)) for i in range(0, n, per)]
     if order == "coarse":
         return torch.cat([runs[i] for i in torch.randperm(len(runs), generator=g).tolist()])
     return torch.cat([r[torch.randperm(len(r), generator=g)] for r in runs])
