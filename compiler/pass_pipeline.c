@@ -468,6 +468,38 @@ static void rewrite_body(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
     }
 }
 
+/* What may run after the prologue instead of before it: math, loads, and the staging of other
+ * shared buffers; never stores, atomics, async operations or ops holding regions. */
+static int movable(const TirOp *op)
+{
+    return op->nregions == 0 &&
+           (pure_op(op->code) || op->code == TIR_LOAD || op->code == TIR_LOCAL_ALLOC ||
+            op->code == TIR_LOCAL_STORE || op->code == TIR_LOCAL_LOAD);
+}
+
+/* Whether an op in [from, to) reads a result of op. */
+static int used_in(const TirOp *op, const TirOp *from, const TirOp *to)
+{
+    for (const TirOp *u = from; u && u != to; u = u->next)
+        for (int i = 0; i < u->nops; i++)
+            if (u->ops[i]->def == op)
+                return 1;
+    return 0;
+}
+
+/* The prologue, [first, loop), is issued as early as its operands allow: the ops just before
+ * it that it does not read and that may move (an attention kernel's staging of Q in shared
+ * memory, which waits for Q's load) go after it, in their order, so the first copies are in
+ * flight while those wait for their memory. */
+static void issue_early(TirOp *first, TirOp *loop)
+{
+    TirOp *after = loop;
+    for (TirOp *q = first->prev; q && movable(q) && !used_in(q, first, loop); q = first->prev) {
+        tir_op_move_before(q, after);
+        after = q;
+    }
+}
+
 static int pipeline_loop(PP *p, TirOp *loop)
 {
     TirBlock *body = loop->regions[0];
@@ -481,6 +513,7 @@ static int pipeline_loop(PP *p, TirOp *loop)
         n += candidate(p, body, op, &cs[n]);
     if (!n)
         return 0;
+    TirOp *before = loop->prev;
     for (int i = 0; i < n; i++) {
         TirValue *buf = cs[i].alloc->results[0];
         TirType rt = buf->type;
@@ -490,6 +523,7 @@ static int pipeline_loop(PP *p, TirOp *loop)
     }
     prologue(p, loop, cs, n, step);
     rewrite_body(p, loop, cs, n, step);
+    issue_early(before ? before->next : loop->block->first, loop);
     if (loop->next)
         wait_op(p, loop->next, 0);
     else
