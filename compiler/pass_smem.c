@@ -76,13 +76,58 @@ static TirValue *bounce(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc, 
     return buf->layout ? load->results[0] : NULL;
 }
 
-/* Replaces the conversion op by a trip through a fresh shared buffer. */
-static int through_smem(TirKernel *k, const Target *t, TirOp *op, const LinearLayout *src)
+/* The conversions already made through shared memory: a later conversion of the same value
+ * to the same layout, where the earlier one dominates it, takes the earlier result (attention's
+ * Q, converted before each of its two loops over keys, is stored once and not kept in
+ * registers through the first loop to be stored again before the second; where the dots read
+ * it from the buffer, sink_operand_loads gives each loop its own load). */
+enum { MAX_BOUNCES = 64 };
+typedef struct {
+    TirValue *x, *loaded;
+    TirBlock *block;
+} Bounce;
+typedef struct {
+    Bounce b[MAX_BOUNCES];
+    int n;
+} Bounces;
+
+/* Whether b is inner or equal to `outer` (ops earlier in `outer` dominate every op in b). */
+static int inside(const TirBlock *b, const TirBlock *outer)
+{
+    for (; b; b = b->parent ? b->parent->block : NULL)
+        if (b == outer)
+            return 1;
+    return 0;
+}
+
+static TirValue *earlier_bounce(const Bounces *seen, const TirOp *op)
+{
+    for (int i = 0; i < seen->n; i++) {
+        const Bounce *b = &seen->b[i];
+        if (b->x == op->ops[0] && tir_layout_equal(b->loaded->layout, op->results[0]->layout) &&
+            inside(op->block, b->block))
+            return b->loaded;
+    }
+    return NULL;
+}
+
+/* Replaces the conversion op by a trip through a fresh shared buffer, or by the result of an
+ * earlier conversion of the same value that dominates it. */
+static int through_smem(TirKernel *k, const Target *t, TirOp *op, const LinearLayout *src,
+                        Bounces *seen)
 {
     TirValue *y = op->results[0];
-    TirValue *z = bounce(k, op->block, op, op->loc, op->ops[0], src, y->layout, layout_wgmma_operand(t, y->layout));
+    TirValue *z = earlier_bounce(seen, op);
+    if (z) {
+        tir_replace_uses(k->body, y, z);
+        tir_op_remove(op);
+        return 0;
+    }
+    z = bounce(k, op->block, op, op->loc, op->ops[0], src, y->layout, layout_wgmma_operand(t, y->layout));
     if (!z)
         return -1;
+    if (seen->n < MAX_BOUNCES)
+        seen->b[seen->n++] = (Bounce){op->ops[0], z, op->block};
     tir_replace_uses(k->body, y, z);
     tir_op_remove(op);
     return 0;
@@ -143,12 +188,12 @@ static int operand_to_smem(TirKernel *k, TirOp *dot, int i)
     return buf->layout ? 0 : -1;
 }
 
-static int visit(TirKernel *k, const Target *t, TirBlock *b, Diags *d)
+static int visit(TirKernel *k, const Target *t, TirBlock *b, Bounces *seen, Diags *d)
 {
     for (TirOp *op = b->first, *next; op; op = next) {
         next = op->next;
         for (int r = 0; r < op->nregions; r++)
-            if (visit(k, t, op->regions[r], d))
+            if (visit(k, t, op->regions[r], seen, d))
                 return -1;
         if (op->code == TIR_DOT && t->threads_per_warp > 1 && !dot_uses_mma(op, t)) {
             if (operand_to_smem(k, op, 0) || operand_to_smem(k, op, 1)) {
@@ -172,7 +217,7 @@ static int visit(TirKernel *k, const Target *t, TirBlock *b, Diags *d)
         }
         conv_plan(&a, &c, &p);
         int smem = p.kind == CONV_SMEM || (p.kind == CONV_SHUFFLE && !t->shuffle_idx);
-        if (smem && through_smem(k, t, op, &a)) {
+        if (smem && through_smem(k, t, op, &a, seen)) {
             diag_error(d, op->loc, "out of memory in the shared-memory pass");
             return -1;
         }
@@ -206,12 +251,39 @@ static int operand_registers(const TirValue *v)
     return ll_regs(&ll) * et_bytes(v->type.elem) / 4;
 }
 
-/* A local_load (hoisted out of a loop with its conversion) whose only user is an mma dot inside
- * the loop moves next to the dot when the tile would hold more than 32 registers per thread:
- * the buffer is written once, and the dot reads its fragments K step by K step every
- * iteration instead of keeping the whole tile in registers (attention's Q: 64 registers per
- * thread at BLOCK_M 128, head_dim 128; at head_dim 64, 16 registers stay), or always where
- * wgmma reads it from the buffer. */
+/* Whether dot, a user of the loaded value v (defined in another block), should read v from its
+ * buffer next to itself: an mma dot whose tile would hold more than 32 registers per thread,
+ * or one that wgmma reads from the buffer; never the accumulator. */
+static int reads_at_dot(const Target *t, const TirOp *dot, const TirValue *v)
+{
+    return dot->code == TIR_DOT && dot->block != v->def->block && dot_uses_mma(dot, t) &&
+           dot->ops[2] != v && (operand_registers(v) > 32 || dot_wgmma_reads(t, dot, v));
+}
+
+enum { MAX_SINK_USERS = 8 };
+
+/* The ops of b that use v (an op using it twice counts once); -1 when more than `max`. */
+static int users_of(TirBlock *b, const TirValue *v, TirOp **users, int n, int max)
+{
+    for (TirOp *op = b ? b->first : NULL; op && n >= 0; op = op->next) {
+        for (int i = 0; i < op->nops; i++)
+            if (op->ops[i] == v) {
+                if (n == max)
+                    return -1;
+                users[n++] = op;
+                break;
+            }
+        for (int r = 0; r < op->nregions && n >= 0; r++)
+            n = users_of(op->regions[r], v, users, n, max);
+    }
+    return n;
+}
+
+/* A local_load (hoisted out of loops with its conversion) whose users are all dots that read it
+ * at the dot (reads_at_dot) moves next to each of them: the buffer is written once, and each dot
+ * reads its fragments K step by K step every iteration instead of keeping the whole tile in
+ * registers (attention's Q: 64 registers per thread at BLOCK_M 128, head_dim 128; at head_dim
+ * 64, 16 registers stay), or always where wgmma reads it from the buffer. */
 static void sink_operand_loads(TirKernel *k, const Target *t, TirBlock *b)
 {
     for (TirOp *op = b ? b->first : NULL, *next; op; op = next) {
@@ -220,26 +292,30 @@ static void sink_operand_loads(TirKernel *k, const Target *t, TirBlock *b)
             sink_operand_loads(k, t, op->regions[r]);
         if (op->code != TIR_LOCAL_LOAD)
             continue;
-        int n = 0;
-        TirOp *user = single_user(k->body, op->results[0], &n);
-        if (n != 1 || !user || user->code != TIR_DOT || user->block == op->block ||
-            !dot_uses_mma(user, t) || user->ops[2] == op->results[0] ||
-            (operand_registers(op->results[0]) <= 32 && !dot_wgmma_reads(t, user, op->results[0])))
+        TirOp *users[MAX_SINK_USERS];
+        TirValue *v = op->results[0];
+        int n = users_of(k->body, v, users, 0, MAX_SINK_USERS), all = n > 0;
+        for (int i = 0; i < n; i++)
+            all &= reads_at_dot(t, users[i], v);
+        if (!all)
             continue;
-        TirOp *moved = tir_op_insert_before(k, user, TIR_LOCAL_LOAD, op->loc, op->ops, 2,
-                                            &op->results[0]->type, 1);
-        moved->results[0]->layout = op->results[0]->layout;
-        moved->results[0]->name = op->results[0]->name;
-        for (int i = 0; i < 2; i++)
-            if (user->ops[i] == op->results[0])
-                user->ops[i] = moved->results[0];
+        for (int i = 0; i < n; i++) {
+            TirOp *moved = tir_op_insert_before(k, users[i], TIR_LOCAL_LOAD, op->loc, op->ops, 2,
+                                                &v->type, 1);
+            moved->results[0]->layout = v->layout;
+            moved->results[0]->name = v->name;
+            for (int j = 0; j < 2; j++)
+                if (users[i]->ops[j] == v)
+                    users[i]->ops[j] = moved->results[0];
+        }
         tir_op_remove(op);
     }
 }
 
 int pass_smem_conversions(TirKernel *k, const Target *t, Diags *d)
 {
-    if (visit(k, t, k->body, d))
+    Bounces seen = {.n = 0};
+    if (visit(k, t, k->body, &seen, d))
         return -1;
     if (t->threads_per_warp > 1)
         sink_operand_loads(k, t, k->body);
