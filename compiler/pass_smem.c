@@ -251,13 +251,14 @@ static int operand_registers(const TirValue *v)
     return ll_regs(&ll) * et_bytes(v->type.elem) / 4;
 }
 
-/* Whether dot, a user of the loaded value v (defined in another block), should read v from its
- * buffer next to itself: an mma dot whose tile would hold more than 32 registers per thread,
- * or one that wgmma reads from the buffer; never the accumulator. */
-static int reads_at_dot(const Target *t, const TirOp *dot, const TirValue *v)
+/* Whether dot, a user of the loaded value v, should read v from its buffer next to itself: an
+ * mma dot whose tile would hold more than 32 registers per thread, or one that wgmma reads
+ * from the buffer; never the accumulator. A lone user in v's own block reads v where it is. */
+static int reads_at_dot(const Target *t, const TirOp *dot, const TirValue *v, int lone)
 {
-    return dot->code == TIR_DOT && dot->block != v->def->block && dot_uses_mma(dot, t) &&
-           dot->ops[2] != v && (operand_registers(v) > 32 || dot_wgmma_reads(t, dot, v));
+    return dot->code == TIR_DOT && (!lone || dot->block != v->def->block) &&
+           dot_uses_mma(dot, t) && dot->ops[2] != v &&
+           (operand_registers(v) > 32 || dot_wgmma_reads(t, dot, v));
 }
 
 enum { MAX_SINK_USERS = 8 };
@@ -296,7 +297,7 @@ static void sink_operand_loads(TirKernel *k, const Target *t, TirBlock *b)
         TirValue *v = op->results[0];
         int n = users_of(k->body, v, users, 0, MAX_SINK_USERS), all = n > 0;
         for (int i = 0; i < n; i++)
-            all &= reads_at_dot(t, users[i], v);
+            all &= reads_at_dot(t, users[i], v, n == 1);
         if (!all)
             continue;
         for (int i = 0; i < n; i++) {

@@ -137,6 +137,30 @@ static void attn_loop(int BM, int BN, int D, int L, int warps)
         CONSTS({"BM", BM}, {"BN", BN}, {"D", D}, {"num_warps", warps}));
 }
 
+/* operand_reuse (mma.tile): o[i][j] = sum over key blocks b of (1 + w) (Q K_b^T)[i][j], w = 1
+ * when flip > 0 else 0.5 (the second loop), and o_last = Q K_0^T: one Q tile read by dots in
+ * two loops, a branch and after them. Masked keys (past L) add nothing. */
+static void operand_reuse(int BM, int BN, int D, int L, int flip, int stages)
+{
+    begin("operand_reuse BM=%d BN=%d D=%d L=%d flip=%d stages %d", BM, BN, D, L, flip, stages);
+    Buf *q = input("q", T_F16, (size_t)BM * D, -1, 1);
+    Buf *k = input("k", T_F16, (size_t)(L > BN ? L : BN) * D, -1, 1);
+    Buf *o = output("o", T_F32, (size_t)BM * BN, 1e-3);
+    Buf *last = output("o_last", T_F32, (size_t)BM * BN, 1e-3);
+    double w = 1 + (flip > 0 ? 1 : 0.5);
+    for (int i = 0; i < BM; i++)
+        for (int j = 0; j < L; j++) {
+            double s = 0;
+            for (int d = 0; d < D; d++)
+                s += q->v[i * D + d] * k->v[j * D + d];
+            o->v[i * BN + j % BN] += w * s;
+            if (j < BN)
+                last->v[i * BN + j] = s;
+        }
+    run(MMA, "operand_reuse", ARGS(P(q), P(k), P(o), P(last), I(L), I(flip)),
+        CONSTS({"BM", BM}, {"BN", BN}, {"D", D}, {"num_warps", 4}, {"num_stages", stages}));
+}
+
 /* An f16 product C = A B by `kernel` (mm_dead_loads, mm_nested: see mma.tile), A and B exactly
  * their size. The results are checked here; that no dead load survives to read past them is
  * checked by the IR golden tests/ir/pipeline_dead (the emulator does not bound global reads). */
@@ -240,6 +264,14 @@ void t_mma(void)
     attn_loop(64, 32, 128, 100, 4);
     attn_loop(128, 128, 64, 64, 4);
     attn_loop(64, 64, 64, 0, 4);
+    /* one operand read by dots in two loops, a branch and after them; small and large tiles
+     * (the large one read from its buffer at each dot); 0, 1 and many key blocks */
+    operand_reuse(64, 32, 64, 100, 1, 2);
+    operand_reuse(64, 32, 64, 45, -1, 3);
+    operand_reuse(128, 32, 128, 70, 1, 3);
+    operand_reuse(128, 32, 128, 33, -1, 2);
+    operand_reuse(64, 32, 64, 0, 1, 2);
+    operand_reuse(128, 32, 128, 20, -1, 2);
     /* dead unmasked loads under a const switch */
     product_f16("mm_dead_loads", 33, 17, 40, 3);
     product_f16("mm_dead_loads", 70, 40, 72, 2);
