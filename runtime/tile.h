@@ -263,6 +263,8 @@ typedef struct tile_TuneResult {
     const char *reason; /* why it failed, was pruned or skipped ("" otherwise) */
     int cached;         /* the result came from the cache, it was not timed now */
     int index;          /* position in enumeration order */
+    int local_bytes;    /* local memory per thread of its code (register spills, stack), in
+                           bytes, as the device reports it; -1 where not known */
 } tile_TuneResult;
 
 /* What tile_tune reports; owned by the kernel until its next tile_tune. */

@@ -24,6 +24,7 @@ typedef struct TResult {
     double ms;           /* median time of one launch (TRES_OK) */
     double compile_ms;   /* time spent compiling this configuration */
     const char *reason;  /* why it failed or was pruned (may be NULL); copied by tcache */
+    int local_bytes;     /* local memory per thread of its code, bytes; -1 not known */
 } TResult;
 
 typedef struct TCache TCache;

@@ -3,6 +3,7 @@
  * shape, merging two sets of keys, and atomic pretty-printed writes (sorted keys, indent 2,
  * so files diff well). */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -128,10 +129,12 @@ static int time_ok(const json_t *v) { return json_is_number(v) && json_number_va
 static int result_valid(const json_t *e)
 {
     json_t *ms = json_object_get(e, "ms"), *cms = json_object_get(e, "compile_ms");
-    json_t *reason = json_object_get(e, "reason");
+    json_t *reason = json_object_get(e, "reason"), *local = json_object_get(e, "local_bytes");
     int st = status_of(json_string_value(json_object_get(e, "status")));
     return json_is_object(e) && st >= 0 && (st != TRES_OK || time_ok(ms)) &&
-           (!ms || time_ok(ms)) && (!cms || time_ok(cms)) && (!reason || json_is_string(reason));
+           (!ms || time_ok(ms)) && (!cms || time_ok(cms)) && (!reason || json_is_string(reason)) &&
+           (!local || (json_is_integer(local) && json_integer_value(local) >= 0 &&
+                       json_integer_value(local) <= INT_MAX));
 }
 
 void tj_result_get(const json_t *e, TResult *out)
@@ -140,7 +143,11 @@ void tj_result_get(const json_t *e, TResult *out)
     *out = (TResult){ .status = (TResStatus)status_of(status),
                       .ms = json_number_value(json_object_get(e, "ms")),
                       .compile_ms = json_number_value(json_object_get(e, "compile_ms")),
-                      .reason = json_string_value(json_object_get(e, "reason")) };
+                      .reason = json_string_value(json_object_get(e, "reason")),
+                      .local_bytes = -1 };
+    json_t *local = json_object_get(e, "local_bytes");
+    if (json_is_integer(local))
+        out->local_bytes = (int)json_integer_value(local);
 }
 
 json_t *tj_result_new(const TResult *r)
@@ -156,6 +163,8 @@ json_t *tj_result_new(const TResult *r)
         bad = json_object_set_new(e, "compile_ms", json_real(r->compile_ms));
     if (!bad && r->reason)
         bad = json_object_set_new(e, "reason", json_string(r->reason));
+    if (!bad && r->status == TRES_OK && r->local_bytes >= 0)
+        bad = json_object_set_new(e, "local_bytes", json_integer(r->local_bytes));
     if (bad)
         json_decref(e);
     return bad ? NULL : e;

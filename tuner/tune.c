@@ -5,8 +5,7 @@
  * Random search samples a key-determined subset, then refines around the best by timing its
  * untimed neighbours (one step in one parameter's list) until none is faster.
  * Configurations that compile to the same code with the same grid are timed once.
- * Selection: the earliest configuration (enumeration order) within TIE_BAND of the fastest,
- * so measurement noise between near-equal configurations cannot flip the choice. */
+ * Selection: tune_select.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +13,6 @@
 #include "tune.h"
 
 enum { MAX_FIXED = 512, REASON_MAX = 512 };
-static const double TIE_BAND = 0.005;
 
 /* One configuration of the space. */
 typedef struct Cand {
@@ -156,7 +154,7 @@ static tile_Status enumerate(Tuning *t)
         Cand *c = &t->c[i];
         c->cfg = cfgs[i].values, c->ncfg = cfgs[i].nvalues;
         c->r = (tile_TuneResult){ .config = config_string(c->cfg, c->ncfg, t->a), .index = i,
-                                  .reason = "" };
+                                  .reason = "", .local_bytes = -1 };
         if (!c->r.config)
             return rt_error(t->ctx, TILE_ERROR_OUT_OF_MEMORY, "tuning: out of memory");
         if (resolve(t, c, &d) < 0)
@@ -182,6 +180,7 @@ static void from_cache(Tuning *t)
         c->r.status = r.status == TRES_OK ? TILE_TUNE_OK
                     : r.status == TRES_PRUNED ? TILE_TUNE_PRUNED : TILE_TUNE_FAILED;
         c->r.ms = r.ms;
+        c->r.local_bytes = r.local_bytes;
         c->r.reason = r.reason ? arena_strdup(t->a, r.reason) : "";
     }
 }
@@ -249,7 +248,7 @@ static void put_result(TCache *tc, const char *key, const tile_TuneResult *r)
 {
     TResult tr = { r->status == TILE_TUNE_OK ? TRES_OK
                    : r->status == TILE_TUNE_PRUNED ? TRES_PRUNED : TRES_FAILED,
-                   r->ms, r->compile_ms, r->reason };
+                   r->ms, r->compile_ms, r->reason, r->local_bytes };
     tcache_put(tc, key, r->config, &tr);
 }
 
@@ -342,6 +341,7 @@ static int same_code_as_timed(Tuning *t, Cand *c)
             !memcmp(o->grid, c->grid, sizeof c->grid)) {
             c->r.status = TILE_TUNE_OK;
             c->r.ms = o->r.ms;
+            c->r.local_bytes = o->r.local_bytes;
             c->r.reason = arena_printf(t->a, "same code as %s", o->r.config);
             if (!c->r.reason)
                 c->r.reason = "same code as an earlier configuration";
@@ -390,6 +390,7 @@ static tile_Status evaluate(Tuning *t, Cand *c)
         return TILE_OK;
     }
     memcpy(c->grid, grid, sizeof grid);
+    c->r.local_bytes = tune_local_bytes(t->ctx, s);
     if (same_code_as_timed(t, c))
         return TILE_OK;
     char reason[REASON_MAX];
@@ -513,17 +514,18 @@ static tile_Status refine(Tuning *t)
     return st;
 }
 
-/* The earliest configuration within TIE_BAND of the fastest. */
+/* The choice among the results (tune_pick); t->best stays where there is no memory for the
+ * list. */
 static void select_best(Tuning *t)
 {
-    if (t->best < 0)
+    tile_TuneResult *r = t->best >= 0 ? arena_alloc(t->a, sizeof *r * (size_t)t->n) : NULL;
+    if (!r)
         return;
-    double limit = t->best_ms * (1 + TIE_BAND);
     for (int i = 0; i < t->n; i++)
-        if (t->c[i].r.status == TILE_TUNE_OK && t->c[i].r.ms <= limit) {
-            t->best = i;
-            return;
-        }
+        r[i] = t->c[i].r;
+    int best = tune_pick(r, t->n);
+    if (best >= 0)
+        t->best = best;
 }
 
 /* ---- results ---- */
@@ -617,7 +619,7 @@ static void isolate(Tuning *t, int samples)
             if (!strcmp(iso.evaluated[j], c->r.config)) {
                 c->r.cached = 0; /* evaluated now, by a worker */
                 if (tcache_get(t->req->kt->tc, t->req->key, c->r.config, &r))
-                    c->r.compile_ms = r.compile_ms;
+                    c->r.compile_ms = r.compile_ms, c->r.local_bytes = r.local_bytes;
             }
         if (c->todo) {
             c->todo = 0;

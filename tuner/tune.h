@@ -121,6 +121,13 @@ void tune_bench_fini(TuneBench *b);
 
 /* Why a loaded specialization cannot run on this device (NULL: it can), in `a`. */
 const char *tune_prune_reason(tile_Context *ctx, const Spec *s, Arena *a);
+/* The result a tuning keeps among r[0..n-1] (in enumeration order), or -1 when none is timed:
+ * the earliest within 0.5% of the fastest; one that uses local memory only when it is more
+ * than 3% faster than every one that uses none (tune_select.c). */
+int tune_pick(const tile_TuneResult *r, int n);
+/* Local memory per thread of s's loaded code (register spills, stack), bytes; -1 where the
+ * backend does not say. */
+int tune_local_bytes(tile_Context *ctx, Spec *s);
 
 /* Times one loaded configuration: a warm-up run, then up to b->reps timed runs (each after
  * restoring buffers and flushing L2, outside the timed interval), stopping early past the

@@ -146,6 +146,16 @@ const char *tune_prune_reason(tile_Context *ctx, const Spec *s, Arena *a)
     return NULL;
 }
 
+int tune_local_bytes(tile_Context *ctx, Spec *s)
+{
+    BkFuncAttrs fa = { 0 };
+    char err[BK_ERR_MAX];
+    if (!ctx->ops->func_attrs || ctx->ops->func_attrs(ctx->dev, s->fn, &fa, err) != TILE_OK ||
+        fa.local_bytes < 0)
+        return -1;
+    return fa.local_bytes;
+}
+
 /* ---- timing ---- */
 
 static int cmp_double(const void *a, const void *b)

@@ -52,7 +52,8 @@ class _Param(ctypes.Structure):
 class _TuneResult(ctypes.Structure):
     _fields_ = [("config", ctypes.c_char_p), ("status", ctypes.c_int), ("ms", ctypes.c_double),
                 ("compile_ms", ctypes.c_double), ("reason", ctypes.c_char_p),
-                ("cached", ctypes.c_int), ("index", ctypes.c_int)]
+                ("cached", ctypes.c_int), ("index", ctypes.c_int),
+                ("local_bytes", ctypes.c_int)]
 
 
 class _TuneReport(ctypes.Structure):

@@ -72,8 +72,10 @@ static void test_round_trip(void)
     TCache *c = tcache_open(dir, &META, warn, sizeof warn);
     CHECK(c && warn[0] == 0 && tcache_nkeys(c) == 0);
     TResult r = ok_ms(0.1234), pr = { TRES_PRUNED, 0, 0, "needs 73728 bytes of shared memory" };
-    TResult fl = { TRES_FAILED, 0, 12.5, "illegal address" };
+    TResult fl = { TRES_FAILED, 0, 12.5, "illegal address" }, unknown = ok_ms(0.2);
+    r.local_bytes = 48, unknown.local_bytes = -1;
     CHECK(tcache_put(c, "seq=1024;", "BLOCK_M=128,BLOCK_N=64", &r) == 0);
+    CHECK(tcache_put(c, "seq=1024;", "BLOCK_M=64,BLOCK_N=64", &unknown) == 0);
     CHECK(tcache_put(c, "seq=1024;", "BLOCK_M=256,BLOCK_N=64", &pr) == 0);
     CHECK(tcache_put(c, "seq=2048;", "BLOCK_M=64,BLOCK_N=64", &fl) == 0);
     CHECK(tcache_set_best(c, "seq=1024;", "BLOCK_M=128,BLOCK_N=64") == 0);
@@ -84,9 +86,12 @@ static void test_round_trip(void)
     CHECK(c && warn[0] == 0 && !strcmp(tcache_path(c), path) && tcache_nkeys(c) == 2);
     TResult got;
     CHECK(tcache_get(c, "seq=1024;", "BLOCK_M=128,BLOCK_N=64", &got) == 1 &&
-          got.status == TRES_OK && fabs(got.ms - 0.1234) < 1e-9 && got.compile_ms == 80.0);
+          got.status == TRES_OK && fabs(got.ms - 0.1234) < 1e-9 && got.compile_ms == 80.0 &&
+          got.local_bytes == 48);
+    CHECK(tcache_get(c, "seq=1024;", "BLOCK_M=64,BLOCK_N=64", &got) == 1 && got.local_bytes == -1);
     CHECK(tcache_get(c, "seq=1024;", "BLOCK_M=256,BLOCK_N=64", &got) == 1 &&
-          got.status == TRES_PRUNED && got.reason && strstr(got.reason, "73728"));
+          got.status == TRES_PRUNED && got.reason && strstr(got.reason, "73728") &&
+          got.local_bytes == -1);
     CHECK(tcache_get(c, "seq=2048;", "BLOCK_M=64,BLOCK_N=64", &got) == 1 &&
           got.status == TRES_FAILED && got.compile_ms == 12.5);
     CHECK(tcache_get(c, "seq=4096;", "BLOCK_M=64,BLOCK_N=64", &got) == 0);

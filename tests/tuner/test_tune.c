@@ -398,7 +398,39 @@ static int test_rotation(void)
     return 0;
 }
 
+/* The choice among timed results: the earliest within 0.5% of the fastest; one that spills only
+ * when more than 3% faster than every one that does not; failed results never. */
+static int test_pick(void)
+{
+    const tile_TuneStatus OKS = TILE_TUNE_OK, BAD = TILE_TUNE_FAILED;
+    tile_TuneResult r[4] = {
+        { .config = "a", .status = OKS, .ms = 1.000, .local_bytes = 64 },
+        { .config = "b", .status = OKS, .ms = 1.025, .local_bytes = 0 },
+        { .config = "c", .status = OKS, .ms = 1.100, .local_bytes = -1 },
+        { .config = "d", .status = BAD, .ms = 0.100, .local_bytes = 0 },
+    };
+    CHECK(tune_pick(r, 4) == 1);       /* a spills and is only 2.5% faster */
+    r[1].ms = 1.035;
+    CHECK(tune_pick(r, 4) == 0);       /* now 3.5% faster: a */
+    r[1].local_bytes = 8;
+    CHECK(tune_pick(r, 4) == 0);       /* b spills too; c (unknown: none) is 10% slower */
+    r[2].ms = 1.02;
+    CHECK(tune_pick(r, 4) == 2);       /* c within 3%, no known local memory */
+    r[0].local_bytes = r[1].local_bytes = r[2].local_bytes = -1;
+    r[1].ms = 1.004;
+    CHECK(tune_pick(r, 4) == 0);       /* nothing known: the earliest within 0.5% */
+    r[0].ms = 1.006;
+    CHECK(tune_pick(r, 4) == 0);       /* b is fastest, a within 0.5% of it and earlier */
+    r[0].ms = 1.2;
+    CHECK(tune_pick(r, 4) == 1);
+    r[0].status = r[1].status = r[2].status = BAD;
+    CHECK(tune_pick(r, 4) == -1);      /* none timed */
+    CHECK(tune_pick(r, 0) == -1);
+    return 0;
+}
+
 static const NamedTest tests[] = {
+    { "pick", test_pick },
     { "rotation", test_rotation },
     { "reuse", test_tune_and_reuse },
     { "edit_candidates", test_edit_candidates },
