@@ -133,7 +133,24 @@ static int through_smem(TirKernel *k, const Target *t, TirOp *op, const LinearLa
     return 0;
 }
 
-static TirOp *single_user(TirBlock *b, const TirValue *v, int *count);
+enum { MAX_SINK_USERS = 8 };
+
+/* The ops of b that use v (an op using it twice counts once); -1 when more than `max`. */
+static int users_of(TirBlock *b, const TirValue *v, TirOp **users, int n, int max)
+{
+    for (TirOp *op = b ? b->first : NULL; op && n >= 0; op = op->next) {
+        for (int i = 0; i < op->nops; i++)
+            if (op->ops[i] == v) {
+                if (n == max)
+                    return -1;
+                users[n++] = op;
+                break;
+            }
+        for (int r = 0; r < op->nregions && n >= 0; r++)
+            n = users_of(op->regions[r], v, users, n, max);
+    }
+    return n;
+}
 
 /* An atomic whose elements have replicas (a scalar one, a tile smaller than the program) is
  * done by one thread per element, the owner. The others read the old values from shared
@@ -143,15 +160,15 @@ static int order_atomic(TirKernel *k, TirOp *op)
 {
     TirValue *old = op->results[0];
     LinearLayout ll;
-    int n = 0, sem = (int)(op->attr.i2 & 15);
+    int sem = (int)(op->attr.i2 & 15);
+    TirOp *user;
     if (layout_ll(old->layout, old->type.shape, old->type.rank, &ll))
         return 0;
     if (!ll_zero_mask(&ll, LL_LANE) && !ll_zero_mask(&ll, LL_WARP))
         return 0;
     if (sem == SEM_RELEASE || sem == SEM_ACQ_REL)
         tir_op_insert_before(k, op, TIR_BARRIER, op->loc, NULL, 0, NULL, 0);
-    single_user(k->body, old, &n);
-    if (n == 0) {
+    if (users_of(k->body, old, &user, 0, 1) == 0) {
         if (sem == SEM_ACQUIRE || sem == SEM_ACQ_REL)
             tir_op_insert_at(k, op->block, op->next, TIR_BARRIER, op->loc, NULL, 0, NULL, 0);
         return 0;
@@ -225,23 +242,6 @@ static int visit(TirKernel *k, const Target *t, TirBlock *b, Bounces *seen, Diag
     return 0;
 }
 
-/* The single user of v, or NULL (none, or several). */
-static TirOp *single_user(TirBlock *b, const TirValue *v, int *count)
-{
-    TirOp *user = NULL;
-    for (TirOp *op = b ? b->first : NULL; op; op = op->next) {
-        for (int i = 0; i < op->nops; i++)
-            if (op->ops[i] == v)
-                user = op, (*count)++;
-        for (int r = 0; r < op->nregions; r++) {
-            TirOp *u = single_user(op->regions[r], v, count);
-            if (u)
-                user = u;
-        }
-    }
-    return user;
-}
-
 /* 32-bit registers per thread that a tile in registers takes. */
 static int operand_registers(const TirValue *v)
 {
@@ -259,25 +259,6 @@ static int reads_at_dot(const Target *t, const TirOp *dot, const TirValue *v, in
     return dot->code == TIR_DOT && (!lone || dot->block != v->def->block) &&
            dot_uses_mma(dot, t) && dot->ops[2] != v &&
            (operand_registers(v) > 32 || dot_wgmma_reads(t, dot, v));
-}
-
-enum { MAX_SINK_USERS = 8 };
-
-/* The ops of b that use v (an op using it twice counts once); -1 when more than `max`. */
-static int users_of(TirBlock *b, const TirValue *v, TirOp **users, int n, int max)
-{
-    for (TirOp *op = b ? b->first : NULL; op && n >= 0; op = op->next) {
-        for (int i = 0; i < op->nops; i++)
-            if (op->ops[i] == v) {
-                if (n == max)
-                    return -1;
-                users[n++] = op;
-                break;
-            }
-        for (int r = 0; r < op->nregions && n >= 0; r++)
-            n = users_of(op->regions[r], v, users, n, max);
-    }
-    return n;
 }
 
 /* A local_load (hoisted out of loops with its conversion) whose users are all dots that read it

@@ -93,12 +93,12 @@ static void print_table(const tile_TuneReport *rep, long top)
     printf("%4s  %-*s  %10s  %6s  %s\n", "rank", w, "config", "median ms", "ratio", "status");
     for (int i = 0; i < rep->nresults && i < top; i++) {
         const tile_TuneResult *r = &rep->results[i];
-        if (r->status == TILE_TUNE_OK && r->local_bytes > 0)
-            printf("%4d  %-*s  %10.4f  %6.3f  %s, %d B local memory\n", i + 1, w, r->config,
-                   r->ms, best > 0 ? r->ms / best : 1.0, status_word(r), r->local_bytes);
-        else if (r->status == TILE_TUNE_OK)
-            printf("%4d  %-*s  %10.4f  %6.3f  %s\n", i + 1, w, r->config, r->ms,
-                   best > 0 ? r->ms / best : 1.0, status_word(r));
+        char local[48] = "";
+        if (r->local_bytes > 0)
+            snprintf(local, sizeof local, ", %d B local memory", r->local_bytes);
+        if (r->status == TILE_TUNE_OK)
+            printf("%4d  %-*s  %10.4f  %6.3f  %s%s\n", i + 1, w, r->config, r->ms,
+                   best > 0 ? r->ms / best : 1.0, status_word(r), local);
         else
             printf("%4d  %-*s  %10s  %6s  %s: %s\n", i + 1, w, r->config, "-", "-",
                    status_word(r), r->reason);

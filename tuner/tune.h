@@ -127,7 +127,7 @@ const char *tune_prune_reason(tile_Context *ctx, const Spec *s, Arena *a);
 int tune_pick(const tile_TuneResult *r, int n);
 /* Local memory per thread of s's loaded code (register spills, stack), bytes; -1 where the
  * backend does not say. */
-int tune_local_bytes(tile_Context *ctx, Spec *s);
+int tune_local_bytes(tile_Context *ctx, const Spec *s);
 
 /* Times one loaded configuration: a warm-up run, then up to b->reps timed runs (each after
  * restoring buffers and flushing L2, outside the timed interval), stopping early past the

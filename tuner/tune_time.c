@@ -119,11 +119,18 @@ void tune_bench_fini(TuneBench *b)
 
 /* ---- pruning ---- */
 
+/* What the backend says s's loaded code needs; 0 where it says nothing. */
+static int loaded_attrs(tile_Context *ctx, const Spec *s, BkFuncAttrs *fa)
+{
+    char err[BK_ERR_MAX];
+    *fa = (BkFuncAttrs){ 0 };
+    return ctx->ops->func_attrs && ctx->ops->func_attrs(ctx->dev, s->fn, fa, err) == TILE_OK;
+}
+
 const char *tune_prune_reason(tile_Context *ctx, const Spec *s, Arena *a)
 {
     BkLimits lim = { 0 };
-    BkFuncAttrs fa = { 0 };
-    char err[BK_ERR_MAX];
+    BkFuncAttrs fa;
     if (ctx->ops->limits)
         ctx->ops->limits(ctx->dev, &lim);
     if (lim.smem_optin && s->smem_bytes > lim.smem_optin)
@@ -132,7 +139,7 @@ const char *tune_prune_reason(tile_Context *ctx, const Spec *s, Arena *a)
     if (lim.threads_per_block && s->num_threads > lim.threads_per_block)
         return arena_printf(a, "%d threads per block, the device allows %d", s->num_threads,
                             lim.threads_per_block);
-    if (!ctx->ops->func_attrs || ctx->ops->func_attrs(ctx->dev, s->fn, &fa, err) != TILE_OK)
+    if (!loaded_attrs(ctx, s, &fa))
         return NULL;
     if (lim.regs_per_block && (long)fa.num_regs * s->num_threads > lim.regs_per_block)
         return arena_printf(a, "%d registers x %d threads exceed the %d registers of a block",
@@ -146,14 +153,10 @@ const char *tune_prune_reason(tile_Context *ctx, const Spec *s, Arena *a)
     return NULL;
 }
 
-int tune_local_bytes(tile_Context *ctx, Spec *s)
+int tune_local_bytes(tile_Context *ctx, const Spec *s)
 {
-    BkFuncAttrs fa = { 0 };
-    char err[BK_ERR_MAX];
-    if (!ctx->ops->func_attrs || ctx->ops->func_attrs(ctx->dev, s->fn, &fa, err) != TILE_OK ||
-        fa.local_bytes < 0)
-        return -1;
-    return fa.local_bytes;
+    BkFuncAttrs fa;
+    return loaded_attrs(ctx, s, &fa) && fa.local_bytes >= 0 ? fa.local_bytes : -1;
 }
 
 /* ---- timing ---- */
