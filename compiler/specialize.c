@@ -289,6 +289,45 @@ static void spec_for(Spec *s, const Stmt *st) {
     for (int i = 0; i < n; i++) bs[i]->val = val_tile(op->results[i]);
 }
 
+/* for i in static_range(...): the body once per value of i, in order, i a compile-time
+ * constant each time (the bounds must be constants; at most STATIC_RANGE_MAX iterations). */
+enum { STATIC_RANGE_MAX = 1024 };
+
+static void spec_static_for(Spec *s, const Stmt *st) {
+    Val v[3] = {val_const_int(ET_I32, 0, 1), {0}, val_const_int(ET_I32, 1, 1)};
+    for (int i = 0; i < st->nvalues; i++) v[i + (st->nvalues == 1)] = spec_expr(s, st->values[i]);
+    ElemKind et = ET_I32;
+    for (int i = 0; i < 3; i++) {
+        if (v[i].kind == V_ERROR) return;
+        if (v[i].kind != V_CONST || !et_is_int(v[i].ct)) {
+            diag_error(s->diags, st->loc, "static_range() bounds must be compile-time integer constants, got %s",
+                       val_type_str(s, &v[i]));
+            return;
+        }
+        if (et_bits(v[i].ct) == 64 || v[i].ct == ET_U32) et = ET_I64;
+    }
+    int64_t lo = v[0].i, hi = v[1].i, step = v[2].i;
+    if (step == 0) {
+        diag_error(s->diags, st->loc, "static_range() step must not be zero");
+        return;
+    }
+    /* the count first, in unsigned arithmetic: bounds anywhere in i64 do not overflow it */
+    uint64_t span = step > 0 ? (hi > lo ? (uint64_t)hi - (uint64_t)lo : 0) : (lo > hi ? (uint64_t)lo - (uint64_t)hi : 0);
+    uint64_t mag = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+    uint64_t count = span / mag + (span % mag != 0);
+    if (count > STATIC_RANGE_MAX) {
+        diag_error(s->diags, st->loc, "static_range() of %llu iterations (at most %d are unrolled)",
+                   (unsigned long long)count, STATIC_RANGE_MAX);
+        return;
+    }
+    for (uint64_t k = 0; k < count && !s->terminated && !s->over_budget; k++) {
+        scope_push(s);
+        spec_bind(s, st->names[0], val_const_int(et, (int64_t)((uint64_t)lo + k * (uint64_t)step), 0));
+        spec_stmt(s, st->body);
+        scope_pop(s);
+    }
+}
+
 static void spec_while(Spec *s, const Stmt *st) {
     Binding **bs;
     int n = assigned_bindings(s, st->body, NULL, &bs);
@@ -392,7 +431,7 @@ static void spec_stmt(Spec *s, const Stmt *st) {
     case ST_ASSIGN: spec_assign(s, st); break;
     case ST_EXPR: spec_expr(s, st->value); break;
     case ST_IF: spec_if(s, st); break;
-    case ST_FOR: spec_for(s, st); break;
+    case ST_FOR: st->op == 1 ? spec_static_for(s, st) : spec_for(s, st); break;
     case ST_WHILE: spec_while(s, st); break;
     case ST_BREAK: case ST_CONTINUE: spec_jump(s, st); break;
     case ST_RETURN: spec_return(s, st); break;

@@ -216,7 +216,7 @@ stmts: %empty               { MK($$, vec_new(lx)); }
 stmt: "let" names "=" expr ";"      { MK($$, st_let(lx, $2, $4, @$)); }
     | IDENT assign_op expr ";"      { MK($$, st_assign(lx, $1, @1, (int)$2, $3, @$)); }
     | if_stmt
-    /* for NAME in range(args) block */
+    /* for NAME in range(args) block, or static_range(args) */
     | "for" IDENT "in" IDENT "(" args_opt ")" block
         { MK($$, st_for(lx, $2, @2, $4, @4, $6, $8, @$)); }
     | "while" expr block            { MK($$, st_new(lx, ST_WHILE, @$)); $$->cond = $2; $$->body = $3; }
@@ -471,7 +471,8 @@ static Stmt *st_assign(Lexer *lx, const char *name, SrcLoc nloc, int op, Expr *v
     return s;
 }
 
-/* for NAME in range(START [, END [, STEP]]) block: the range call is checked here. */
+/* for NAME in range(START [, END [, STEP]]) block (or static_range: unrolled at compile time):
+ * the range call is checked here. */
 static Stmt *st_for(Lexer *lx, const char *var, SrcLoc vloc, const char *fname, SrcLoc floc,
                     ArgList *args, Stmt *body, SrcLoc loc) {
     Stmt *s = st_assign(lx, var, vloc, -1, NULL, loc);
@@ -480,12 +481,13 @@ static Stmt *st_for(Lexer *lx, const char *var, SrcLoc vloc, const char *fname, 
     s->body = body;
     s->values = (Expr **)args->exprs.items;
     s->nvalues = args->exprs.len;
-    if (strcmp(fname, "range") != 0)
-        diag_error(lx->diags, floc, "expected 'range' after 'in', found '%s'", fname);
+    s->op = strcmp(fname, "static_range") == 0;
+    if (strcmp(fname, "range") != 0 && !s->op)
+        diag_error(lx->diags, floc, "expected 'range' or 'static_range' after 'in', found '%s'", fname);
     else if (args->nkw)
-        diag_error(lx->diags, floc, "'range' takes no keyword arguments");
+        diag_error(lx->diags, floc, "'%s' takes no keyword arguments", fname);
     else if (s->nvalues < 1 || s->nvalues > 3)
-        diag_error(lx->diags, floc, "'range' takes 1 to 3 arguments, got %d", s->nvalues);
+        diag_error(lx->diags, floc, "'%s' takes 1 to 3 arguments, got %d", fname, s->nvalues);
     return s;
 }
 

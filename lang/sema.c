@@ -21,6 +21,7 @@ typedef struct {
     int fn_pos;      /* fn's position in the module */
     Sym *scope;      /* innermost first; a block restores it on exit */
     int loops;       /* depth of enclosing loops */
+    int in_static;   /* the innermost enclosing loop is a static_range */
     const char *ann; /* checking this annotation's expressions (NULL: a function body) */
     int const_only;  /* ... which may only use const parameters */
     int depth;       /* of expression nesting, bounded so later stages may recurse */
@@ -367,9 +368,12 @@ static void check_loop(Sema *S, const Stmt *s) {
     } else {
         check_expr(S, s->cond);
     }
+    int was_static = S->in_static;
+    S->in_static = s->kind == ST_FOR && s->op == 1;
     S->loops++;
     check_stmt(S, s->body, 0);
     S->loops--;
+    S->in_static = was_static;
     S->scope = saved;
 }
 
@@ -398,6 +402,9 @@ static void check_stmt(Sema *S, const Stmt *s, int last) {
     case ST_CONTINUE:
         if (!S->loops)
             ERR(S, s->loc, "'%s' outside of a loop", s->kind == ST_BREAK ? "break" : "continue");
+        else if (S->in_static)
+            ERR(S, s->loc, "'%s' in a static_range loop (its iterations are unrolled at compile time)",
+                s->kind == ST_BREAK ? "break" : "continue");
         break;
     case ST_RETURN: check_return(S, s, last); break;
     case ST_BLOCK: check_block(S, s, last); break;
@@ -564,8 +571,10 @@ static void check_func(Sema *S, const Func *f) {
     check_param_limits(S, f);
     S->scope = NULL;
     S->loops = 0;
+    S->in_static = 0;
     /* a kernel is never called, so it may share a builtin's name (a kernel called softmax) */
-    if (!f->is_kernel && (builtin_find(f->name) || !strcmp(f->name, "range")))
+    if (!f->is_kernel && (builtin_find(f->name) || !strcmp(f->name, "range") ||
+                           !strcmp(f->name, "static_range")))
         ERR(S, f->loc, "'%s' is a builtin function and cannot be redefined", f->name);
     for (int i = 0; i < f->nparams; i++) {
         check_param(S, f, i);

@@ -55,8 +55,8 @@ static int attempt(const SrcFile *file, long n, int *bad) {
     arena_fail_after(-1);
     int hit = mentions_oom(&d);
     if (failed && !hit) {
-        fprintf(stderr, "FAIL: %s with allocation %ld failing: errors but no 'out of memory'\n",
-                file->name, n);
+        fprintf(stderr, "FAIL: %s with allocation %ld failing: errors but no 'out of memory' (first: %s)\n",
+                file->name, n, d.first && d.first->msg ? d.first->msg : "none");
         *bad = 1;
     } else if (!failed && hit) {
         fprintf(stderr, "FAIL: %s with allocation %ld failing: 'out of memory' reported, yet it succeeded\n",

@@ -818,9 +818,35 @@ static void t_loop_edges(void)
     loop_cases("loop_edges_u32", T_U32, u32, sizeof u32 / sizeof u32[0]);
 }
 
+/* static_range(LO, HI, STEP) inside range(0, reps): o[i] = reps * sum over s of
+ * x[s][i] * (s + 1) + (0 + 1 + ... + 2^(s % 4) - 1). */
+static void t_static_loops(void)
+{
+    static const int loops[][4] = {{0, 5, 1, 2}, {7, 0, -2, 1}, {3, 3, 1, 3}, {2, 20, 6, 3}, {19, 18, -5, 0}};
+    for (int c = 0; c < 5; c++) {
+        int lo = loops[c][0], hi = loops[c][1], step = loops[c][2], reps = loops[c][3], B = 32;
+        begin("static_loop static_range(%d, %d, %d) reps=%d", lo, hi, step, reps);
+        Buf *x = input("x", T_F32, 20 * B, -1, 1);
+        Buf *o = output("o", T_F32, B, TOL_F32);
+        double sa[32] = {0};
+        int count = 0;
+        for (int r = 0; r < reps; r++)
+            for (int s = lo; step > 0 ? s < hi : s > hi; s += step, count++)
+                for (int i = 0; i < B; i++) {
+                    int t = 1 << (s % 4);
+                    o->v[i] += x->v[s * B + i] * (s + 1) + t * (t - 1) / 2;
+                    sa[i] += fabs(x->v[s * B + i]) * (s + 1) + t * (t - 1) / 2;
+                }
+        for (int i = 0; i < B; i++)
+            sum_bound(o, (size_t)i, sa[i], (size_t)(2 * count + 1));
+        run(CT, "static_loop", ARGS(P(x), P(o), I(reps)), CONSTS({"LO", lo}, {"HI", hi}, {"STEP", step}));
+    }
+}
+
 void t_control(void)
 {
     t_loops();
+    t_static_loops();
     t_loop_edges();
     t_branches();
 }
