@@ -231,7 +231,7 @@ void t_attn_paged(void)
     /* Each case covers several features, so that few kernels are compiled: GQA ratios 1, 3,
      * 4, 8; PAGE 16, 32, 64 with BLOCK_N below and above it; head sizes 64, 128, 80; f16
      * and bf16; negative scales, soft-capping, windows; the split path with 3, 4 and 20
-     * splits (20 runs MAX_SPLITS = 16), 6 with 32 rows of 128 (merged per row). */
+     * splits (20 runs MAX_SPLITS = 16), 6 with 32 rows of 128. */
     static const PagedCase cases[] = {
         /* batch, group, kv_heads, head_dim, page, BLOCK_N, bf16, window, softcap, scale,
          * splits, big, BLOCK_Q, num_warps, num_stages */
@@ -241,7 +241,7 @@ void t_attn_paged(void)
         {&DECODES, 8, 1, 64, 16, 16, 0, 0, 0, 1, 4, 0, 1, 2, 4},
         {&MIXED, 4, 2, 64, 32, 16, 1, 23, 3.0, -2, 3, 0},
         {&SMALL, 3, 2, 64, 16, 32, 0, 5, 0, 1, 20, 0, 0, 0, 3},
-        /* rows x head_dim over 2048: the split path's merge keeps its state per row */
+        /* 32 rows of 128 and 6 splits in the split path */
         {&DECODES, 4, 2, 128, 16, 32, 0, 0, 0, 1, 6, 0, 8, 4, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
