@@ -60,7 +60,8 @@ typedef struct Spec {
     Scope *scope;
     LoopCtx *loop;
     int inline_depth;
-    long inlined_stmts; /* statements specialized inside inlined helpers, this kernel */
+    int static_depth;   /* static_range bodies being unrolled around the statement */
+    long inlined_stmts; /* statements specialized inside inlined helpers or unrolled loops */
     int over_budget;    /* ... passed SPEC_INLINE_BUDGET: that was reported, stop */
     Val *ret;          /* the running helper's return value slot */
 } Spec;

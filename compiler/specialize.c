@@ -320,12 +320,20 @@ static void spec_static_for(Spec *s, const Stmt *st) {
                    (unsigned long long)count, STATIC_RANGE_MAX);
         return;
     }
+    s->static_depth++;
     for (uint64_t k = 0; k < count && !s->terminated && !s->over_budget; k++) {
+        if (s->inlined_stmts > SPEC_INLINE_BUDGET) { /* nested unrolls multiply */
+            diag_error(s->diags, st->loc, "unrolling this static_range takes kernel '%s' past %d "
+                       "inlined and unrolled statements", s->kernel->name, SPEC_INLINE_BUDGET);
+            s->over_budget = 1;
+            break;
+        }
         scope_push(s);
         spec_bind(s, st->names[0], val_const_int(et, (int64_t)((uint64_t)lo + k * (uint64_t)step), 0));
         spec_stmt(s, st->body);
         scope_pop(s);
     }
+    s->static_depth--;
 }
 
 static void spec_while(Spec *s, const Stmt *st) {
@@ -425,7 +433,7 @@ static void spec_return(Spec *s, const Stmt *st) {
 
 static void spec_stmt(Spec *s, const Stmt *st) {
     if (s->terminated || s->over_budget) return; /* unreachable after return/break/continue */
-    if (s->inline_depth > 0) s->inlined_stmts++;
+    if (s->inline_depth > 0 || s->static_depth > 0) s->inlined_stmts++;
     switch (st->kind) {
     case ST_LET: spec_let(s, st); break;
     case ST_ASSIGN: spec_assign(s, st); break;
