@@ -293,35 +293,49 @@ static void spec_for(Spec *s, const Stmt *st) {
  * constant each time (the bounds must be constants; at most STATIC_RANGE_MAX iterations). */
 enum { STATIC_RANGE_MAX = 1024 };
 
-static void spec_static_for(Spec *s, const Stmt *st) {
+typedef struct StaticRange {
+    int64_t lo, step;
+    uint64_t count;
+    ElemKind et; /* i's type: i32, or i64 when a bound is 64-bit or u32 (as range's) */
+} StaticRange;
+
+/* The range's constant bounds and its number of iterations; 0 (reported) when they are not
+ * constants, the step is 0 or the count is over STATIC_RANGE_MAX. */
+static int static_bounds(Spec *s, const Stmt *st, StaticRange *r) {
     Val v[3] = {val_const_int(ET_I32, 0, 1), {0}, val_const_int(ET_I32, 1, 1)};
     for (int i = 0; i < st->nvalues; i++) v[i + (st->nvalues == 1)] = spec_expr(s, st->values[i]);
-    ElemKind et = ET_I32;
+    r->et = ET_I32;
     for (int i = 0; i < 3; i++) {
-        if (v[i].kind == V_ERROR) return;
+        if (v[i].kind == V_ERROR) return 0;
         if (v[i].kind != V_CONST || !et_is_int(v[i].ct)) {
             diag_error(s->diags, st->loc, "static_range() bounds must be compile-time integer constants, got %s",
                        val_type_str(s, &v[i]));
-            return;
+            return 0;
         }
-        if (et_bits(v[i].ct) == 64 || v[i].ct == ET_U32) et = ET_I64;
+        if (et_bits(v[i].ct) == 64 || v[i].ct == ET_U32) r->et = ET_I64;
     }
     int64_t lo = v[0].i, hi = v[1].i, step = v[2].i;
     if (step == 0) {
         diag_error(s->diags, st->loc, "static_range() step must not be zero");
-        return;
+        return 0;
     }
-    /* the count first, in unsigned arithmetic: bounds anywhere in i64 do not overflow it */
+    /* counted in unsigned arithmetic: bounds anywhere in i64 do not overflow it */
     uint64_t span = step > 0 ? (hi > lo ? (uint64_t)hi - (uint64_t)lo : 0) : (lo > hi ? (uint64_t)lo - (uint64_t)hi : 0);
     uint64_t mag = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
-    uint64_t count = span / mag + (span % mag != 0);
-    if (count > STATIC_RANGE_MAX) {
+    r->lo = lo, r->step = step, r->count = span / mag + (span % mag != 0);
+    if (r->count > STATIC_RANGE_MAX) {
         diag_error(s->diags, st->loc, "static_range() of %llu iterations (at most %d are unrolled)",
-                   (unsigned long long)count, STATIC_RANGE_MAX);
-        return;
+                   (unsigned long long)r->count, STATIC_RANGE_MAX);
+        return 0;
     }
+    return 1;
+}
+
+static void spec_static_for(Spec *s, const Stmt *st) {
+    StaticRange r;
+    if (!static_bounds(s, st, &r)) return;
     s->static_depth++;
-    for (uint64_t k = 0; k < count && !s->terminated && !s->over_budget; k++) {
+    for (uint64_t k = 0; k < r.count && !s->terminated && !s->over_budget; k++) {
         if (s->inlined_stmts > SPEC_INLINE_BUDGET) { /* nested unrolls multiply */
             diag_error(s->diags, st->loc, "unrolling this static_range takes kernel '%s' past %d "
                        "inlined and unrolled statements", s->kernel->name, SPEC_INLINE_BUDGET);
@@ -329,7 +343,7 @@ static void spec_static_for(Spec *s, const Stmt *st) {
             break;
         }
         scope_push(s);
-        spec_bind(s, st->names[0], val_const_int(et, (int64_t)((uint64_t)lo + k * (uint64_t)step), 0));
+        spec_bind(s, st->names[0], val_const_int(r.et, (int64_t)((uint64_t)r.lo + k * (uint64_t)r.step), 0));
         spec_stmt(s, st->body);
         scope_pop(s);
     }
