@@ -236,21 +236,32 @@ static void loop_body(Spec *s, const Stmt *body, TirBlock *blk, Binding **inner,
     s->terminated = 0;
 }
 
-static int for_bounds(Spec *s, const Stmt *st, TirValue **bounds) {
-    Val v[3] = {val_const_int(ET_I32, 0, 1), {0}, val_const_int(ET_I32, 1, 1)};
-    if (st->nvalues == 1) v[1] = spec_expr(s, st->values[0]);
-    else
-        for (int i = 0; i < st->nvalues; i++) v[i] = spec_expr(s, st->values[i]);
+/* The start, end and step of a for loop's range()/static_range() (start 0 and step 1 unless
+ * given); 0 when one is an error (already reported). */
+static int range_args(Spec *s, const Stmt *st, Val v[3]) {
+    v[0] = val_const_int(ET_I32, 0, 1), v[2] = val_const_int(ET_I32, 1, 1);
+    for (int i = 0; i < st->nvalues; i++) v[i + (st->nvalues == 1)] = spec_expr(s, st->values[i]);
+    return v[0].kind != V_ERROR && v[1].kind != V_ERROR && v[2].kind != V_ERROR;
+}
+
+/* The loop variable's type for integer bounds v: i32, or i64 when a bound is 64-bit (literals
+ * beyond i32 too) or u32 (i64 holds all of them). */
+static ElemKind range_elem(const Val v[3]) {
     ElemKind et = ET_I32;
-    for (int i = 0; i < 3; i++) {
-        if (v[i].kind == V_ERROR) return 0;
+    for (int i = 0; i < 3; i++)
+        if (et_bits(val_elem(&v[i])) == 64 || val_elem(&v[i]) == ET_U32) et = ET_I64;
+    return et;
+}
+
+static int for_bounds(Spec *s, const Stmt *st, TirValue **bounds) {
+    Val v[3];
+    if (!range_args(s, st, v)) return 0;
+    for (int i = 0; i < 3; i++)
         if (!val_is_value(&v[i]) || val_rank(&v[i]) != 0 || !et_is_int(val_elem(&v[i]))) {
             diag_error(s->diags, st->loc, "range() bounds must be integer scalars, got %s", val_type_str(s, &v[i]));
             return 0;
         }
-        /* literals beyond i32 are i64 too; u32 bounds count in i64, which holds all of them */
-        if (et_bits(val_elem(&v[i])) == 64 || val_elem(&v[i]) == ET_U32) et = ET_I64;
-    }
+    ElemKind et = range_elem(v);
     if (v[2].kind == V_CONST && v[2].i == 0) {
         diag_error(s->diags, st->loc, "range() step must not be zero");
         return 0;
@@ -296,24 +307,21 @@ enum { STATIC_RANGE_MAX = 1024 };
 typedef struct StaticRange {
     int64_t lo, step;
     uint64_t count;
-    ElemKind et; /* i's type: i32, or i64 when a bound is 64-bit or u32 (as range's) */
+    ElemKind et; /* i's type (range_elem) */
 } StaticRange;
 
 /* The range's constant bounds and its number of iterations; 0 (reported) when they are not
  * constants, the step is 0 or the count is over STATIC_RANGE_MAX. */
 static int static_bounds(Spec *s, const Stmt *st, StaticRange *r) {
-    Val v[3] = {val_const_int(ET_I32, 0, 1), {0}, val_const_int(ET_I32, 1, 1)};
-    for (int i = 0; i < st->nvalues; i++) v[i + (st->nvalues == 1)] = spec_expr(s, st->values[i]);
-    r->et = ET_I32;
-    for (int i = 0; i < 3; i++) {
-        if (v[i].kind == V_ERROR) return 0;
+    Val v[3];
+    if (!range_args(s, st, v)) return 0;
+    for (int i = 0; i < 3; i++)
         if (v[i].kind != V_CONST || !et_is_int(v[i].ct)) {
             diag_error(s->diags, st->loc, "static_range() bounds must be compile-time integer constants, got %s",
                        val_type_str(s, &v[i]));
             return 0;
         }
-        if (et_bits(v[i].ct) == 64 || v[i].ct == ET_U32) r->et = ET_I64;
-    }
+    r->et = range_elem(v);
     int64_t lo = v[0].i, hi = v[1].i, step = v[2].i;
     if (step == 0) {
         diag_error(s->diags, st->loc, "static_range() step must not be zero");
@@ -453,7 +461,7 @@ static void spec_stmt(Spec *s, const Stmt *st) {
     case ST_ASSIGN: spec_assign(s, st); break;
     case ST_EXPR: spec_expr(s, st->value); break;
     case ST_IF: spec_if(s, st); break;
-    case ST_FOR: st->op == 1 ? spec_static_for(s, st) : spec_for(s, st); break;
+    case ST_FOR: st->is_static ? spec_static_for(s, st) : spec_for(s, st); break;
     case ST_WHILE: spec_while(s, st); break;
     case ST_BREAK: case ST_CONTINUE: spec_jump(s, st); break;
     case ST_RETURN: spec_return(s, st); break;

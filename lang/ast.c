@@ -162,7 +162,7 @@ static void dump_stmt(const Stmt *s, int depth, FILE *out) {
         }
         return;
     case ST_FOR:
-        fprintf(out, "for %s in %s(", s->names[0], s->op == 1 ? "static_range" : "range");
+        fprintf(out, "for %s in %s(", s->names[0], s->is_static ? "static_range" : "range");
         dump_exprs(s->values, s->nvalues, ", ", out);
         fputs(")\n", out);
         dump_body(s->body, depth + 1, out);

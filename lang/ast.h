@@ -73,7 +73,8 @@ struct Stmt {
     const char **names;
     SrcLoc *name_locs;
     int nnames;
-    int op; /* ST_ASSIGN: OpKind of a compound assignment, or -1; ST_FOR: 1 static_range */
+    int op; /* ST_ASSIGN: OpKind of a compound assignment, or -1 */
+    int is_static; /* ST_FOR: static_range (unrolled at compile time), not range */
     Expr *value;
     Expr *cond;
     Expr **values; /* ST_RETURN values; ST_FOR range arguments (1 to 3) */

@@ -481,8 +481,8 @@ static Stmt *st_for(Lexer *lx, const char *var, SrcLoc vloc, const char *fname, 
     s->body = body;
     s->values = (Expr **)args->exprs.items;
     s->nvalues = args->exprs.len;
-    s->op = strcmp(fname, "static_range") == 0;
-    if (strcmp(fname, "range") != 0 && !s->op)
+    s->is_static = strcmp(fname, "static_range") == 0;
+    if (strcmp(fname, "range") != 0 && !s->is_static)
         diag_error(lx->diags, floc, "expected 'range' or 'static_range' after 'in', found '%s'", fname);
     else if (args->nkw)
         diag_error(lx->diags, floc, "'%s' takes no keyword arguments", fname);

@@ -369,7 +369,7 @@ static void check_loop(Sema *S, const Stmt *s) {
         check_expr(S, s->cond);
     }
     int was_static = S->in_static;
-    S->in_static = s->kind == ST_FOR && s->op == 1;
+    S->in_static = s->kind == ST_FOR && s->is_static;
     S->loops++;
     check_stmt(S, s->body, 0);
     S->loops--;
