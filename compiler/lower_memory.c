@@ -24,15 +24,22 @@ static void store_elem(Lower *L, ElemKind k, LLVMValueRef p, LLVMValueRef x)
     LLVMSetAlignment(st, (unsigned)et_bytes(k));
 }
 
-/* Element r of a load: ops are ptr [, mask [, other]]. */
-static LLVMValueRef load_one(Lower *L, TirOp *op, LLVMValueRef r)
+/* Element r of a load's `other` operand (the value where the mask is off; default 0). */
+static LLVMValueRef other_one(Lower *L, TirOp *op, LLVMValueRef r)
+{
+    ElemKind k = op->results[0]->type.elem;
+    return op->nops > 2 ? lw_get(L, op->ops[2], r) : LLVMConstNull(lw_type(L, k));
+}
+
+/* Element r of a load (ops ptr [, mask [, other]]) under `mask` (NULL: none). */
+static LLVMValueRef load_one(Lower *L, TirOp *op, const TirValue *mask, LLVMValueRef r)
 {
     ElemKind k = op->results[0]->type.elem;
     LLVMValueRef p = lw_get(L, op->ops[0], r);
-    if (op->nops < 2)
+    if (!mask)
         return load_elem(L, k, p);
-    LLVMValueRef m = lw_get(L, op->ops[1], r);
-    LLVMValueRef other = op->nops > 2 ? lw_get(L, op->ops[2], r) : LLVMConstNull(lw_type(L, k));
+    LLVMValueRef m = lw_get(L, mask, r);
+    LLVMValueRef other = other_one(L, op, r);
     LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b);
     LLVMBasicBlockRef ld = lw_block(L, "ld"), join = lw_block(L, "ld.join");
     LLVMBuildCondBr(L->b, m, ld, join);
@@ -163,12 +170,12 @@ static LLVMValueRef load_vec(Lower *L, TirOp *op, ElemKind k, LLVMValueRef p, LL
     return phi;
 }
 
-static void load_group(Lower *L, TirOp *op, LLVMValueRef r0, int n)
+static void load_group(Lower *L, TirOp *op, const TirValue *mask, LLVMValueRef r0, int n)
 {
     TirValue *res = op->results[0];
     ElemKind k = res->type.elem;
     LLVMValueRef p = lw_get(L, op->ops[0], r0);
-    LLVMValueRef m = op->nops > 1 ? lw_get(L, op->ops[1], r0) : NULL;
+    LLVMValueRef m = mask ? lw_get(L, mask, r0) : NULL;
     LLVMValueRef x = load_vec(L, op, k, p, m, r0, n);
     for (int j = 0; j < n; j++)
         lw_set(L, res, reg_at(L, r0, j), LLVMBuildExtractElement(L->b, x, lw_i32c(L, j), ""));
@@ -194,37 +201,106 @@ static void store_group(Lower *L, TirOp *op, LLVMValueRef r0, int n, LLVMValueRe
     }
 }
 
-/* The tile access as R/n vector accesses of n registers each (stores only where `own`). */
-static void lower_vector(Lower *L, TirOp *op, int n, LLVMValueRef own)
+/* The tile access as R/n vector accesses of n registers each (loads under `mask`, stores
+ * only where `own`). */
+static void lower_vector(Lower *L, TirOp *op, int n, const TirValue *mask, LLVMValueRef own)
 {
     ElemLoop lp;
     LW_FOR(L, &lp, lw_regs(L, op->ops[0]) / n, L->t->unroll_elements, g) {
         LLVMValueRef r0 = LLVMBuildMul(L->b, g, lw_i32c(L, n), "");
         if (op->code == TIR_LOAD)
-            load_group(L, op, r0, n);
+            load_group(L, op, mask, r0, n);
         else
             store_group(L, op, r0, n, own);
     }
 }
 
 /* ---- tiles and scalars ---- */
-static int lower_load(Lower *L, TirOp *op)
+/* The scalar a tile mask applies to every element alike: the mask a splat of it, or the `and`
+ * of such a splat and a per-element mask (*rest; NULL when there is none). NULL if neither. */
+static const TirValue *uniform_guard(const TirValue *mask, const TirValue **rest)
+{
+    *rest = mask;
+    if (!mask || !mask->type.rank || !mask->def)
+        return NULL;
+    const TirOp *d = mask->def;
+    if (d->code == TIR_SPLAT) {
+        *rest = NULL;
+        return d->ops[0];
+    }
+    if (d->code != TIR_BINARY || d->attr.i != BIN_AND)
+        return NULL;
+    for (int i = 0; i < 2; i++) {
+        const TirOp *s = d->ops[i]->def;
+        if (s && s->code == TIR_SPLAT && tir_layout_equal(d->ops[1 - i]->layout, mask->layout)) {
+            *rest = d->ops[1 - i];
+            return s->ops[0];
+        }
+    }
+    return NULL;
+}
+
+/* Every element of the tile load under `mask` (NULL: none). */
+static void load_tile(Lower *L, TirOp *op, const TirValue *mask)
 {
     TirValue *res = op->results[0];
-    if (res->type.rank == 0) {
-        lw_bind(L, res, load_one(L, op, NULL));
-        return 0;
-    }
-    lw_tile_new(L, res);
     int n = vec_width(L, op, res->type.elem);
     if (n > 1) {
-        lower_vector(L, op, n, NULL);
-        return 0;
+        lower_vector(L, op, n, mask, NULL);
+        return;
     }
     ElemLoop lp;
     LW_FOR(L, &lp, lw_regs(L, res), L->t->unroll_elements, r) {
-        lw_set(L, res, r, load_one(L, op, r));
+        lw_set(L, res, r, load_one(L, op, mask, r));
     }
+}
+
+/* A tile load whose mask is `guard` (one scalar) and `rest`, with registers as SSA values:
+ * one branch on the guard around all of its accesses instead of one per element, so the
+ * thread's accesses of one address (a block table's entry shared by its keys) are one. */
+static void load_guarded(Lower *L, TirOp *op, const TirValue *guard, const TirValue *rest)
+{
+    TirValue *res = op->results[0];
+    int n = lw_regs(L, res);
+    LLVMValueRef *other = arena_alloc(L->k->arena, sizeof(LLVMValueRef) * (size_t)n);
+    if (!other) {
+        lw_fail(L, op, "out of memory in lowering");
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        other[i] = other_one(L, op, lw_i32c(L, i));
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b);
+    LLVMBasicBlockRef ld = lw_block(L, "gld"), join = lw_block(L, "gld.join");
+    LLVMBuildCondBr(L->b, lw_get(L, guard, NULL), ld, join);
+    LLVMPositionBuilderAtEnd(L->b, ld);
+    load_tile(L, op, rest);
+    LLVMBasicBlockRef end = LLVMGetInsertBlock(L->b);
+    LLVMBuildBr(L->b, join);
+    LLVMPositionBuilderAtEnd(L->b, join);
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef r = lw_i32c(L, i);
+        LLVMValueRef phi = LLVMBuildPhi(L->b, lw_type(L, res->type.elem), "");
+        LLVMValueRef vals[2] = {lw_get(L, res, r), other[i]};
+        LLVMBasicBlockRef bbs[2] = {end, from};
+        LLVMAddIncoming(phi, vals, bbs, 2);
+        lw_set(L, res, r, phi);
+    }
+}
+
+static int lower_load(Lower *L, TirOp *op)
+{
+    TirValue *res = op->results[0];
+    const TirValue *mask = op->nops > 1 ? op->ops[1] : NULL, *rest;
+    if (res->type.rank == 0) {
+        lw_bind(L, res, load_one(L, op, mask, NULL));
+        return 0;
+    }
+    lw_tile_new(L, res);
+    const TirValue *guard = L->regs[res->id] ? uniform_guard(mask, &rest) : NULL;
+    if (guard)
+        load_guarded(L, op, guard, rest);
+    else
+        load_tile(L, op, mask);
     return 0;
 }
 
@@ -241,7 +317,7 @@ static int lower_store(Lower *L, TirOp *op)
     }
     int n = vec_width(L, op, op->ops[1]->type.elem);
     if (n > 1) {
-        lower_vector(L, op, n, own);
+        lower_vector(L, op, n, NULL, own);
         return 0;
     }
     ElemLoop lp;

@@ -911,10 +911,31 @@ static void hinted_rows(int rows, int stride)
     run(MEM, "hinted_rows", ARGS(P(x), P(o), P(o2), I(rows), I(stride)), NO_CONSTS);
 }
 
+/* guarded_rows: loads masked by one scalar (alone and with a per-element mask), four
+ * elements at each address, `other` where the mask is off */
+static void guarded_rows(int rows, int n)
+{
+    enum { B = 64 };
+    begin("guarded_rows rows=%d n=%d", rows, n);
+    Buf *x = input("x", T_F32, (size_t)rows * B / 4, -1, 1);
+    Buf *f = input("flags", T_BOOL, rows, 0, 1);
+    Buf *o = output("o", T_F32, (size_t)rows * B, EXACT), *o2 = output("o2", T_F32, (size_t)rows * B, EXACT);
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < B; i++) {
+            double v = x->v[r * B / 4 + i / 4];
+            o->v[r * B + i] = f->v[r] ? v : -1;
+            o2->v[r * B + i] = f->v[r] && i < n ? v : 7;
+        }
+    run(MEM, "guarded_rows", ARGS(P(x), P(f), P(o), P(o2), I(rows), I(n)), NO_CONSTS);
+}
+
 void t_memory(void)
 {
     hinted_rows(1, 64);
     hinted_rows(7, 80);
+    guarded_rows(9, 37);
+    guarded_rows(6, 0);
+    guarded_rows(5, 64);
     begin("scalar_mem n=37");
     Buf *x = input("x", T_I64, 37, -1000000, 1000000);
     Buf *o = output("o", T_I64, 37, EXACT);
