@@ -254,7 +254,8 @@ def paged_args(src, case, files, max_blocks):
     the workspace holds MAX_SPLITS partial rows of D floats per (token, query head) and the
     counters (one i32 per query block and KV head) start at zero, else 1-element stand-ins."""
     h, kvh, d, t = case.heads, case.kv_heads, case.head_dim, case.tokens
-    scalars = {"num_tokens": t, "num_seqs": len(case.lengths), "kv_heads": kvh,
+    scalars = {"num_tokens": t, "num_seqs": len(case.lengths),
+               "max_seq_len": max(k for _, k in case.lengths), "kv_heads": kvh,
                "stride_qt": h * d, "stride_qh": d, "stride_ot": h * d, "stride_oh": d,
                "stride_kvb": PAGE * kvh * d, "stride_kvs": kvh * d, "stride_kvh": d,
                "stride_bt": max_blocks, "scale": 1 / math.sqrt(d), "window": 0, "softcap": 0.0}

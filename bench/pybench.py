@@ -47,7 +47,7 @@ def paged_call(kern, q, kc, vc, o, ws_o, ws_lse, counters, table, lens, qsl, kvh
     """paged with SPLIT: q, o [tokens, H, D]; caches [blocks, page, kvh, D]."""
     t, h, d = q.shape
     return kern(q, kc, vc, o, ws_o, ws_lse, counters, table, lens, qsl, t, lens.shape[0],
-         kvh, h * d, d, h * d, d, page * kvh * d, kvh * d, d, table.shape[1], 1 / math.sqrt(d), 0,
+         int(lens.max()), kvh, h * d, d, h * d, d, page * kvh * d, kvh * d, d, table.shape[1], 1 / math.sqrt(d), 0,
          0.0, HEAD_DIM=d, GROUP=h // kvh, PAGE=page, SPLIT=True, MAX_SPLITS=MAX_SPLITS)
 
 

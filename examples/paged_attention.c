@@ -47,7 +47,7 @@ static uint16_t *random_f16(size_t n)
 /* ---- the batch's layout ---- */
 
 typedef struct Batch {
-    int tokens, blocks, max_blocks;
+    int tokens, blocks, max_blocks, max_len; /* max_len: the longest KV length */
     int32_t qsl[SEQS + 1], lens[SEQS], *table; /* block table [SEQS, max_blocks] */
     uint16_t *q, *k, *v; /* q [tokens, Q_HEADS, D]; caches [blocks, PAGE, KV_HEADS, D] */
 } Batch;
@@ -61,6 +61,7 @@ static int batch_make(Batch *b)
         b->qsl[s + 1] = b->qsl[s] + Q_LEN[s], b->lens[s] = KV_LEN[s];
         b->blocks += need;
         b->max_blocks = need > b->max_blocks ? need : b->max_blocks;
+        b->max_len = KV_LEN[s] > b->max_len ? KV_LEN[s] : b->max_len;
     }
     b->tokens = b->qsl[SEQS];
     int *perm = malloc(sizeof(int) * (size_t)b->blocks);
@@ -161,18 +162,19 @@ static int run(tile_Context *ctx, const char *path)
             return failed(ctx, s, "copying the batch to the device");
 
     /* q, k_cache, v_cache, o, the split path's workspaces and counters (not used without SPLIT:
-     * o stands in), block_table, seq_lens, query_start_loc, num_tokens, num_seqs, kv_heads, q strides (token,
+     * o stands in), block_table, seq_lens, query_start_loc, num_tokens, num_seqs, the longest
+     * KV length (picks the tuned configuration), kv_heads, q strides (token,
      * head), o strides, cache strides (block, slot, head), block table row stride, scale,
      * window, softcap; consts: head size, group, page, and the path (not split) */
     tile_Arg args[] = {tile_ptr(dq), tile_ptr(dk), tile_ptr(dv), tile_ptr(dout), tile_ptr(dout),
                        tile_ptr(dout), tile_ptr(dout), tile_ptr(dtable),
                        tile_ptr(dlens), tile_ptr(dqsl), tile_i32(b.tokens), tile_i32(SEQS),
-                       tile_i32(KV_HEADS), tile_i32(Q_HEADS * D), tile_i32(D),
+                       tile_i32(b.max_len), tile_i32(KV_HEADS), tile_i32(Q_HEADS * D), tile_i32(D),
                        tile_i32(Q_HEADS * D), tile_i32(D), tile_i64(PAGE * KV_HEADS * D),
                        tile_i32(KV_HEADS * D), tile_i32(D),
                        tile_i32(b.max_blocks), tile_f32(scale), tile_i32(0), tile_f32(0)};
     tile_Const consts[] = {{"HEAD_DIM", D}, {"GROUP", GROUP}, {"PAGE", PAGE}, {"SPLIT", 0}};
-    if ((s = tile_launch(k, args, 24, consts, 4)) != TILE_OK ||
+    if ((s = tile_launch(k, args, 25, consts, 4)) != TILE_OK ||
         (s = tile_synchronize(ctx)) != TILE_OK)
         return failed(ctx, s, "the launch");
     if ((s = tile_copy_to_host(ctx, o, dout, q_n * 2)) != TILE_OK)
