@@ -333,10 +333,13 @@ def write_plot(path, rows, title):
 # ---- the GPU run ----
 
 def write_raw(t, path):
-    """A tensor's elements as raw bytes (host order), as tilec run --load reads them."""
+    """A tensor's elements as raw bytes (host order), as tilec run --load reads them; in pieces
+    of 1 GiB, since ctypes.string_at takes its size as a C int (a 2 GiB cache overflowed it)."""
     t = t.contiguous().cpu()
+    size, ptr, piece = t.numel() * t.element_size(), t.data_ptr(), 1 << 30
     with open(path, "wb") as f:
-        f.write(ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()))
+        for at in range(0, size, piece):
+            f.write(ctypes.string_at(ptr + at, min(piece, size - at)))
 
 
 def read_raw(torch, path, dtype, shape):
