@@ -10,11 +10,14 @@
 #include "tune.h"
 
 /* A configuration whose first timed run is SLOW_FACTOR x the best so far gets no more runs:
- * it cannot win. Others repeat until about TARGET_MS of kernel time: at least MIN_REPS, at
- * most b->reps when the caller set it, else AUTO_REPS (short kernels need many runs for a
- * median steady to a fraction of a percent). */
-enum { MAX_REPS = 1000, MIN_REPS = 3, AUTO_REPS = 100 };
-static const double SLOW_FACTOR = 1.5, TARGET_MS = 100.0;
+ * it cannot win. One whose median after SCREEN_REPS runs is still SCREEN_FACTOR x the best
+ * stops there too: only configurations within noise of the best need a median steady to a
+ * fraction of a percent (most of a large space is not, and a 1 ms kernel's 100 ms of runs
+ * made up most of its tuning). Others repeat until about TARGET_MS of kernel time: at least
+ * MIN_REPS, at most b->reps when the caller set it, else AUTO_REPS (short kernels need many
+ * runs for a median steady to a fraction of a percent). */
+enum { MAX_REPS = 1000, MIN_REPS = 3, AUTO_REPS = 100, SCREEN_REPS = 5 };
+static const double SLOW_FACTOR = 1.5, SCREEN_FACTOR = 1.1, TARGET_MS = 100.0;
 
 static atomic_long n_timed;
 
@@ -227,6 +230,8 @@ TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], doubl
         if (run_once(b, s, grid, &t[n], err) != TILE_OK)
             return failed(b, "launch", err, reason, cap, fatal);
         spent += t[n++];
+        if (n == SCREEN_REPS && n < reps && best_ms > 0 && median(t, n) > SCREEN_FACTOR * best_ms)
+            break; /* clearly slower than the best: its rough median is enough */
     }
     *ms = median(t, n);
     return TRES_OK;
