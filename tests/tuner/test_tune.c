@@ -2,7 +2,7 @@
  * picks and stores a configuration, a second context reuses it without timing, editing the
  * candidate list times only the new ones, a failing configuration is recorded and skipped,
  * @reset/@restore, serving mode, pinning, TILE_PRINT_AUTOTUNING, random sampling, parallel
- * compiles. `test_tune NAME` runs one test; the cache lives in a mkdtemp directory. */
+ * compiles, how many runs each configuration gets (scripted times). `test_tune NAME` runs one test; the cache lives in a mkdtemp directory. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,8 +429,58 @@ static int test_pick(void)
     return 0;
 }
 
+/* ---- how many runs a configuration gets: the backend's timed launches scripted ---- */
+enum { SCRIPTED = 4 };
+static const double script_ms[SCRIPTED] = {1.0, 1.05, 1.2, 2.0};
+static void *script_fn[SCRIPTED];
+static int script_launches[SCRIPTED];
+static BackendOps script_ops;
+
+/* Each configuration's code (told apart by its function) takes the next scripted time. */
+static tile_Status scripted_launch(void *dev, void *fn, const unsigned grid[3], int threads,
+                                   int smem_bytes, void **args, double *ms, char *err)
+{
+    (void)dev, (void)grid, (void)threads, (void)smem_bytes, (void)args, (void)err;
+    int i = 0;
+    while (i < SCRIPTED && script_fn[i] && script_fn[i] != fn)
+        i++;
+    if (i == SCRIPTED)
+        return TILE_ERROR_DEVICE; /* more configurations than scripted */
+    script_fn[i] = fn;
+    script_launches[i]++;
+    *ms = script_ms[i];
+    return TILE_OK;
+}
+
+/* In enumeration order, at 1.0, 1.05, 1.2 and 2.0 ms a run: the first and the one within 10%
+ * of it run until 100 ms of kernel time (a warm-up, then 100 and 95 runs); the one 1.2x slower
+ * stops after 5 runs, the one 2x slower after its first. */
+static int test_screen(void)
+{
+    Fixture f;
+    fresh_cache("screen");
+    if (open_src(&f, SCALE, "16, 32, 64, 128", "scale"))
+        return 1;
+    script_ops = *f.ctx->ops;
+    script_ops.timed_launch = scripted_launch;
+    const BackendOps *real = f.ctx->ops;
+    f.ctx->ops = &script_ops;
+    const tile_TuneReport *rep;
+    tile_Status st = tile_tune(f.k, f.args, 3, NULL, 0, NULL, &rep);
+    f.ctx->ops = real;
+    OK(f.ctx, st);
+    printf("launches: %d %d %d %d\n", script_launches[0], script_launches[1], script_launches[2],
+           script_launches[3]);
+    CHECK(script_launches[0] == 101 && script_launches[1] == 96);
+    CHECK(script_launches[2] == 6 && script_launches[3] == 2);
+    CHECK(rep->best >= 0 && rep->results[rep->best].ms == 1.0);
+    close_fx(&f);
+    return 0;
+}
+
 static const NamedTest tests[] = {
     { "pick", test_pick },
+    { "screen", test_screen },
     { "rotation", test_rotation },
     { "reuse", test_tune_and_reuse },
     { "edit_candidates", test_edit_candidates },
