@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include "test_exec.h"
 
-enum { MAX_SEQS = 8, MAX_SPLITS = 16 };
+enum { MAX_SEQS = 300, MAX_SPLITS = 16 };
 
 /* Each sequence: its new queries and its KV length (queries included); q_len 0 is a sequence
  * with nothing to compute this step. */
@@ -267,5 +267,20 @@ void t_attn_paged(void)
     PagedCase c = cases[0];
     c.b = &random;
     c.len_hint = 1;
+    paged_case(&c);
+    /* 300 sequences (more than one read of 128 at a time, many steps of a search), mostly
+     * decodes, on the paths with and without SPLIT */
+    static Batch many;
+    many.n = MAX_SEQS;
+    for (int s = 0; s < MAX_SEQS; s++) {
+        int kind = (int)rnd_int(0, 9);
+        many.q_len[s] = kind == 0 ? 0 : kind < 8 ? 1 : (int)rnd_int(2, 6);
+        many.kv_len[s] = many.q_len[s] + (int)rnd_int(kind == 0 ? 0 : 1, 60);
+    }
+    c.b = &many;
+    c.len_hint = 0;
+    paged_case(&c);
+    c = cases[3];
+    c.b = &many;
     paged_case(&c);
 }
