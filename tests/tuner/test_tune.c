@@ -2,7 +2,8 @@
  * picks and stores a configuration, a second context reuses it without timing, editing the
  * candidate list times only the new ones, a failing configuration is recorded and skipped,
  * @reset/@restore, serving mode, pinning, TILE_PRINT_AUTOTUNING, random sampling, parallel
- * compiles, how many runs each configuration gets (scripted times). `test_tune NAME` runs one test; the cache lives in a mkdtemp directory. */
+ * compiles, how many runs each configuration gets (scripted times). `test_tune NAME` runs one
+ * test; the cache lives in a mkdtemp directory. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
