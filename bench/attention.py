@@ -310,6 +310,7 @@ class Row:
     row_s: float = None
     error: str = ""
     copy_tbs: float = None  # the device's copy bandwidth, TB/s (decode and paged rows)
+    same_copy_tbs: float = None  # a copy moving the row's K/V bytes (half read, half written)
 
     def tflops(self, ms):
         return self.case.flops / (ms * 1e9) if ms else None
@@ -369,7 +370,8 @@ def decode_values(r):
         dt = r.tbs(r.peers.get("tile decode", {}).get("ms"))
         vals += [fmt(dt, ".2f"), fmt(ratio(t, dt), ".2f")]
     return vals + [fmt(r.tbs(ms), ".2f"), best or "n/a", fmt(ratio(t, r.tbs(ms)), ".2f"),
-                   fmt(ratio(t, r.copy_tbs), ".2f"), err_text(r), r.config,
+                   fmt(ratio(t, r.copy_tbs), ".2f"), fmt(ratio(t, r.same_copy_tbs), ".2f"),
+                   err_text(r), r.config,
                    notes_text(r, PEERS[r.case.op])]
 
 
@@ -387,11 +389,12 @@ SECTIONS = [
     ("decode", "decode_fused (split-KV decode and merge, one launch): one query token per "
                "sequence, dense KV cache",
      ["case", "tile ms", "tile K/V TB/s", "best SDPA K/V TB/s", "best SDPA", "tile / best SDPA",
-      "tile / copy"] + TAIL, decode_values),
+      "tile / copy", "tile / same-size copy"] + TAIL, decode_values),
     ("paged", f"paged (SPLIT, one launch): the decode shapes, KV in pages of {PAGE}, "
               "shuffled block table",
      ["case", "tile ms", "tile K/V TB/s", "tile decode (dense) K/V TB/s", "paged / decode",
-      "best SDPA K/V TB/s", "best SDPA", "paged / best SDPA", "paged / copy"] + TAIL,
+      "best SDPA K/V TB/s", "best SDPA", "paged / best SDPA", "paged / copy",
+      "paged / same-size copy"] + TAIL,
      decode_values),
     ("mixed", "paged (no SPLIT): one launch for a batch mixing prefills and decodes",
      ["case", "query tokens", "tile ms", "tile TFLOP/s", "tile K/V TB/s"] + TAIL, mixed_values),
@@ -428,7 +431,8 @@ def markdown_report(meta, rows):
 CSV_HEAD = (["case", "op", "dtype", "batch", "heads", "kv_heads", "seq", "head_dim", "causal",
              "tokens", "gflop", "kv_gb", "tile_ms", "parts", "tile_tflops", "tile_kv_tbs"]
             + [f"{p}_{k}" for p in ALL_PEERS for k in ("ms", "tflops", "kv_tbs", "ratio", "rel_err")]
-            + ["best_sdpa", "copy_tbs", "tile_copy_ratio", "max_rel_err", "flagged", "config",
+            + ["best_sdpa", "copy_tbs", "tile_copy_ratio", "same_copy_tbs", "max_rel_err", "flagged",
+               "config",
                "regs", "local_bytes", "static_smem", "dynamic_smem", "tuned_ms",
                "first_launch_s", "tilec_s", "row_s", "error", "notes"])
 
@@ -452,6 +456,7 @@ def csv_record(r):
     fl = r.parsed.get("first_launch_ms")
     rec.update({"best_sdpa": r.best_sdpa()[0] or "", "copy_tbs": fmt(r.copy_tbs, ".3f", ""),
                 "tile_copy_ratio": fmt(ratio(r.tbs(r.tile_ms), r.copy_tbs), ".3f", ""),
+                "same_copy_tbs": fmt(r.same_copy_tbs, ".3f", ""),
                 "max_rel_err": fmt(r.max_err(), ".3e", ""), "flagged": int(r.flagged()),
                 "config": r.config, "tuned_ms": fmt(r.parsed.get("tuned_ms"), ".5f", ""),
                 "first_launch_s": fmt(fl / 1e3 if fl is not None else None, ".2f", ""),
@@ -481,7 +486,7 @@ def progress_line(i, n, r):
             f"{peers or 'no peer'}; max rel err {fmt(r.max_err(), '.1e')}"
             f"{' (!)' if r.flagged() else ''}; row {r.row_s:.1f} s, tilec {fmt(r.tilec_s, '.1f')} s "
             f"(first launch with tuning {fmt(fl / 1e3 if fl is not None else None, '.1f')} s)"
-            + (f"; ERROR {r.error}" if r.error else ""))
+            + tc.tuning_text(r.parsed) + (f"; ERROR {r.error}" if r.error else ""))
 
 
 # ---- the GPU run ----
@@ -493,6 +498,7 @@ class GpuBench(tc.GpuBench):
         super().__init__(args, tmp)
         self.copy = None
         self.dense = {}  # shape_key -> our decode's median ms, for the paged rows
+        self.same_copy = {}  # bytes -> TB/s of a copy moving that many bytes
         self.page_order = getattr(args, "page_order", "shuffled")
 
     def measure_copy(self, gib=1):
@@ -507,6 +513,21 @@ class GpuBench(tc.GpuBench):
         except Exception as e:  # noqa: BLE001  the rows go on, their copy ratio n/a
             print(f"device copy bandwidth: failed: {type(e).__name__}: {e}", flush=True)
         return self.copy
+
+    def copy_of(self, nbytes):
+        """TB/s of a device-to-device copy that moves `nbytes` in all (nbytes/2 read, nbytes/2
+        written), timed as the rows are: what a memory-bound launch of that size reaches, launch
+        and ramp included (None where it failed)."""
+        if nbytes not in self.same_copy:
+            torch, tbs = self.torch, None
+            try:
+                src = torch.empty(max(nbytes // 4, 1), dtype=torch.float16, device="cuda")
+                dst = torch.empty_like(src)
+                tbs = 4.0 * src.numel() / (self.ms(lambda: dst.copy_(src)) * 1e9)
+            except Exception as e:  # noqa: BLE001  the ratio is n/a
+                print(f"copy of {nbytes} bytes: failed: {type(e).__name__}: {e}", flush=True)
+            self.same_copy[nbytes] = tbs
+        return self.same_copy[nbytes]
 
     def cache_dir(self, case, kernel):
         """One tuning cache per kernel and fixed consts (dtype, head_dim, causal)."""
@@ -702,7 +723,7 @@ class GpuBench(tc.GpuBench):
         try:
             x = self.inputs(case)
             if case.op in ("decode", "paged"):
-                row.copy_tbs = self.copy
+                row.copy_tbs, row.same_copy_tbs = self.copy, self.copy_of(case.kv_bytes)
             ours = None
             try:
                 ours = self.run_tile(row, case, x, d)

@@ -143,8 +143,12 @@ def parse_tilec_run(text):
     for key, label in facts.items():
         m = re.search(r"^ *" + label + r": (\d+)", text, re.M)
         r[key] = int(m.group(1)) if m else None
-    m = re.search(r"tile: autotuning: '\w+' key '[^']*' -> \S+ \((tuned|cache): ([0-9.]+) ms\)", text)
+    m = re.search(r"tile: autotuning: '\w+' key '[^']*' -> \S+ \((tuned|cache): ([0-9.]+) ms[;)]", text)
     r["tuned_from"], r["tuned_ms"] = (m.group(1), float(m.group(2))) if m else (None, None)
+    m = re.search(r"; (\d+) configurations in ([0-9.]+) s: compile ([0-9.]+) s \(([0-9.]+) CPU-s\), "
+                  r"timing ([0-9.]+) s\)", text)
+    r["tune_configs"], r["tune_s"], r["tune_compile_s"], r["tune_compile_cpu_s"], r["tune_timing_s"] = \
+        (int(m.group(1)),) + tuple(float(g) for g in m.groups()[1:]) if m else (None,) * 5
     return r
 
 
@@ -460,6 +464,16 @@ class GpuBench:
         return row
 
 
+def tuning_text(parsed):
+    """Where a first launch's tuning went ('' when it did not tune): '; 240 configurations
+    tuned in 20.1 s: compile 9.8 s (140.2 CPU-s), timing 8.9 s'."""
+    if parsed.get("tune_configs") is None:
+        return ""
+    return (f"; {parsed['tune_configs']} configurations tuned in {parsed['tune_s']:.1f} s: "
+            f"compile {parsed['tune_compile_s']:.1f} s ({parsed['tune_compile_cpu_s']:.1f} "
+            f"CPU-s), timing {parsed['tune_timing_s']:.1f} s")
+
+
 def progress_line(i, n, row):
     r = row
     fl = r.parsed.get("first_launch_ms")
@@ -468,7 +482,7 @@ def progress_line(i, n, row):
             f"({fmt(r.tile_ms, '.4f')} ms), {peers}; max rel err {fmt(r.max_err(), '.1e')}"
             f"{' (!)' if r.flagged() else ''}; row {r.row_s:.1f} s, tilec {fmt(r.tilec_s, '.1f')} s "
             f"of which first launch with tuning {fmt(fl / 1e3 if fl is not None else None, '.1f')} s"
-            + (f"; ERROR {r.error}" if r.error else ""))
+            + tuning_text(r.parsed) + (f"; ERROR {r.error}" if r.error else ""))
 
 
 def export_tuning(tilec, cache, path):

@@ -275,7 +275,7 @@ def made_up_rows():
     f.peers = {"SDPA flash": {"ms": 0.4, "err": 2e-4, "note": ""},
                "SDPA cuDNN": {"ms": None, "err": None, "note": "n/a: No available kernel"}}
     d = at.Row(at.Case("decode", "f16", 16, 32, 8, 8192, 128), tile_ms=0.25, copy_tbs=3.0,
-               parts=[("decode_fused", 0.25)])
+               same_copy_tbs=2.0, parts=[("decode_fused", 0.25)])
     d.peers = {"SDPA flash": {"ms": 0.5, "err": 1e-3, "note": ""},
                "SDPA cuDNN": {"ms": 0.3, "err": 1e-3, "note": ""},
                "SDPA efficient": {"ms": 1.0, "err": 1e-3, "note": "K/V repeated 4x (no enable_gqa)"},
@@ -310,7 +310,7 @@ def test_report():
               "markdown: the four sections, the GPU and the copy bandwidth")
         dline = next(line for line in md.splitlines() if line.startswith("| decode f16 d128 b16"))
         want = ["0.2500", f"{kv / 0.25e9:.2f}", f"{kv / 0.3e9:.2f}", "SDPA cuDNN",
-                f"{0.3 / 0.25:.2f}", f"{kv / 0.25e9 / 3.0:.2f}", "5.0e-01 (!)",
+                f"{0.3 / 0.25:.2f}", f"{kv / 0.25e9 / 3.0:.2f} | {kv / 0.25e9 / 2.0:.2f} |", "5.0e-01 (!)",
                 "K/V repeated 4x"]
         check(all(w in dline for w in want), "markdown: the decode row's figures: " + dline)
         pline = next(line for line in md.splitlines() if line.startswith("| paged f16"))
@@ -323,7 +323,7 @@ def test_report():
             recs = {r["case"]: r for r in csv.DictReader(fh)}
         r = recs[d.case.name]
         check(len(recs) == 5 and r["best_sdpa"] == "SDPA cuDNN" and r["SDPA cuDNN_ratio"] == "1.200"
-              and r["flagged"] == "1" and r["parts"] == "decode_fused 0.25000"
+              and r["flagged"] == "1" and r["same_copy_tbs"] == "2.000" and r["parts"] == "decode_fused 0.25000"
               and recs[bad.case.name]["error"].startswith("tile: tilec exit 1"),
               "CSV: a record per row, ratios, parts, the failed row's error")
     finally:

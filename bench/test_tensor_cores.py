@@ -96,7 +96,7 @@ TINY = [tc.Case("matmul", "f16", (70, 40, 36)), tc.Case("matmul", "bf16", (33, 2
 # ---- 1. parsing, on what tilec prints on CUDA ----
 
 CUDA_SAMPLE = """examples/matmul.tile:matmul_f16 on cuda (NVIDIA H100 80GB HBM3)
-tile: autotuning: 'matmul_f16' key 'M=4096;N=4096;K=4096;' -> BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,num_warps=8,num_stages=3 (tuned: 0.2210 ms)
+tile: autotuning: 'matmul_f16' key 'M=4096;N=4096;K=4096;' -> BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,num_warps=8,num_stages=3 (tuned: 0.2210 ms; 60 configurations in 9.1 s: compile 4.2 s (50.3 CPU-s), timing 4.5 s)
   load + compile: 40.1 ms, first launch: 9120.5 ms
   saved c (16777216 x f16) to /tmp/x/out.bin
   specialization of matmul_f16 on cuda (sm_90a):
@@ -118,6 +118,9 @@ def test_parsing():
     check(p["regs"] == 232 and p["local_bytes"] == 16 and p["static_smem"] == 0
           and p["dynamic_smem"] == 98304 and p["max_threads"] == 256, "parse: the driver's facts")
     check(p["tuned_from"] == "tuned" and p["tuned_ms"] == 0.2210, "parse: the autotuning line")
+    check(p["tune_configs"] == 60 and p["tune_compile_cpu_s"] == 50.3 and p["tune_timing_s"] == 4.5,
+          "parse: where the tuning's time went")
+    check(tc.tuning_text(p).startswith("; 60 configurations tuned in 9.1 s"), "tuning_text")
     check(tc.config_text(p) == "M128 N256 K32 w8 s3 | 232 regs, 16 B local", "config text")
     check(len(tc.all_cases()) == 32 and len(tc.select_cases(True, None)) == len(tc.QUICK)
           and len(tc.select_cases(False, "bf16 d128")) == 6, "case lists")

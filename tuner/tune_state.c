@@ -381,7 +381,9 @@ typedef struct Miss {
     Arena *a;
 } Miss;
 
-static tile_Status from_tuning(Miss *m, ConstBinding *out, int *n, double *ms)
+/* Tunes m's key; *took says how long and where the time went, for the choice's log line. */
+static tile_Status from_tuning(Miss *m, ConstBinding *out, int *n, double *ms, char *took,
+                               size_t cap)
 {
     TuneRequest req = { .k = m->k, .kt = m->kt, .args = m->args, .given = m->given,
                         .ngiven = m->ngiven, .grid = m->grid, .key = m->key };
@@ -391,6 +393,8 @@ static tile_Status from_tuning(Miss *m, ConstBinding *out, int *n, double *ms)
         return st;
     *ms = rep.results[rep.best].ms;
     *n = parse_config(m->kt, rep.results[rep.best].config, out);
+    snprintf(took, cap, "; %d configurations in %.1f s: compile %.1f s (%.1f CPU-s), timing %.1f s",
+             rep.total, rep.wall_s, rep.compile_wall_s, rep.compile_cpu_s, rep.timing_s);
     return TILE_OK;
 }
 
@@ -404,6 +408,7 @@ static tile_Status resolve_miss(Miss *m, tile_Tuning mode, const ConstBinding *c
     Source src = SRC_CACHE;
     double ms = 0;
     TResult r;
+    char took[160] = "";
     tile_Status st = TILE_OK;
     if (n >= 0 && tcache_get(tc, m->key, best, &r))
         ms = r.ms;
@@ -414,7 +419,7 @@ static tile_Status resolve_miss(Miss *m, tile_Tuning mode, const ConstBinding *c
                m->k->func->name, m->key);
     if (n < 0 && mode == TILE_TUNING_AUTO && !captured) {
         src = SRC_TUNED;
-        if ((st = from_tuning(m, vals, &n, &ms)) != TILE_OK)
+        if ((st = from_tuning(m, vals, &n, &ms, took, sizeof took)) != TILE_OK)
             return st;
     }
     if (n < 0) {
@@ -425,9 +430,9 @@ static tile_Status resolve_miss(Miss *m, tile_Tuning mode, const ConstBinding *c
     long long v[64];
     for (int i = 0; i < n; i++)
         names[i] = vals[i].name, v[i] = vals[i].value;
-    char *s = n > 0 ? tcache_config_string(names, v, n) : NULL, when[64];
+    char *s = n > 0 ? tcache_config_string(names, v, n) : NULL, when[224];
     snprintf(when, sizeof when, src == SRC_FALLBACK ? "fallback: the key is not in the cache"
-                                : "%s: %.4f ms", src == SRC_TUNED ? "tuned" : "cache", ms);
+                                : "%s: %.4f ms%s", src == SRC_TUNED ? "tuned" : "cache", ms, took);
     print_choice(ctx, "tile: autotuning: '%s' key '%s' -> %s (%s)", m->k->func->name, m->key,
                  s ? s : "defaults", when);
     free(s);

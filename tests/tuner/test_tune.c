@@ -295,6 +295,7 @@ static int test_print_autotuning(void)
     printf("%s", f.log);
     CHECK(strstr(f.log, "tile: autotuning: 'scale' key 'n=1024;' -> BLOCK="));
     CHECK(strstr(f.log, "(tuned: "));
+    CHECK(strstr(f.log, " configurations in ") && strstr(f.log, "CPU-s), timing "));
     if (open_src(&f, SCALE, "16, 32", "scale"))
         return 1;
     OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
