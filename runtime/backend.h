@@ -8,7 +8,7 @@
 #include "driver.h" /* CodeKind */
 #include "tile.h"
 
-enum { BK_ERR_MAX = 1024 };
+enum { BK_ERR_MAX = 1024, BK_IPC_HANDLE = 64 };
 
 /* What a device allows one block (0: no limit known). */
 typedef struct BkLimits {
@@ -86,6 +86,15 @@ typedef struct BackendOps {
     tile_Status (*event_record)(void *dev, void *ev, char *err);
     /* Waits for `end`, then *ms = the time from start to end. */
     tile_Status (*event_elapsed)(void *dev, void *start, void *end, float *ms, char *err);
+
+    /* ---- buffers handed to a tuning worker process (tuner/tune_isolate.c) without a copy
+     * through the host; NULL where device memory cannot be shared between processes ---- */
+    /* The handle (BK_IPC_HANDLE bytes) of the allocation holding p, and p's offset in it. */
+    tile_Status (*ipc_export)(void *dev, tile_DevPtr p, unsigned char *handle, size_t *offset,
+                              char *err);
+    /* Copies n bytes at `offset` of another process's exported allocation to dst, and waits. */
+    tile_Status (*ipc_copy)(void *dev, const unsigned char *handle, size_t offset,
+                            tile_DevPtr dst, size_t n, char *err);
 } BackendOps;
 
 extern const BackendOps rt_backend_cpu;

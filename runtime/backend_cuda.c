@@ -17,6 +17,7 @@ enum { LOG_MAX = 8192, DEFAULT_SMEM = 48 * 1024, CUDA_ERROR_OUT_OF_MEMORY = 2 };
 static struct {
 #define X(name, sym, args) CUresult (*name) args;
     CUDA_FUNCS(X)
+    CUDA_OPTIONAL_FUNCS(X)
 #undef X
 } cu;
 static char driver_error[512]; /* why the driver did not load ("" when it did) */
@@ -51,6 +52,9 @@ static void load_driver(void)
         return; \
     }
     CUDA_FUNCS(X)
+#undef X
+#define X(name, sym, args) *(void **)&cu.name = dlsym(h, sym);
+    CUDA_OPTIONAL_FUNCS(X)
 #undef X
     CUresult r = cu.cuInit(0);
     if (r != CUDA_SUCCESS)
@@ -404,6 +408,55 @@ static tile_Status cuda_event_elapsed(void *dev, void *start, void *end, float *
     return TILE_OK;
 }
 
+/* ---- buffers shared with a tuning worker ---- */
+static int have_ipc(void)
+{
+    return cu.cuMemGetAddressRange && cu.cuMemcpyDtoD && cu.cuIpcGetMemHandle &&
+           cu.cuIpcOpenMemHandle && cu.cuIpcCloseMemHandle;
+}
+
+static tile_Status cuda_ipc_export(void *dev, tile_DevPtr p, unsigned char *handle,
+                                   size_t *offset, char *err)
+{
+    CUdeviceptr base;
+    size_t size;
+    CUipcMemHandle h;
+    tile_Status st = current(dev, err);
+    if (st != TILE_OK)
+        return st;
+    if (!have_ipc()) {
+        snprintf(err, BK_ERR_MAX, "the CUDA driver cannot share memory between processes");
+        return TILE_ERROR_UNSUPPORTED;
+    }
+    CU_TRY(cuMemGetAddressRange, (&base, &size, p));
+    CU_TRY(cuIpcGetMemHandle, (&h, base));
+    CU_TRY(cuCtxSynchronize, ()); /* what is queued to write the buffer lands before it is read */
+    memcpy(handle, h.reserved, BK_IPC_HANDLE);
+    *offset = (size_t)(p - base);
+    return TILE_OK;
+}
+
+static tile_Status cuda_ipc_copy(void *dev, const unsigned char *handle, size_t offset,
+                                 tile_DevPtr dst, size_t n, char *err)
+{
+    CUipcMemHandle h;
+    CUdeviceptr src;
+    tile_Status st = current(dev, err);
+    if (st != TILE_OK)
+        return st;
+    if (!have_ipc()) {
+        snprintf(err, BK_ERR_MAX, "the CUDA driver cannot share memory between processes");
+        return TILE_ERROR_UNSUPPORTED;
+    }
+    memcpy(h.reserved, handle, BK_IPC_HANDLE);
+    CU_TRY(cuIpcOpenMemHandle, (&src, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    CUresult r = cu.cuMemcpyDtoD(dst, src + offset, n);
+    if (r == CUDA_SUCCESS)
+        r = cu.cuCtxSynchronize();
+    cu.cuIpcCloseMemHandle(src);
+    return r == CUDA_SUCCESS ? TILE_OK : fail(r, "cuMemcpyDtoD from a shared buffer", err);
+}
+
 /* ---- for the tuner ---- */
 static void cuda_limits(void *dev, BkLimits *out)
 {
@@ -514,4 +567,5 @@ const BackendOps rt_backend_cuda = {
     cuda_launch, cuda_limits, cuda_func_attrs, cuda_timed_launch, cuda_flush_l2,
     cuda_context_lost, cuda_driver_version, cuda_set_stream, cuda_capturing,
     cuda_event_create, cuda_event_destroy, cuda_event_record, cuda_event_elapsed,
+    cuda_ipc_export, cuda_ipc_copy,
 };

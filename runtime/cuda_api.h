@@ -15,6 +15,9 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUlinkState_st *CUlinkState;
 typedef int CUjit_option;
 typedef struct CUevent_st *CUevent;
+typedef struct CUipcMemHandle {
+    char reserved[64];
+} CUipcMemHandle;
 
 enum {
     CUDA_SUCCESS = 0,
@@ -40,6 +43,7 @@ enum {
     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
     CU_JIT_INPUT_PTX = 1,
     CU_STREAM_CAPTURE_STATUS_NONE = 0,
+    CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1,
 };
 
 /* X(name, symbol in libcuda, (parameters)) */
@@ -82,5 +86,15 @@ enum {
     X(cuLinkComplete, "cuLinkComplete", (CUlinkState state, void **cubin, size_t *size)) \
     X(cuLinkDestroy, "cuLinkDestroy", (CUlinkState state)) \
     X(cuStreamIsCapturing, "cuStreamIsCapturing", (CUstream s, int *status))
+
+/* Loaded when present (NULL otherwise): sharing buffers with a tuning worker process. */
+#define CUDA_OPTIONAL_FUNCS(X) \
+    X(cuMemGetAddressRange, "cuMemGetAddressRange_v2", \
+      (CUdeviceptr *base, size_t *size, CUdeviceptr p)) \
+    X(cuMemcpyDtoD, "cuMemcpyDtoD_v2", (CUdeviceptr dst, CUdeviceptr src, size_t n)) \
+    X(cuIpcGetMemHandle, "cuIpcGetMemHandle", (CUipcMemHandle *h, CUdeviceptr p)) \
+    X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", \
+      (CUdeviceptr *p, CUipcMemHandle h, unsigned flags)) \
+    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr p))
 
 #endif

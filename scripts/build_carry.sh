@@ -11,7 +11,7 @@ BUILD_DIR=build-static scripts/build.sh -DTILE_STATIC_LLVM=ON -DCMAKE_BUILD_TYPE
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-for b in tilec tests/exec/test_exec tests/runtime/test_stream examples/embed \
+for b in tilec tests/exec/test_exec tests/runtime/test_stream tests/tuner/test_isolate examples/embed \
          examples/paged_attention bench/launch_overhead; do
     strip -s -o "$stage/bin/$(basename "$b")" "build-static/$b"
 done

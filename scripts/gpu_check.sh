@@ -37,6 +37,10 @@ echo "== launches on a caller's stream and in a CUDA graph"
 "$bin/test_stream" cuda || rc=1
 "$bin/test_stream" two_contexts || rc=1
 r=0; "$bin/test_stream" two_devices || r=$?; [ $r -eq 0 ] || [ $r -eq 77 ] || rc=1   # 77: one GPU
+echo "== tuning in worker processes: a faulting configuration, the inputs shared or copied"
+for t in gpu_fault gpu_inputs gpu_inputs_copied; do
+    TILE_TUNE_WORKER="$bin/tilec" "$bin/test_isolate" $t || rc=1
+done
 echo "== the Python package on PyTorch tensors (streams, CUDA graphs)"
 TILE_LIBRARY="$dir/lib/libtile.so.0" python3 tests/python/test_torch.py "$PWD"
 prc=$?

@@ -111,8 +111,8 @@ static int time_planned(tile_Kernel *k, const tile_Arg *args, RtLaunchPlan *p, l
     } else {
         b.reps = reps < 1 ? 1 : reps > 1000 ? 1000 : (int)reps;
         b.config_budget_ms = 1e300;
-        TResStatus r = tune_time_config(&b, p->spec, p->grid, 0, &ms, reason, sizeof reason,
-                                        &fatal);
+        TResStatus r = tune_time_config(&b, p->spec, p->grid, TUNE_FULL, 0, &ms, reason,
+                                        sizeof reason, &fatal);
         if (r != TRES_OK)
             tilec_error("--cold: %s", reason);
         else

@@ -4,7 +4,8 @@
  * the module, buffers and arguments, tunes in this process (the engine traces and saves each
  * result as it goes), then writes "summary COMPILE_WALL COMPILE_CPU TIMING THREADS" to the
  * trace. --resume: an earlier worker died, so do not force (keep what it measured).
- * Exit 0 when tuning ran, 3 when the device context died, 1 otherwise (why on stderr). */
+ * Exit 0 when tuning ran, 3 when the device context died, TUNE_WORKER_NO_SHARING when a
+ * buffer the job shares cannot be mapped here, 1 otherwise (why on stderr). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -54,14 +55,33 @@ typedef struct Job {
     unsigned grid[3];
     tile_Const consts[MAX_ITEMS];
     int nconsts;
-    char *buf[MAX_ITEMS];
-    size_t bufsize[MAX_ITEMS];
+    char *buf[MAX_ITEMS]; /* NULL: shared, at share_offset of the allocation share[] names */
+    size_t bufsize[MAX_ITEMS], share_offset[MAX_ITEMS];
+    unsigned char share[MAX_ITEMS][BK_IPC_HANDLE];
     tile_DevPtr dev[MAX_ITEMS];
     int nbufs;
     tile_Arg args[MAX_ITEMS];
     int argbuf[MAX_ITEMS]; /* -1: not a pointer */
     int nargs;
 } Job;
+
+/* "shared LEN OFFSET HEX": a buffer the parent left on its device. 1 when line is one. */
+static int parse_shared(Job *j, const char *line)
+{
+    size_t n, off;
+    int len = 0;
+    if (sscanf(line, "shared %zu %zu %n", &n, &off, &len) != 2 || !len || j->nbufs == MAX_ITEMS ||
+        strlen(line + len) != 2 * BK_IPC_HANDLE)
+        return 0;
+    for (int i = 0; i < BK_IPC_HANDLE; i++) {
+        unsigned v;
+        if (sscanf(line + len + 2 * i, "%2x", &v) != 1)
+            return 0;
+        j->share[j->nbufs][i] = (unsigned char)v;
+    }
+    j->buf[j->nbufs] = NULL, j->share_offset[j->nbufs] = off, j->bufsize[j->nbufs++] = n;
+    return 1;
+}
 
 static int parse_item(Job *j, Reader *r, char *line)
 {
@@ -83,6 +103,8 @@ static int parse_item(Job *j, Reader *r, char *line)
             *(word[0] == 'n' ? &j->name : word[0] == 's' ? &j->source : &j->import_path) = blob;
         return 0;
     }
+    if (parse_shared(j, line))
+        return 0;
     if (sscanf(line, "backend %d", &j->backend) == 1 || sscanf(line, "from-file %d", &j->from_file) == 1 ||
         sscanf(line, "options %d %d %d %la", &j->force, &j->reps, &j->samples, &j->budget_ms) == 4)
         return 0;
@@ -158,13 +180,34 @@ static char *read_all(const char *path, size_t *len)
 
 static void log_stderr(void *user, const char *msg) { fprintf(stderr, "%s\n", msg); }
 
+/* A copy of buffer i, shared by the parent, in dev[i]; TILE_ERROR_UNSUPPORTED when it cannot
+ * be mapped here. */
+static tile_Status copy_shared(tile_Context *ctx, Job *j, int i)
+{
+    char err[BK_ERR_MAX];
+    const char *off = getenv("TILE_TUNE_SHARING"); /* "0": as if it could not (for tests) */
+    tile_Status st = TILE_ERROR_UNSUPPORTED;
+    if (off && !strcmp(off, "0"))
+        snprintf(err, sizeof err, "TILE_TUNE_SHARING=0");
+    else if (!ctx->ops->ipc_copy)
+        snprintf(err, sizeof err, "the %s backend cannot map another process's memory",
+                 ctx->ops->name);
+    else
+        st = ctx->ops->ipc_copy(ctx->dev, j->share[i], j->share_offset[i], j->dev[i],
+                                j->bufsize[i], err);
+    if (st != TILE_OK)
+        tilec_error("tune-worker: a shared buffer: %s", err);
+    return st == TILE_OK ? st : TILE_ERROR_UNSUPPORTED;
+}
+
 /* Device buffers holding the job's bytes; the pointer arguments pointed into them. */
 static tile_Status upload(tile_Context *ctx, Job *j)
 {
     tile_Status st = TILE_OK;
     for (int i = 0; i < j->nbufs && st == TILE_OK; i++)
         if ((st = tile_malloc(ctx, j->bufsize[i], &j->dev[i])) == TILE_OK)
-            st = tile_copy_to_device(ctx, j->dev[i], j->buf[i], j->bufsize[i]);
+            st = j->buf[i] ? tile_copy_to_device(ctx, j->dev[i], j->buf[i], j->bufsize[i])
+                           : copy_shared(ctx, j, i);
     for (int i = 0; i < j->nargs; i++)
         if (j->argbuf[i] >= 0)
             j->args[i].v.ptr += j->dev[j->argbuf[i]];
@@ -190,8 +233,10 @@ static int tune(Job *j, int resume)
         st = rt_module_load(ctx, j->name, j->source, strlen(j->source), j->from_file != 0, &mod);
     if (st == TILE_OK)
         st = tile_kernel_get(mod, j->kernel, &k);
-    if (st == TILE_OK)
-        st = upload(ctx, j);
+    if (st == TILE_OK && (st = upload(ctx, j)) == TILE_ERROR_UNSUPPORTED) {
+        tile_context_close(ctx);
+        return TUNE_WORKER_NO_SHARING;
+    }
     if (st == TILE_OK)
         st = tune_tile_grid(k, j->has_grid ? j->grid : NULL, j->args, j->nargs, j->consts,
                             j->nconsts, &o, &rep);

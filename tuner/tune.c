@@ -6,6 +6,7 @@
  * untimed neighbours (one step in one parameter's list) until none is faster.
  * Configurations that compile to the same code with the same grid are timed once.
  * Selection: tune_select.c. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,9 @@ typedef struct Cand {
     int done;                /* compiled and timed (this tuning) */
     unsigned grid[3];
     CompileJob *job;
+    Spec *spec;              /* its loaded code, once screened in this tuning */
+    int final;               /* fully timed (a finalist): r.ms is no longer the screen's */
+    int same_as;             /* 1 + the index of the earlier configuration with its code */
 } Cand;
 
 typedef struct Tuning {
@@ -341,6 +345,7 @@ static int same_code_as_timed(Tuning *t, Cand *c)
             !memcmp(o->grid, c->grid, sizeof c->grid)) {
             c->r.status = TILE_TUNE_OK;
             c->r.ms = o->r.ms;
+            c->same_as = (int)(o - t->c) + 1;
             c->r.local_bytes = o->r.local_bytes;
             c->r.reason = arena_printf(t->a, "same code as %s", o->r.config);
             if (!c->r.reason)
@@ -395,8 +400,9 @@ static tile_Status evaluate(Tuning *t, Cand *c)
         return TILE_OK;
     char reason[REASON_MAX];
     int fatal = 0;
-    TResStatus r = tune_time_config(&t->bench, s, grid, t->best >= 0 ? t->best_ms : 0,
-                                    &c->r.ms, reason, sizeof reason, &fatal);
+    TResStatus r = tune_time_config(&t->bench, s, grid, TUNE_SCREEN,
+                                    t->best >= 0 ? t->best_ms : 0, &c->r.ms, reason,
+                                    sizeof reason, &fatal);
     t->timed_now++;
     if (r != TRES_OK) {
         set_result(t, c, TILE_TUNE_FAILED, reason);
@@ -407,6 +413,7 @@ static tile_Status evaluate(Tuning *t, Cand *c)
         return TILE_OK;
     }
     c->r.status = TILE_TUNE_OK;
+    c->spec = s;
     return TILE_OK;
 }
 
@@ -420,6 +427,81 @@ static void consider(Tuning *t, int i)
 static int past_budget(const Tuning *t)
 {
     return t->budget_ms > 0 && tune_now_ms() - t->t0 > t->budget_ms;
+}
+
+/* ---- finalists: the screen ranks, full timing decides ----
+ * Every configuration is screened (a few runs: tune_time.c); then the FINALISTS fastest
+ * within FINAL_BAND of the best (and the fastest without local memory, which tune_pick
+ * prefers) are timed in full. Most of a large space is near the best for memory-bound
+ * kernels, and a 1-3 ms kernel's full timing is ~100 ms: timing only finalists in full keeps
+ * their tuning to seconds. */
+enum { FINALISTS = 8 };
+static const double FINAL_BAND = 1.10;
+
+static int is_candidate(const Cand *c, int spill_free)
+{
+    return c->spec && !c->same_as && c->r.status == TILE_TUNE_OK &&
+           (!spill_free || c->r.local_bytes <= 0);
+}
+
+/* The fastest unmarked candidate (spill-free only, when asked) within the band; -1 if none. */
+static int fastest_unmarked(Tuning *t, const char *marked, double limit, int spill_free)
+{
+    int best = -1;
+    for (int i = 0; i < t->n; i++)
+        if (!marked[i] && is_candidate(&t->c[i], spill_free) && t->c[i].r.ms <= limit &&
+            (best < 0 || t->c[i].r.ms < t->c[best].r.ms))
+            best = i;
+    return best;
+}
+
+static tile_Status time_final(Tuning *t, Cand *c)
+{
+    char reason[REASON_MAX];
+    int fatal = 0;
+    if (t->trace_fd >= 0)
+        dprintf(t->trace_fd, "again %s\n", c->r.config);
+    TResStatus r = tune_time_config(&t->bench, c->spec, c->grid, TUNE_FULL, 0, &c->r.ms, reason,
+                                    sizeof reason, &fatal);
+    c->final = 1;
+    if (r != TRES_OK)
+        set_result(t, c, TILE_TUNE_FAILED, reason);
+    if (t->trace_fd >= 0)
+        save_one(t, c, !fatal);
+    if (fatal)
+        return rt_error(t->ctx, TILE_ERROR_DEVICE, "tuning '%s': configuration %s faulted: %s",
+                        t->req->k->func->name, c->r.config, reason);
+    return TILE_OK;
+}
+
+/* Times the finalists in full, then ranks again (duplicates take their original's time). */
+static tile_Status time_finalists(Tuning *t)
+{
+    char *marked = arena_alloc(t->a, (size_t)t->n + 1);
+    if (!marked)
+        return rt_error(t->ctx, TILE_ERROR_OUT_OF_MEMORY, "tuning: out of memory");
+    int first = fastest_unmarked(t, marked, INFINITY, 0), picked[FINALISTS + 1], n = 0;
+    double limit = first >= 0 ? FINAL_BAND * t->c[first].r.ms : 0;
+    for (int i = first; i >= 0 && n < FINALISTS; i = fastest_unmarked(t, marked, limit, 0))
+        marked[i] = 1, picked[n++] = i;
+    int spill_free = fastest_unmarked(t, marked, limit, 1);
+    for (int i = 0; spill_free >= 0 && i < n; i++)
+        if (t->c[picked[i]].r.local_bytes <= 0)
+            spill_free = -1; /* a finalist already has none */
+    if (spill_free >= 0)
+        picked[n++] = spill_free;
+    tile_Status st = TILE_OK;
+    for (int i = 0; i < n && st == TILE_OK; i++)
+        if (!t->c[picked[i]].final)
+            st = time_final(t, &t->c[picked[i]]);
+    t->best = -1;
+    for (int i = 0; i < t->n; i++) {
+        Cand *c = &t->c[i];
+        if (c->same_as && c->r.status == TILE_TUNE_OK)
+            c->r.ms = t->c[c->same_as - 1].r.ms;
+        consider(t, i);
+    }
+    return st;
 }
 
 static tile_Status time_all(Tuning *t)
@@ -451,6 +533,8 @@ static tile_Status time_all(Tuning *t)
         c->job->image.code_hash = h;
         progress(t, "time", ++done, t->ntodo, t0);
     }
+    if (st == TILE_OK)
+        st = time_finalists(t);
     t->rep->timing_s += (tune_now_ms() - t0) / 1e3;
     return st;
 }

@@ -129,13 +129,15 @@ int tune_pick(const tile_TuneResult *r, int n);
  * backend does not say. */
 int tune_local_bytes(tile_Context *ctx, const Spec *s);
 
-/* Times one loaded configuration: a warm-up run, then up to b->reps timed runs (each after
- * restoring buffers and flushing L2, outside the timed interval), stopping early past the
- * per-config budget or when a run is far slower than `best_ms`. TRES_OK with the median in
- * *ms, or TRES_FAILED with a reason; *fatal = 1 when the device context died (a sticky
- * fault; tune_isolate.c keeps that from reaching the caller's context). */
-TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], double best_ms,
-                            double *ms, char *reason, size_t cap, int *fatal);
+/* Times one loaded configuration: a warm-up run, then timed runs (each after restoring
+ * buffers and flushing L2, outside the timed interval). TUNE_SCREEN: a few runs, one when the
+ * first is far slower than `best_ms` (a rough median to rank by); TUNE_FULL: up to b->reps
+ * (or about 100 ms of kernel time), stopping early past the per-config budget. TRES_OK with
+ * the median in *ms, or TRES_FAILED with a reason; *fatal = 1 when the device context died (a
+ * sticky fault; tune_isolate.c keeps that from reaching the caller's context). */
+typedef enum { TUNE_SCREEN, TUNE_FULL } TuneTiming;
+TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], TuneTiming how,
+                            double best_ms, double *ms, char *reason, size_t cap, int *fatal);
 
 /* ---- process isolation (tune_isolate.c) ---- */
 /* What the tuning workers did, for the report. */
@@ -148,6 +150,10 @@ typedef struct TuneIsolation {
 /* Whether this tuning should run in worker processes: $TILE_TUNE_ISOLATE=0|1, else on for
  * CUDA (a sticky fault would kill the caller's context) and off elsewhere. */
 int tune_isolate_wanted(tile_Context *ctx);
+
+/* The worker's exit status when it could not map a buffer the job shares (the parent then
+ * writes the buffers into the job instead). */
+enum { TUNE_WORKER_NO_SHARING = 4 };
 /* Tunes in `tilec tune-worker` processes, which save every result to the tuning cache as
  * they go; a configuration that crashes a worker is recorded there as failed and a new worker
  * goes on. Then reloads the kernel's cache (now holding every result) and adds the workers'
@@ -161,6 +167,6 @@ int tune_isolate(const TuneRequest *req, int samples, double budget_ms, int ntod
 int tune_trace_fd(void);
 
 double tune_now_ms(void);
-long tune_timings(void); /* tune_time_config calls in this process (for tests) */
+long tune_timings(void); /* configurations screened in this process (for tests) */
 
 #endif

@@ -104,6 +104,9 @@ static int no_isolation(tile_Context *ctx, const char *fmt, const char *what)
  *   grid X Y Z              (only for an explicit grid)
  *   const NAME VALUE        (the caller's consts, each)
  *   buffer LEN              (blob: an allocation an argument points into, each once)
+ *   shared LEN OFFSET HEX   (or: that allocation left on the device, LEN bytes at OFFSET of
+ *                            the allocation whose sharing handle is HEX; the worker copies it
+ *                            device to device: a multi-GB KV cache needs no trip through a file)
  *   arg ptr BUFFER OFFSET | arg int V | arg float V(%a)   (each runtime param, in order)
  *   end */
 
@@ -134,6 +137,21 @@ static void put_blob(FILE *f, const char *word, const void *data, size_t n)
     fputc('\n', f);
 }
 
+/* The buffer as a handle the worker maps, when the backend can share it; 0 if written. */
+static int put_shared(tile_Context *ctx, FILE *f, tile_DevPtr base, size_t size)
+{
+    unsigned char h[BK_IPC_HANDLE];
+    size_t offset;
+    char err[BK_ERR_MAX];
+    if (!ctx->ops->ipc_export || ctx->ops->ipc_export(ctx->dev, base, h, &offset, err) != TILE_OK)
+        return -1;
+    fprintf(f, "shared %zu %zu ", size, offset);
+    for (int i = 0; i < BK_IPC_HANDLE; i++)
+        fprintf(f, "%02x", h[i]);
+    fputc('\n', f);
+    return 0;
+}
+
 static int put_buffer(tile_Context *ctx, FILE *f, tile_DevPtr base, size_t size, char *why)
 {
     char *host = malloc(size ? size : 1);
@@ -161,9 +179,10 @@ static void put_import_path(FILE *f, const tile_Module *mod)
     pthread_mutex_unlock(&mod->ctx->lock);
 }
 
-/* Writes the job; -1 with the reason in why (WHY_MAX bytes). */
-static int write_job(const TuneRequest *req, int samples, double budget_ms, const char *path,
-                     char *why)
+/* Writes the job, with its buffers shared where `share` and the backend can; -1 with the
+ * reason in why (WHY_MAX bytes). */
+static int write_job(const TuneRequest *req, int samples, double budget_ms, int share,
+                     const char *path, char *why)
 {
     tile_Kernel *k = req->k;
     tile_Context *ctx = k->mod->ctx;
@@ -191,7 +210,8 @@ static int write_job(const TuneRequest *req, int samples, double budget_ms, cons
         fprintf(f, "const %s %lld\n", req->given[i].name, (long long)req->given[i].value);
     int bad = 0;
     for (int i = 0; i < b.n && !bad; i++)
-        bad = put_buffer(ctx, f, b.base[i], b.size[i], why);
+        if (!share || put_shared(ctx, f, b.base[i], b.size[i]) < 0)
+            bad = put_buffer(ctx, f, b.base[i], b.size[i], why);
     for (int i = 0; i < k->nparams && !bad; i++) {
         const tile_Arg *a = &req->args[i];
         if (a->kind == TILE_ARG_PTR)
@@ -219,6 +239,7 @@ typedef struct Iso {
     int ntodo, done, faults;
     int cap;              /* of out->evaluated */
     char *pending;        /* the configuration begun and not ended */
+    int again;            /* pending is a finalist timed again (not counted twice) */
     double pending_since; /* tune_now_ms() at its begin */
     int timed_out;        /* the last worker was killed for a hanging configuration */
     tile_TuneReport *rep;
@@ -330,11 +351,19 @@ static void trace_line(Iso *s, char *line)
         s->pending_since = tune_now_ms();
         TuneIsolation *o = s->out;
         record_evaluated(s, o, line + 6);
+        s->again = 0;
+    } else if (!strncmp(line, "again ", 6)) {
+        free(s->pending);
+        s->pending = strdup(line + 6);
+        s->pending_since = tune_now_ms();
+        s->again = 1;
     } else if (!strcmp(line, "end")) {
         free(s->pending);
         s->pending = NULL;
-        s->done++;
-        progress(s);
+        if (!s->again) {
+            s->done++;
+            progress(s);
+        }
     } else if (sscanf(line, "summary %lf %lf %lf %d", &cw, &cc, &tm, &threads) == 4) {
         s->rep->compile_wall_s += cw, s->rep->compile_cpu_s += cc, s->rep->timing_s += tm;
         s->rep->threads = threads > s->rep->threads ? threads : s->rep->threads;
@@ -456,7 +485,8 @@ static void record_fault(Iso *s, const char *what)
 }
 
 /* Workers until one finishes (or MAX_RESTARTS died). 1 done, 0 when the first worker
- * failed before any configuration (tune in this process then). */
+ * failed before any configuration (tune in this process then), -1 when it could not map the
+ * job's shared buffers (write them into the job then). */
 static int run_workers(Iso *s, double budget_ms)
 {
     char errline[LINE_MAX_], what[LINE_MAX_ + 64];
@@ -468,6 +498,9 @@ static int run_workers(Iso *s, double budget_ms)
             s->out->left_reason = budget_ms > 0 ? "past the time budget" : NULL;
             return 1;
         }
+        if (!run && !s->pending && WIFEXITED(status) &&
+            WEXITSTATUS(status) == TUNE_WORKER_NO_SHARING)
+            return -1;
         last_error_line(s->errf, errline, sizeof errline);
         if (s->timed_out)
             snprintf(what, sizeof what, "timed out after %.0f s on the device", config_timeout_ms() / 1e3);
@@ -525,6 +558,20 @@ static void iso_fini(Iso *s)
     env_free(s->env);
 }
 
+/* Writes the job (its buffers shared with the worker, or written into it when the worker
+ * cannot map them) and runs workers on it: run_workers's 1 or 0. */
+static int run_job(Iso *s, int samples, double budget_ms, char *why)
+{
+    int done = -1;
+    for (int share = 1; share >= 0 && done < 0; share--)
+        if (write_job(s->req, samples, budget_ms, share, s->job, why) < 0)
+            return no_isolation(s->ctx, "%s", why);
+        else
+            done = run_workers(s, budget_ms);
+    return done < 0 ? no_isolation(s->ctx, "%s", "the tuning worker cannot map shared buffers")
+                    : done;
+}
+
 int tune_isolate(const TuneRequest *req, int samples, double budget_ms, int ntodo,
                  tile_TuneReport *rep, Arena *a, TuneIsolation *out)
 {
@@ -547,11 +594,11 @@ int tune_isolate(const TuneRequest *req, int samples, double budget_ms, int ntod
         done = no_isolation(s.ctx, "%s", why);
     else if (make_tmp(&s) < 0)
         done = no_isolation(s.ctx, "cannot create a temporary directory: %s", strerror(errno));
-    else if (write_job(req, samples, budget_ms, s.job, why) < 0)
-        done = no_isolation(s.ctx, "%s", why);
     else if (!(s.env = child_env(s.cachedir)))
         done = no_isolation(s.ctx, "%s", "out of memory");
-    else if ((done = run_workers(&s, budget_ms)) && tcache_reload(tc, why, sizeof why) < 0)
+    else
+        done = run_job(&s, samples, budget_ms, why);
+    if (done && tcache_reload(tc, why, sizeof why) < 0)
         rt_log(s.ctx, "tile: cannot reload the tuning cache: out of memory");
     iso_fini(&s);
     return done;

@@ -9,15 +9,12 @@
 #include <time.h>
 #include "tune.h"
 
-/* A configuration whose first timed run is SLOW_FACTOR x the best so far gets no more runs:
- * it cannot win. One whose median after SCREEN_REPS runs is still SCREEN_FACTOR x the best
- * stops there too: only configurations within noise of the best need a median steady to a
- * fraction of a percent (most of a large space is not, and a 1 ms kernel's 100 ms of runs
- * made up most of its tuning). Others repeat until about TARGET_MS of kernel time: at least
- * MIN_REPS, at most b->reps when the caller set it, else AUTO_REPS (short kernels need many
- * runs for a median steady to a fraction of a percent). */
+/* Screening (TUNE_SCREEN): SCREEN_REPS timed runs, or one when it is SLOW_FACTOR x the best
+ * so far (it cannot win). Full timing (TUNE_FULL, the finalists): runs until about TARGET_MS
+ * of kernel time, at least MIN_REPS, at most b->reps when the caller set it, else AUTO_REPS
+ * (short kernels need many runs for a median steady to a fraction of a percent). */
 enum { MAX_REPS = 1000, MIN_REPS = 3, AUTO_REPS = 100, SCREEN_REPS = 5 };
-static const double SLOW_FACTOR = 1.5, SCREEN_FACTOR = 1.1, TARGET_MS = 100.0;
+static const double SLOW_FACTOR = 1.5, TARGET_MS = 100.0;
 
 static atomic_long n_timed;
 
@@ -209,29 +206,30 @@ static TResStatus failed(TuneBench *b, const char *what, const char *err, char *
     return TRES_FAILED;
 }
 
-TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], double best_ms,
-                            double *ms, char *reason, size_t cap, int *fatal)
+TResStatus tune_time_config(TuneBench *b, Spec *s, const unsigned grid[3], TuneTiming how,
+                            double best_ms, double *ms, char *reason, size_t cap, int *fatal)
 {
     char err[BK_ERR_MAX];
     double t[MAX_REPS], warm, spent = 0;
     int reps = b->reps < 1 ? AUTO_REPS : b->reps > MAX_REPS ? MAX_REPS : b->reps, n = 0;
     *fatal = 0;
-    atomic_fetch_add(&n_timed, 1);
+    if (how == TUNE_SCREEN)
+        atomic_fetch_add(&n_timed, 1);
     if (run_once(b, s, grid, &warm, err) != TILE_OK) /* loads the code, warms up */
         return failed(b, "launch", err, reason, cap, fatal);
     if (run_once(b, s, grid, &t[n], err) != TILE_OK)
         return failed(b, "launch", err, reason, cap, fatal);
     spent += t[n++];
-    if (best_ms > 0 && t[0] > SLOW_FACTOR * best_ms)
-        reps = 1; /* slower than the best so far by more than noise: it cannot win */
+    if (how == TUNE_SCREEN)
+        reps = best_ms > 0 && t[0] > SLOW_FACTOR * best_ms ? 1
+               : reps < SCREEN_REPS                       ? reps
+                                                          : SCREEN_REPS;
     else if (reps > MIN_REPS && t[0] * reps > TARGET_MS)
         reps = t[0] * MIN_REPS >= TARGET_MS ? MIN_REPS : (int)(TARGET_MS / t[0]);
     while (n < reps && spent < b->config_budget_ms) {
         if (run_once(b, s, grid, &t[n], err) != TILE_OK)
             return failed(b, "launch", err, reason, cap, fatal);
         spent += t[n++];
-        if (n == SCREEN_REPS && n < reps && best_ms > 0 && median(t, n) > SCREEN_FACTOR * best_ms)
-            break; /* clearly slower than the best: its rough median is enough */
     }
     *ms = median(t, n);
     return TRES_OK;

@@ -3,8 +3,10 @@
  * illegal address on a GPU) is tuned with isolation on: tuning finishes, BLOCK=32 is recorded
  * as failed with the fault, another configuration wins, this process and its buffers are
  * untouched, and a launch after tuning is right. Without a usable worker: a logged fallback.
- * `test_isolate NAME` runs one test (cpu_fault, fallback, gpu_fault; gpu_fault exits 77
- * without CUDA). TILE_TUNE_WORKER names tilec (set by CTest). */
+ * The *_inputs tests check that the worker gets the caller's inputs intact (shared device to
+ * device on CUDA, through the job file on the CPU or when sharing fails).
+ * `test_isolate NAME` runs one test (the gpu_* ones exit 77 without CUDA). TILE_TUNE_WORKER
+ * names tilec (set by CTest). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,17 @@ static const char *HANG =
     "        while load(x) >= 0.0 { spins += 1; }\n"
     "    }\n"
     "    store(out + offs, load(x + offs, mask=offs < n) * 2.0 + spins as f32, mask=offs < n);\n"
+    "}\n";
+
+/* x[i] * 2, except that an element not equal to its index (an input that did not reach the
+ * worker intact) sends its store FAR away: every configuration faults then. */
+static const char *PROBE =
+    "@grid(cdiv(n, BLOCK))\n"
+    "@tune(BLOCK = [16, 32, 64])\n"
+    "kernel wild(x: *f32, out: *f32, n: i32, far: i64, const BLOCK: i32 = 16) {\n"
+    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    let v = load(x + offs, mask=offs < n);\n"
+    "    store(out + where(v != offs as f32, far, 0) + offs, v * 2.0, mask=offs < n);\n"
     "}\n";
 
 typedef struct Fixture {
@@ -196,7 +209,47 @@ static int test_gpu_fault(void)
     return rc;
 }
 
+/* The worker gets the caller's inputs intact, x at an offset into its allocation: shared
+ * device to device where the backend can (CUDA), written into the job file otherwise, or
+ * (copied_too) after a worker that could not map them. */
+static int inputs_arrive(tile_Backend backend, int copied_too)
+{
+    Fixture f;
+    const tile_TuneReport *rep;
+    setenv("TILE_TUNE_ISOLATE", "1", 1);
+    if (copied_too)
+        setenv("TILE_TUNE_SHARING", "0", 1);
+    int rc = open_src(&f, backend, PROBE);
+    if (rc)
+        return rc;
+    enum { PAD = 4 };
+    float x[N + PAD];
+    tile_DevPtr xs;
+    for (int i = 0; i < N + PAD; i++)
+        x[i] = (float)(i - PAD) - 0.5f * (i < PAD); /* wrong values before x */
+    OK(f.ctx, tile_malloc(f.ctx, sizeof x, &xs));
+    OK(f.ctx, tile_copy_to_device(f.ctx, xs, x, sizeof x));
+    f.args[0] = tile_ptr(xs + PAD * sizeof(float));
+    long timed = tune_timings();
+    OK(f.ctx, tile_tune(f.k, f.args, 4, NULL, 0, NULL, &rep));
+    printf("log: %s", f.log);
+    CHECK(tune_timings() == timed); /* every configuration ran in a worker */
+    CHECK(!strstr(f.log, "without fault isolation"));
+    CHECK(rep->total == 3 && rep->timed == 3 && rep->failed == 0);
+    CHECK(out_is(&f, 0, -1)); /* this process's buffers were never written */
+    unsetenv("TILE_TUNE_SHARING");
+    tile_context_close(f.ctx);
+    return 0;
+}
+
+static int test_cpu_inputs(void) { return inputs_arrive(TILE_BACKEND_CPU, 0); }
+static int test_gpu_inputs(void) { return inputs_arrive(TILE_BACKEND_CUDA, 0); }
+static int test_gpu_inputs_copied(void) { return inputs_arrive(TILE_BACKEND_CUDA, 1); }
+
 static const NamedTest tests[] = {
+    { "cpu_inputs", test_cpu_inputs },
+    { "gpu_inputs", test_gpu_inputs },
+    { "gpu_inputs_copied", test_gpu_inputs_copied },
     { "cpu_fault", test_cpu_fault },
     { "cpu_hang", test_cpu_hang },
     { "fallback", test_fallback },
