@@ -518,6 +518,7 @@ class GpuBench(tc.GpuBench):
         """TB/s of a device-to-device copy that moves `nbytes` in all (nbytes/2 read, nbytes/2
         written), timed as the rows are: what a memory-bound launch of that size reaches, launch
         and ramp included (None where it failed)."""
+        nbytes = int(nbytes)
         if nbytes not in self.same_copy:
             torch, tbs = self.torch, None
             try:

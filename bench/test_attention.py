@@ -344,6 +344,41 @@ class StubBench:
         return r
 
 
+def test_same_size_copy():
+    """copy_of: a copy moving the row's K/V bytes (a float, as Case.kv_bytes is), timed once per
+    size, TB/s = bytes / time."""
+    class Tensor:
+        def __init__(self, n):
+            self.n = n
+
+        def numel(self):
+            return self.n
+
+        def copy_(self, other):
+            return self
+
+    class Torch:
+        float16 = "f16"
+        made = []
+
+        def empty(self, n, dtype=None, device=None):
+            if not isinstance(n, int):
+                raise TypeError("empty() received an invalid combination of arguments")
+            Torch.made.append(n)
+            return Tensor(n)
+
+        def empty_like(self, t):
+            return Tensor(t.n)
+
+    b = at.GpuBench.__new__(at.GpuBench)
+    b.torch, b.same_copy, b.ms = Torch(), {}, lambda fn: (fn(), 0.5)[1]
+    kv = at.Case("decode", "f16", 1, 32, 8, 4096, 128).kv_bytes
+    tbs = b.copy_of(kv)
+    check(tbs is not None and abs(tbs - kv / 0.5e9) < 1e-12 and Torch.made == [int(kv) // 4],
+          f"copy_of: {int(kv) // 4} halves each way, {tbs} TB/s")
+    check(b.copy_of(kv) == tbs and len(Torch.made) == 1, "copy_of: timed once per size")
+
+
 def test_run_loop():
     out = tempfile.mkdtemp(prefix="tile-attn-loop-")
     try:
@@ -373,6 +408,7 @@ def main():
         at.STDLIB = os.path.abspath(sys.argv[2])
     test_cases()
     test_report()
+    test_same_size_copy()
     test_run_loop()
     test_imports(tilec)
     test_commands(tilec)
