@@ -409,10 +409,16 @@ static tile_Status cuda_event_elapsed(void *dev, void *start, void *end, float *
 }
 
 /* ---- buffers shared with a tuning worker ---- */
-static int have_ipc(void)
+/* The device current, and the driver able to share memory between processes. */
+static tile_Status ipc_ready(void *dev, char *err)
 {
-    return cu.cuMemGetAddressRange && cu.cuMemcpyDtoD && cu.cuIpcGetMemHandle &&
-           cu.cuIpcOpenMemHandle && cu.cuIpcCloseMemHandle;
+    tile_Status st = current(dev, err);
+    if (st == TILE_OK && !(cu.cuMemGetAddressRange && cu.cuMemcpyDtoD && cu.cuIpcGetMemHandle &&
+                           cu.cuIpcOpenMemHandle && cu.cuIpcCloseMemHandle)) {
+        snprintf(err, BK_ERR_MAX, "the CUDA driver cannot share memory between processes");
+        st = TILE_ERROR_UNSUPPORTED;
+    }
+    return st;
 }
 
 static tile_Status cuda_ipc_export(void *dev, tile_DevPtr p, unsigned char *handle,
@@ -421,13 +427,9 @@ static tile_Status cuda_ipc_export(void *dev, tile_DevPtr p, unsigned char *hand
     CUdeviceptr base;
     size_t size;
     CUipcMemHandle h;
-    tile_Status st = current(dev, err);
+    tile_Status st = ipc_ready(dev, err);
     if (st != TILE_OK)
         return st;
-    if (!have_ipc()) {
-        snprintf(err, BK_ERR_MAX, "the CUDA driver cannot share memory between processes");
-        return TILE_ERROR_UNSUPPORTED;
-    }
     CU_TRY(cuMemGetAddressRange, (&base, &size, p));
     CU_TRY(cuIpcGetMemHandle, (&h, base));
     CU_TRY(cuCtxSynchronize, ()); /* what is queued to write the buffer lands before it is read */
@@ -441,13 +443,9 @@ static tile_Status cuda_ipc_copy(void *dev, const unsigned char *handle, size_t 
 {
     CUipcMemHandle h;
     CUdeviceptr src;
-    tile_Status st = current(dev, err);
+    tile_Status st = ipc_ready(dev, err);
     if (st != TILE_OK)
         return st;
-    if (!have_ipc()) {
-        snprintf(err, BK_ERR_MAX, "the CUDA driver cannot share memory between processes");
-        return TILE_ERROR_UNSUPPORTED;
-    }
     memcpy(h.reserved, handle, BK_IPC_HANDLE);
     CU_TRY(cuIpcOpenMemHandle, (&src, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
     CUresult r = cu.cuMemcpyDtoD(dst, src + offset, n);
