@@ -436,7 +436,10 @@ static int past_budget(const Tuning *t)
  * kernels, and a 1-3 ms kernel's full timing is ~100 ms: timing only finalists in full keeps
  * their tuning to seconds. */
 enum { FINALISTS = 8 };
-static const double FINAL_BAND = 1.10;
+/* LATE_BAND: a screened configuration that comes within this of the best full median (the
+ * finalists' full timing can come out slower than their screen) is timed in full too, so
+ * that no rough median decides the choice (tune_pick's bands are narrower). */
+static const double FINAL_BAND = 1.10, LATE_BAND = 1.03;
 
 static int is_candidate(const Cand *c, int spill_free)
 {
@@ -474,6 +477,31 @@ static tile_Status time_final(Tuning *t, Cand *c)
     return TILE_OK;
 }
 
+/* The best full median of this tuning's candidates (0 if none). */
+static double best_final(const Tuning *t)
+{
+    double best = 0;
+    for (int i = 0; i < t->n; i++)
+        if (is_candidate(&t->c[i], 0) && t->c[i].final && (!best || t->c[i].r.ms < best))
+            best = t->c[i].r.ms;
+    return best;
+}
+
+/* Times in full every screened candidate within LATE_BAND of the best full median, until none
+ * is left. */
+static tile_Status time_late(Tuning *t)
+{
+    tile_Status st = TILE_OK;
+    for (int more = 1; more && st == TILE_OK;) {
+        double limit = LATE_BAND * best_final(t);
+        more = 0;
+        for (int i = 0; i < t->n && st == TILE_OK; i++)
+            if (is_candidate(&t->c[i], 0) && !t->c[i].final && t->c[i].r.ms < limit)
+                st = time_final(t, &t->c[i]), more = 1;
+    }
+    return st;
+}
+
 /* Times the finalists in full, then ranks again (duplicates take their original's time). */
 static tile_Status time_finalists(Tuning *t)
 {
@@ -494,6 +522,8 @@ static tile_Status time_finalists(Tuning *t)
     for (int i = 0; i < n && st == TILE_OK; i++)
         if (!t->c[picked[i]].final)
             st = time_final(t, &t->c[picked[i]]);
+    if (st == TILE_OK)
+        st = time_late(t);
     t->best = -1;
     for (int i = 0; i < t->n; i++) {
         Cand *c = &t->c[i];
