@@ -436,10 +436,7 @@ static int past_budget(const Tuning *t)
  * kernels, and a 1-3 ms kernel's full timing is ~100 ms: timing only finalists in full keeps
  * their tuning to seconds. */
 enum { FINALISTS = 8 };
-/* LATE_BAND: a screened configuration that comes within this of the best full median (the
- * finalists' full timing can come out slower than their screen) is timed in full too, so
- * that no rough median decides the choice (tune_pick's bands are narrower). */
-static const double FINAL_BAND = 1.10, LATE_BAND = 1.03;
+static const double FINAL_BAND = 1.10;
 
 static int is_candidate(const Cand *c, int spill_free)
 {
@@ -477,31 +474,6 @@ static tile_Status time_final(Tuning *t, Cand *c)
     return TILE_OK;
 }
 
-/* The best full median of this tuning's candidates (0 if none). */
-static double best_final(const Tuning *t)
-{
-    double best = 0;
-    for (int i = 0; i < t->n; i++)
-        if (is_candidate(&t->c[i], 0) && t->c[i].final && (!best || t->c[i].r.ms < best))
-            best = t->c[i].r.ms;
-    return best;
-}
-
-/* Times in full every screened candidate within LATE_BAND of the best full median, until none
- * is left. */
-static tile_Status time_late(Tuning *t)
-{
-    tile_Status st = TILE_OK;
-    for (int more = 1; more && st == TILE_OK;) {
-        double limit = LATE_BAND * best_final(t);
-        more = 0;
-        for (int i = 0; i < t->n && st == TILE_OK; i++)
-            if (is_candidate(&t->c[i], 0) && !t->c[i].final && t->c[i].r.ms < limit)
-                st = time_final(t, &t->c[i]), more = 1;
-    }
-    return st;
-}
-
 /* Times the finalists in full, then ranks again (duplicates take their original's time). */
 static tile_Status time_finalists(Tuning *t)
 {
@@ -522,8 +494,6 @@ static tile_Status time_finalists(Tuning *t)
     for (int i = 0; i < n && st == TILE_OK; i++)
         if (!t->c[picked[i]].final)
             st = time_final(t, &t->c[picked[i]]);
-    if (st == TILE_OK)
-        st = time_late(t);
     t->best = -1;
     for (int i = 0; i < t->n; i++) {
         Cand *c = &t->c[i];
@@ -628,15 +598,40 @@ static tile_Status refine(Tuning *t)
     return st;
 }
 
-/* The choice among the results (tune_pick); t->best stays where there is no memory for the
- * list. */
+/* The worker's choice, stored in the cache with the results: it knew which medians were
+ * full and which only a screen's (this process, reading the cache, does not). -1 if none. */
+static int workers_choice(const Tuning *t)
+{
+    const char *best = t->req->kt->tc ? tcache_best(t->req->kt->tc, t->req->key) : NULL;
+    for (int i = 0; best && i < t->n; i++)
+        if (!strcmp(t->c[i].r.config, best) && t->c[i].r.status == TILE_TUNE_OK)
+            return i;
+    return -1;
+}
+
+/* The choice among the results (tune_pick), finalists only where this tuning timed some in
+ * full: a configuration that only had the screen's few runs never wins on them (the full
+ * medians can come out a little slower than the screen's). After workers tuned, theirs.
+ * t->best stays where there is no memory for the list. */
 static void select_best(Tuning *t)
 {
+    int worker = t->isolated ? workers_choice(t) : -1;
+    if (worker >= 0) {
+        t->best = worker;
+        return;
+    }
     tile_TuneResult *r = t->best >= 0 ? arena_alloc(t->a, sizeof *r * (size_t)t->n) : NULL;
     if (!r)
         return;
+    int finals = 0;
     for (int i = 0; i < t->n; i++)
-        r[i] = t->c[i].r;
+        finals += t->c[i].final && t->c[i].r.status == TILE_TUNE_OK;
+    for (int i = 0; i < t->n; i++) {
+        const Cand *c = &t->c[i], *timed = c->same_as ? &t->c[c->same_as - 1] : c;
+        r[i] = c->r;
+        if (finals && is_candidate(timed, 0) && !timed->final)
+            r[i].status = TILE_TUNE_SKIPPED; /* for the pick only */
+    }
     int best = tune_pick(r, t->n);
     if (best >= 0)
         t->best = best;
