@@ -1,7 +1,8 @@
 /* tune.c: one tuning of one kernel for one key (tune.h). The steps, in order:
  * enumerate (constraints see the caller's consts and scalar args) -> reuse the cache's
  * results -> sample (random search) -> compile in parallel -> load and prune what cannot fit
- * -> time the rest (within the time budget) -> store every result and the best, save.
+ * -> screen the rest with a few runs each (within the time budget), then time the finalists
+ * in full -> choose among the finalists -> store every result and the best, save.
  * Random search samples a key-determined subset, then refines around the best by timing its
  * untimed neighbours (one step in one parameter's list) until none is faster.
  * Configurations that compile to the same code with the same grid are timed once.
