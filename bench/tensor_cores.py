@@ -501,6 +501,7 @@ def export_tuning(tilec, cache, path):
             doc[group] = {"error": str(e)}
         finally:
             os.unlink(tmp)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)  # a run of no rows made no files
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
 
