@@ -3,6 +3,7 @@
  * semantics follow the element kind's signedness, float min/max propagate NaN, and f16/bf16
  * arithmetic is done in f32. Casts between any two element kinds live here too. */
 #include "fp8.h"
+#include <string.h>
 #include "lower_int.h"
 
 static int is_half(ElemKind k) { return k == ET_F16 || k == ET_BF16; }
@@ -270,11 +271,103 @@ static LLVMValueRef fma_op(Lower *L, ElemKind k, LLVMValueRef *in)
     return intrinsic1(L, "llvm.fma", in, 3);
 }
 
+/* Values an elementwise op built so far, by what they were built from (up to 4 words): the
+ * registers of a result whose operands are the same values (a broadcast operand) share one
+ * computation, and so do the parts split_constant rebuilds (`row * stride` for every column
+ * of `(base + rows)[:, None] * stride + cols`), instead of repeating them per register. Only
+ * for straight-line code (targets that unroll the element loops), where each earlier value
+ * dominates the later registers; elsewhere it holds nothing and finds nothing. */
+typedef struct Reuse {
+    struct ReuseSlot { uintptr_t key[4]; LLVMValueRef value; } *slot; /* NULL value: empty */
+    unsigned mask, used;
+} Reuse;
+
+static Reuse reuse_new(Lower *L, int entries)
+{
+    Reuse u = {0};
+    unsigned n = 16;
+    while (n < 2u * (unsigned)entries)
+        n *= 2;
+    if (L->t->unroll_elements && entries > 1 && (u.slot = arena_alloc(L->k->arena, sizeof *u.slot * n))) {
+        memset(u.slot, 0, sizeof *u.slot * n);
+        u.mask = n - 1;
+    }
+    return u;
+}
+
+static unsigned reuse_hash(const uintptr_t *key)
+{
+    uintptr_t h = 0;
+    for (int i = 0; i < 4; i++)
+        h = h * 31 + (key[i] >> 4) + key[i];
+    return (unsigned)(h ^ h >> 17);
+}
+
+static LLVMValueRef reuse_find(const Reuse *u, const uintptr_t *key)
+{
+    if (!u || !u->slot)
+        return NULL;
+    for (unsigned h = reuse_hash(key) & u->mask; u->slot[h].value; h = (h + 1) & u->mask)
+        if (!memcmp(u->slot[h].key, key, sizeof u->slot[h].key))
+            return u->slot[h].value;
+    return NULL;
+}
+
+/* Adds x under key unless the table is half full (then it finds less). */
+static void reuse_add(Reuse *u, const uintptr_t *key, LLVMValueRef x)
+{
+    if (!u || !u->slot || 2 * (u->used + 1) > u->mask + 1)
+        return;
+    u->used++;
+    unsigned h = reuse_hash(key) & u->mask;
+    while (u->slot[h].value)
+        h = (h + 1) & u->mask;
+    memcpy(u->slot[h].key, key, sizeof u->slot[h].key);
+    u->slot[h].value = x;
+}
+
 /* x as base + *c (in the wrapping arithmetic of x's type), the constant gathered through the
  * additions, subtractions, disjoint ORs, constant products and left shifts that make x; base
- * is NULL for zero. Rebuilds the non-constant part (LLVM merges the copies). Constants are
+ * is NULL for zero. Rebuilds the non-constant part where a constant came out of it (x
+ * itself where none did). Constants are
  * summed in unsigned 64-bit arithmetic (wrapping, as x's type does). */
-static LLVMValueRef split_constant(Lower *L, LLVMValueRef x, unsigned long long *c, int depth)
+/* x cast to type t by op (sext, zext), built once per table u. */
+static LLVMValueRef recast(Lower *L, Reuse *u, LLVMOpcode op, LLVMValueRef x, LLVMTypeRef t)
+{
+    uintptr_t key[4] = {(uintptr_t)op, (uintptr_t)x, (uintptr_t)t, 1};
+    LLVMValueRef y = reuse_find(u, key);
+    if (!y) {
+        y = LLVMBuildCast(L->b, op, x, t, "");
+        reuse_add(u, key, y);
+    }
+    return y;
+}
+
+/* p + off elements of type et, built once per table u. */
+static LLVMValueRef reoffset(Lower *L, Reuse *u, LLVMTypeRef et, LLVMValueRef p, LLVMValueRef off)
+{
+    uintptr_t key[4] = {(uintptr_t)LLVMGetElementPtr, (uintptr_t)p, (uintptr_t)off, (uintptr_t)et};
+    LLVMValueRef q = reuse_find(u, key);
+    if (!q) {
+        q = LLVMBuildGEP2(L->b, et, p, &off, 1, "");
+        reuse_add(u, key, q);
+    }
+    return q;
+}
+
+/* op(a, b), built once per table u. */
+static LLVMValueRef rebuild(Lower *L, Reuse *u, LLVMOpcode op, LLVMValueRef a, LLVMValueRef b)
+{
+    uintptr_t key[4] = {(uintptr_t)op, (uintptr_t)a, (uintptr_t)b, 0};
+    LLVMValueRef x = reuse_find(u, key);
+    if (!x) {
+        x = LLVMBuildBinOp(L->b, op, a, b, "");
+        reuse_add(u, key, x);
+    }
+    return x;
+}
+
+static LLVMValueRef split_constant(Lower *L, Reuse *u, LLVMValueRef x, unsigned long long *c, int depth)
 {
     *c = 0;
     if (LLVMIsAConstantInt(x)) {
@@ -287,30 +380,32 @@ static LLVMValueRef split_constant(Lower *L, LLVMValueRef x, unsigned long long 
     if (depth > 8 || (!additive && !scaled))
         return x;
     unsigned long long ca, cb;
-    LLVMValueRef a = split_constant(L, LLVMGetOperand(x, 0), &ca, depth + 1);
+    LLVMValueRef a = split_constant(L, u, LLVMGetOperand(x, 0), &ca, depth + 1);
     if (scaled) {
         LLVMValueRef by = LLVMGetOperand(x, 1);
         unsigned long long k = (unsigned long long)LLVMConstIntGetSExtValue(by);
         if (op == LLVMShl)
             k = k < LLVMGetIntTypeWidth(LLVMTypeOf(x)) ? 1ull << k : 0;
         *c = ca * k;
-        if (!a)
-            return NULL;
-        return op == LLVMShl ? LLVMBuildShl(L->b, a, by, "") : LLVMBuildMul(L->b, a, by, "");
+        if (!a || a == LLVMGetOperand(x, 0))
+            return a ? x : NULL; /* all constant, or no constant inside: x itself */
+        return rebuild(L, u, op, a, by);
     }
-    LLVMValueRef b = split_constant(L, LLVMGetOperand(x, 1), &cb, depth + 1);
+    LLVMValueRef b = split_constant(L, u, LLVMGetOperand(x, 1), &cb, depth + 1);
     *c = op == LLVMSub ? ca - cb : ca + cb;
+    if (a == LLVMGetOperand(x, 0) && b == LLVMGetOperand(x, 1))
+        return x;
     if (!b)
         return a;
     if (op == LLVMSub)
-        return LLVMBuildSub(L->b, a ? a : LLVMConstInt(LLVMTypeOf(b), 0, 0), b, "");
-    return a ? LLVMBuildAdd(L->b, a, b, "") : b;
+        return rebuild(L, u, LLVMSub, a ? a : LLVMConstInt(LLVMTypeOf(b), 0, 0), b);
+    return a ? rebuild(L, u, LLVMAdd, a, b) : b;
 }
 
 /* p + off. A 32-bit offset's constant part goes to a GEP of its own, so that the code
  * generator folds it into the address ([reg+imm]) and offsets that differ by constants share
  * one register; this assumes the offset's parts do not overflow 32 bits (docs/language.md). */
-static LLVMValueRef addptr(Lower *L, const TirOp *op, LLVMValueRef p, LLVMValueRef off)
+static LLVMValueRef addptr(Lower *L, Reuse *u, const TirOp *op, LLVMValueRef p, LLVMValueRef off)
 {
     ElemKind ok = op->ops[1]->type.elem;
     LLVMTypeRef i64 = LLVMInt64TypeInContext(L->ctx);
@@ -318,15 +413,15 @@ static LLVMValueRef addptr(Lower *L, const TirOp *op, LLVMValueRef p, LLVMValueR
     unsigned long long c = 0;
     if (et_bits(ok) < 64) {
         int scalar = LLVMGetTypeKind(LLVMTypeOf(off)) == LLVMIntegerTypeKind;
-        LLVMValueRef base = scalar ? split_constant(L, off, &c, 0) : off;
+        LLVMValueRef base = scalar ? split_constant(L, u, off, &c, 0) : off;
         long long sc = (long long)c;
         if (sc == 0 || sc < INT32_MIN || sc > INT32_MAX)
             base = off, c = 0; /* nothing to gain, or no immediate: the offset as computed */
         else if (!base)
             base = LLVMConstInt(LLVMTypeOf(off), 0, 0);
-        off = et_is_signed(ok) ? LLVMBuildSExt(L->b, base, i64, "") : LLVMBuildZExt(L->b, base, i64, "");
+        off = recast(L, u, et_is_signed(ok) ? LLVMSExt : LLVMZExt, base, i64);
     }
-    p = LLVMBuildGEP2(L->b, et, p, &off, 1, "");
+    p = reoffset(L, u, et, p, off);
     if (c != 0) {
         LLVMValueRef k = LLVMConstInt(i64, c, 1);
         p = LLVMBuildGEP2(L->b, et, p, &k, 1, "");
@@ -334,7 +429,8 @@ static LLVMValueRef addptr(Lower *L, const TirOp *op, LLVMValueRef p, LLVMValueR
     return p;
 }
 
-static LLVMValueRef compute(Lower *L, const TirOp *op, LLVMValueRef *in)
+/* One register of op from its operands in; parts of addresses are rebuilt through u. */
+static LLVMValueRef compute(Lower *L, Reuse *u, const TirOp *op, LLVMValueRef *in)
 {
     ElemKind k = op->nops ? op->ops[0]->type.elem : ET_VOID;
     switch (op->code) {
@@ -344,7 +440,7 @@ static LLVMValueRef compute(Lower *L, const TirOp *op, LLVMValueRef *in)
     case TIR_SELECT: return LLVMBuildSelect(L->b, in[0], in[1], in[2], "");
     case TIR_CAST: return lw_cast(L, in[0], k, op->results[0]->type.elem);
     case TIR_FMA: return fma_op(L, k, in);
-    case TIR_ADDPTR: return addptr(L, op, in[0], in[1]);
+    case TIR_ADDPTR: return addptr(L, u, op, in[0], in[1]);
     default: return NULL;
     }
 }
@@ -367,18 +463,23 @@ static int lower_map(Lower *L, TirOp *op)
     if (res->type.rank == 0) {
         for (int i = 0; i < op->nops && i < 4; i++)
             in[i] = lw_val(L, op->ops[i]);
-        if (!(x = compute(L, op, in)))
+        if (!(x = compute(L, NULL, op, in)))
             return not_computed(L, op, errors);
         lw_bind(L, res, x);
         return 0;
     }
     lw_tile_new(L, res);
+    Reuse seen = reuse_new(L, lw_regs(L, res)), rebuilt = reuse_new(L, 4 * lw_regs(L, res));
     ElemLoop lp;
     LW_FOR(L, &lp, lw_regs(L, res), L->t->unroll_elements, r) {
+        uintptr_t key[4] = {0};
         for (int i = 0; i < op->nops && i < 4; i++)
-            in[i] = lw_get(L, op->ops[i], r);
-        if (!(x = compute(L, op, in)))
-            return not_computed(L, op, errors);
+            key[i] = (uintptr_t)(in[i] = lw_get(L, op->ops[i], r));
+        if (!(x = reuse_find(&seen, key))) {
+            if (!(x = compute(L, &rebuilt, op, in)))
+                return not_computed(L, op, errors);
+            reuse_add(&seen, key, x);
+        }
         lw_set(L, res, r, x);
     }
     return 0;

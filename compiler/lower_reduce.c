@@ -103,27 +103,65 @@ static void combine(Lower *L, const Red *R, LLVMValueRef a, LLVMValueRef ai, LLV
     }
 }
 
+/* Each result register's running (value, index): SSA values on targets that unroll the
+ * element loops (register numbers are constants there), else arrays in memory. */
+typedef struct Partial {
+    LLVMValueRef mem_v, mem_i; /* memory: [nr x ct] and [nr x i32] */
+    LLVMValueRef *v, *i;       /* SSA: nr each */
+} Partial;
+
+static int partial_init(Lower *L, const Red *R, int nr, Partial *p)
+{
+    if (!L->t->unroll_elements) {
+        p->mem_v = lw_alloca(L, R->ct, nr, "red.v");
+        p->mem_i = lw_alloca(L, lw_i32(L), nr, "red.i");
+        p->v = p->i = NULL;
+        return 0;
+    }
+    p->v = arena_alloc(L->k->arena, 2 * sizeof(LLVMValueRef) * (size_t)nr);
+    p->i = p->v ? p->v + nr : NULL;
+    return p->v ? 0 : -1;
+}
+
+static int reg_number(LLVMValueRef rr) { return (int)LLVMConstIntGetZExtValue(rr); }
+
 static LLVMValueRef at(Lower *L, LLVMTypeRef t, LLVMValueRef arr, LLVMValueRef r)
 {
     return LLVMBuildGEP2(L->b, t, arr, &r, 1, "");
 }
 
-/* Combines into partial[rr] (and index[rr]) the value x with index xi. */
-static void accumulate(Lower *L, const Red *R, LLVMValueRef pv, LLVMValueRef pi, LLVMValueRef rr,
-                       LLVMValueRef x, LLVMValueRef xi)
+static LLVMValueRef get_value(Lower *L, const Red *R, const Partial *p, LLVMValueRef rr)
 {
-    LLVMValueRef vp = at(L, R->ct, pv, rr), ip = at(L, lw_i32(L), pi, rr);
-    LLVMValueRef a = LLVMBuildLoad2(L->b, R->ct, vp, "");
-    LLVMValueRef ai = LLVMBuildLoad2(L->b, lw_i32(L), ip, "");
-    LLVMValueRef v, vi = ai;
-    combine(L, R, a, ai, x, xi, &v, &vi);
-    LLVMBuildStore(L->b, v, vp);
-    LLVMBuildStore(L->b, vi, ip);
+    return p->v ? p->v[reg_number(rr)] : LLVMBuildLoad2(L->b, R->ct, at(L, R->ct, p->mem_v, rr), "");
 }
 
-static LLVMValueRef load_at(Lower *L, LLVMTypeRef t, LLVMValueRef arr, LLVMValueRef r)
+/* The index of register rr; only argmax and argmin keep indices (else undef). */
+static LLVMValueRef get_index(Lower *L, const Red *R, const Partial *p, LLVMValueRef rr)
 {
-    return LLVMBuildLoad2(L->b, t, at(L, t, arr, r), "");
+    if (!R->arg)
+        return LLVMGetUndef(lw_i32(L));
+    return p->v ? p->i[reg_number(rr)] : LLVMBuildLoad2(L->b, lw_i32(L), at(L, lw_i32(L), p->mem_i, rr), "");
+}
+
+static void set_partial(Lower *L, const Red *R, const Partial *p, LLVMValueRef rr, LLVMValueRef v,
+                        LLVMValueRef vi)
+{
+    if (p->v) {
+        p->v[reg_number(rr)] = v, p->i[reg_number(rr)] = vi;
+        return;
+    }
+    LLVMBuildStore(L->b, v, at(L, R->ct, p->mem_v, rr));
+    if (R->arg)
+        LLVMBuildStore(L->b, vi, at(L, lw_i32(L), p->mem_i, rr));
+}
+
+/* Combines into register rr's partial the value x with index xi. */
+static void accumulate(Lower *L, const Red *R, const Partial *p, LLVMValueRef rr, LLVMValueRef x,
+                       LLVMValueRef xi)
+{
+    LLVMValueRef ai = get_index(L, R, p, rr), v, vi = ai;
+    combine(L, R, get_value(L, R, p, rr), ai, x, xi, &v, &vi);
+    set_partial(L, R, p, rr, v, vi);
 }
 
 /* Which index bits of the operand's layout move along the reduced axis. */
@@ -137,71 +175,68 @@ typedef struct Plan {
 } Plan;
 
 /* Phase 1: each thread over its own registers along the axis. */
-static void reduce_thread(Lower *L, const Red *R, TirValue *src, const Plan *P, LLVMValueRef pv,
-                          LLVMValueRef pi)
+static void reduce_thread(Lower *L, const Red *R, TirValue *src, const Plan *P, const Partial *p)
 {
     int un = L->t->unroll_elements, nreg = P->s->nbits[LL_REG];
     uint32_t keep = ((1u << nreg) - 1) & ~P->reg_axis;
     ElemLoop lo, li;
     LLVMValueRef c[TIR_MAX_RANK];
     LW_FOR(L, &lo, ll_regs(&P->r), un, rr) {
-        LLVMBuildStore(L->b, identity(L, R), at(L, R->ct, pv, rr));
-        LLVMBuildStore(L->b, lw_i32c(L, 0x7fffffff), at(L, lw_i32(L), pi, rr));
+        set_partial(L, R, p, rr, identity(L, R), lw_i32c(L, 0x7fffffff));
         LLVMValueRef base = layout_emit_deposit(L->b, rr, keep);
         LW_FOR(L, &li, 1 << __builtin_popcount(P->reg_axis), un, j) {
             LLVMValueRef r = LLVMBuildOr(L->b, base, layout_emit_deposit(L->b, j, P->reg_axis), "");
-            lw_coords(L, src, r, c);
-            LLVMValueRef x = lw_cast(L, lw_get(L, src, r), R->ek, R->ck);
-            accumulate(L, R, pv, pi, rr, x, P->index ? lw_get(L, P->index, r) : c[P->axis]);
+            LLVMValueRef x = lw_cast(L, lw_get(L, src, r), R->ek, R->ck), xi = NULL;
+            if (R->arg && P->index)
+                xi = lw_get(L, P->index, r);
+            else if (R->arg)
+                lw_coords(L, src, r, c), xi = c[P->axis];
+            accumulate(L, R, p, rr, x, xi);
         }
     }
 }
 
 /* Phase 2: butterfly over the lanes holding distinct coordinates along the axis. */
-static void reduce_lanes(Lower *L, const Red *R, const Plan *P, LLVMValueRef pv, LLVMValueRef pi)
+static void reduce_lanes(Lower *L, const Red *R, const Plan *P, const Partial *p)
 {
     for (int j = 0; j < P->s->nbits[LL_LANE]; j++) {
         if (!((P->lane_axis >> j) & 1))
             continue;
         ElemLoop lp;
         LW_FOR(L, &lp, ll_regs(&P->r), L->t->unroll_elements, rr) {
-            LLVMValueRef v = load_at(L, R->ct, pv, rr), vi = load_at(L, lw_i32(L), pi, rr);
-            LLVMValueRef ov = lw_shuffle_xor(L, v, 1 << j);
-            LLVMValueRef oi = R->arg ? lw_shuffle_xor(L, vi, 1 << j) : vi;
-            accumulate(L, R, pv, pi, rr, ov, oi);
+            LLVMValueRef ov = lw_shuffle_xor(L, get_value(L, R, p, rr), 1 << j);
+            LLVMValueRef oi = R->arg ? lw_shuffle_xor(L, get_index(L, R, p, rr), 1 << j) : NULL;
+            accumulate(L, R, p, rr, ov, oi);
         }
     }
 }
 
-static void write_values(Lower *L, const Red *R, TirValue *res, const Plan *P, LLVMValueRef pv,
-                         LLVMValueRef pi, int indices)
+static void write_values(Lower *L, const Red *R, TirValue *res, const Plan *P, const Partial *p,
+                         int indices)
 {
     ElemKind rk = res->type.elem;
     if (res->type.rank == 0) {
         LLVMValueRef z = lw_i32c(L, 0);
-        lw_bind(L, res, indices ? load_at(L, lw_i32(L), pi, z)
-                                : lw_cast(L, load_at(L, R->ct, pv, z), R->ck, rk));
+        lw_bind(L, res, indices ? get_index(L, R, p, z) : lw_cast(L, get_value(L, R, p, z), R->ck, rk));
         return;
     }
     lw_tile_new(L, res);
     ElemLoop lp;
     LW_FOR(L, &lp, ll_regs(&P->r), L->t->unroll_elements, rr) {
-        LLVMValueRef x = indices ? load_at(L, lw_i32(L), pi, rr)
-                                 : lw_cast(L, load_at(L, R->ct, pv, rr), R->ck, rk);
+        LLVMValueRef x = indices ? get_index(L, R, p, rr) : lw_cast(L, get_value(L, R, p, rr), R->ck, rk);
         lw_set(L, res, rr, x);
     }
 }
 
 /* The final values (or argmax/argmin indices); a partial argmax writes both. */
-static void write_result(Lower *L, const Red *R, TirOp *op, const Plan *P, LLVMValueRef pv,
-                         LLVMValueRef pi)
+static void write_result(Lower *L, const Red *R, TirOp *op, const Plan *P, const Partial *p)
 {
     if (P->partial && op->nres == 2) {
-        write_values(L, R, op->results[0], P, pv, pi, 0);
-        write_values(L, R, op->results[1], P, pv, pi, 1);
+        write_values(L, R, op->results[0], P, p, 0);
+        write_values(L, R, op->results[1], P, p, 1);
         return;
     }
-    write_values(L, R, op->results[0], P, pv, pi, R->arg);
+    write_values(L, R, op->results[0], P, p, R->arg);
 }
 
 /* The result's layout follows from the operand's: the axis removed, or (partial) one
@@ -236,10 +271,11 @@ int lower_reduce(Lower *L, TirOp *op)
     if (plan(L, op, &P) != 0)
         return lw_fail(L, op, "internal compiler error: reduce result layout is not the "
                               "operand's with the axis removed");
-    int nr = ll_regs(&P.r);
-    LLVMValueRef pv = lw_alloca(L, R.ct, nr, "red.v"), pi = lw_alloca(L, lw_i32(L), nr, "red.i");
-    reduce_thread(L, &R, src, &P, pv, pi);
-    reduce_lanes(L, &R, &P, pv, pi);
-    write_result(L, &R, op, &P, pv, pi);
+    Partial p;
+    if (partial_init(L, &R, ll_regs(&P.r), &p) != 0)
+        return lw_fail(L, op, "out of memory lowering a reduction");
+    reduce_thread(L, &R, src, &P, &p);
+    reduce_lanes(L, &R, &P, &p);
+    write_result(L, &R, op, &P, &p);
     return 0;
 }
