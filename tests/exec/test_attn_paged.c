@@ -283,4 +283,16 @@ void t_attn_paged(void)
     c = cases[3];
     c.b = &many;
     paged_case(&c);
+    /* 77 decodes, one query each: every program's first guess of its sequence is right (the
+     * batches above also take the search) */
+    static Batch decodes;
+    decodes.n = 77;
+    for (int s = 0; s < decodes.n; s++)
+        decodes.q_len[s] = 1, decodes.kv_len[s] = 1 + (int)rnd_int(0, 80);
+    c = cases[0];
+    c.b = &decodes;
+    paged_case(&c);
+    c = cases[3];
+    c.b = &decodes;
+    paged_case(&c);
 }
