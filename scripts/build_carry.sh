@@ -12,7 +12,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
 for b in tilec tests/exec/test_exec tests/runtime/test_stream tests/tuner/test_isolate examples/embed \
-         examples/paged_attention bench/launch_overhead; do
+         examples/paged_attention bench/launch_overhead bench/compile_time; do
     strip -s -o "$stage/bin/$(basename "$b")" "build-static/$b"
 done
 # libtile.so with LLVM inside, for the Python package's tests there
