@@ -11,6 +11,7 @@
 #include <string.h>
 #include "backend.h"
 #include "cuda_api.h"
+#include "cuda_arch.h"
 
 enum { LOG_MAX = 8192, DEFAULT_SMEM = 48 * 1024, CUDA_ERROR_OUT_OF_MEMORY = 2 };
 
@@ -110,9 +111,9 @@ static tile_Status describe(CudaDev *d, char *err)
     snprintf(d->driver, sizeof d->driver, "%d", version);
     for (int i = 0; i < 3; i++)
         d->max_grid[i] = (unsigned long long)g[i];
-    /* sm_90a unlocks wgmma/TMA; code for it only runs on 9.0 itself, sm_90 is the fallback */
-    snprintf(d->fallback, sizeof d->fallback, "sm_%d%d", major, minor);
-    snprintf(d->arch, sizeof d->arch, "sm_%d%d%s", major, minor, major == 9 ? "a" : "");
+    if (cuda_arch_choose(getenv("TILE_CUDA_ARCH"), major, minor, d->arch, d->fallback, err,
+                         BK_ERR_MAX) != 0)
+        return TILE_ERROR_INVALID_ARGUMENT;
     snprintf(d->cache_id, sizeof d->cache_id, "cuda %d|%s|%s", version, d->arch, d->name);
     return TILE_OK;
 }

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <unistd.h>
+#include "cuda_arch.h"
 #include "hook_kernel.h"
 #include "runtime_internal.h"
 #include "tile.h"
@@ -525,6 +526,37 @@ static int test_sim_hook(void)
     return 0;
 }
 
+/* One choice of cuda_arch_choose: "ARCH FALLBACK", or "error" */
+static const char *arch_choice(const char *want, int major, int minor)
+{
+    static char out[64];
+    char arch[CUDA_ARCH_MAX], fallback[CUDA_ARCH_MAX], err[256] = "";
+    if (cuda_arch_choose(want, major, minor, arch, fallback, err, sizeof err) != 0)
+        return strstr(err, "TILE_CUDA_ARCH=") ? "error" : "error without a message";
+    snprintf(out, sizeof out, "%s %s", arch, fallback);
+    return out;
+}
+
+/* The CUDA backend's architecture: the device's own, or an older one from TILE_CUDA_ARCH
+ * (no device needed: the choice alone). */
+static int test_cuda_arch(void)
+{
+    CHECK(!strcmp(arch_choice(NULL, 9, 0), "sm_90a sm_90"));
+    CHECK(!strcmp(arch_choice("", 9, 0), "sm_90a sm_90"));
+    CHECK(!strcmp(arch_choice(NULL, 8, 6), "sm_86 sm_86"));
+    CHECK(!strcmp(arch_choice("sm_80", 9, 0), "sm_80 sm_80"));
+    CHECK(!strcmp(arch_choice("sm_90", 9, 0), "sm_90 sm_90"));
+    CHECK(!strcmp(arch_choice("sm_90a", 9, 0), "sm_90a sm_90"));
+    CHECK(!strcmp(arch_choice("sm_86", 8, 9), "sm_86 sm_86"));
+    CHECK(!strcmp(arch_choice("sm_100", 10, 0), "sm_100 sm_100"));
+    const char *bad[] = {"sm_90", "sm_80a", "sm_9", "sm_", "sm_8x", "compute_80", "sm_80 ",
+                         "sm_00080", "sm_40", "sm_90aa", "SM_80", "sm_-80"};
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++)
+        CHECK(!strcmp(arch_choice(bad[i], 8, 9), "error"));
+    CHECK(!strcmp(arch_choice("sm_90a", 10, 0), "error")); /* 9.0-only code on a 10.0 device */
+    return 0;
+}
+
 static const NamedTest tests[] = {
     { "api_errors", test_api_errors },
     { "launch_errors", test_launch_errors },
@@ -536,6 +568,7 @@ static const NamedTest tests[] = {
     { "cpu_compiler", test_cpu_compiler },
     { "cuda", test_cuda },
     { "cuda_fault", test_cuda_fault },
+    { "cuda_arch", test_cuda_arch },
 };
 
 int main(int argc, char **argv)
