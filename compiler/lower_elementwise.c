@@ -326,47 +326,31 @@ static void reuse_add(Reuse *u, const uintptr_t *key, LLVMValueRef x)
     u->slot[h].value = x;
 }
 
-/* x as base + *c (in the wrapping arithmetic of x's type), the constant gathered through the
- * additions, subtractions, disjoint ORs, constant products and left shifts that make x; base
- * is NULL for zero. Rebuilds the non-constant part where a constant came out of it (x
- * itself where none did). Constants are
- * summed in unsigned 64-bit arithmetic (wrapping, as x's type does). */
-/* x cast to type t by op (sext, zext), built once per table u. */
-static LLVMValueRef recast(Lower *L, Reuse *u, LLVMOpcode op, LLVMValueRef x, LLVMTypeRef t)
+/* The value built once per table u from (what, a, b, t): a GEP of b elements of type t from a
+ * (what LLVMGetElementPtr), a cast of a to type t (what its opcode, b NULL), or the binary op
+ * `what` of a and b (t NULL). */
+static LLVMValueRef build_once(Lower *L, Reuse *u, LLVMOpcode what, LLVMValueRef a, LLVMValueRef b,
+                               LLVMTypeRef t)
 {
-    uintptr_t key[4] = {(uintptr_t)op, (uintptr_t)x, (uintptr_t)t, 1};
-    LLVMValueRef y = reuse_find(u, key);
-    if (!y) {
-        y = LLVMBuildCast(L->b, op, x, t, "");
-        reuse_add(u, key, y);
-    }
-    return y;
-}
-
-/* p + off elements of type et, built once per table u. */
-static LLVMValueRef reoffset(Lower *L, Reuse *u, LLVMTypeRef et, LLVMValueRef p, LLVMValueRef off)
-{
-    uintptr_t key[4] = {(uintptr_t)LLVMGetElementPtr, (uintptr_t)p, (uintptr_t)off, (uintptr_t)et};
-    LLVMValueRef q = reuse_find(u, key);
-    if (!q) {
-        q = LLVMBuildGEP2(L->b, et, p, &off, 1, "");
-        reuse_add(u, key, q);
-    }
-    return q;
-}
-
-/* op(a, b), built once per table u. */
-static LLVMValueRef rebuild(Lower *L, Reuse *u, LLVMOpcode op, LLVMValueRef a, LLVMValueRef b)
-{
-    uintptr_t key[4] = {(uintptr_t)op, (uintptr_t)a, (uintptr_t)b, 0};
+    uintptr_t key[4] = {(uintptr_t)what, (uintptr_t)a, (uintptr_t)b, (uintptr_t)t};
     LLVMValueRef x = reuse_find(u, key);
-    if (!x) {
-        x = LLVMBuildBinOp(L->b, op, a, b, "");
-        reuse_add(u, key, x);
-    }
+    if (x)
+        return x;
+    if (what == LLVMGetElementPtr)
+        x = LLVMBuildGEP2(L->b, t, a, &b, 1, "");
+    else if (t)
+        x = LLVMBuildCast(L->b, what, a, t, "");
+    else
+        x = LLVMBuildBinOp(L->b, what, a, b, "");
+    reuse_add(u, key, x);
     return x;
 }
 
+/* x as base + *c (in the wrapping arithmetic of x's type), the constant gathered through the
+ * additions, subtractions, disjoint ORs, constant products and left shifts that make x; base
+ * is NULL for zero. Rebuilds the non-constant part where a constant came out of it (x itself
+ * where none did), each part once per table u. Constants are summed in unsigned 64-bit
+ * arithmetic (wrapping, as x's type does). */
 static LLVMValueRef split_constant(Lower *L, Reuse *u, LLVMValueRef x, unsigned long long *c, int depth)
 {
     *c = 0;
@@ -389,7 +373,7 @@ static LLVMValueRef split_constant(Lower *L, Reuse *u, LLVMValueRef x, unsigned 
         *c = ca * k;
         if (!a || a == LLVMGetOperand(x, 0))
             return a ? x : NULL; /* all constant, or no constant inside: x itself */
-        return rebuild(L, u, op, a, by);
+        return build_once(L, u, op, a, by, NULL);
     }
     LLVMValueRef b = split_constant(L, u, LLVMGetOperand(x, 1), &cb, depth + 1);
     *c = op == LLVMSub ? ca - cb : ca + cb;
@@ -398,8 +382,8 @@ static LLVMValueRef split_constant(Lower *L, Reuse *u, LLVMValueRef x, unsigned 
     if (!b)
         return a;
     if (op == LLVMSub)
-        return rebuild(L, u, LLVMSub, a ? a : LLVMConstInt(LLVMTypeOf(b), 0, 0), b);
-    return a ? rebuild(L, u, LLVMAdd, a, b) : b;
+        return build_once(L, u, LLVMSub, a ? a : LLVMConstInt(LLVMTypeOf(b), 0, 0), b, NULL);
+    return a ? build_once(L, u, LLVMAdd, a, b, NULL) : b;
 }
 
 /* p + off. A 32-bit offset's constant part goes to a GEP of its own, so that the code
@@ -419,9 +403,9 @@ static LLVMValueRef addptr(Lower *L, Reuse *u, const TirOp *op, LLVMValueRef p, 
             base = off, c = 0; /* nothing to gain, or no immediate: the offset as computed */
         else if (!base)
             base = LLVMConstInt(LLVMTypeOf(off), 0, 0);
-        off = recast(L, u, et_is_signed(ok) ? LLVMSExt : LLVMZExt, base, i64);
+        off = build_once(L, u, et_is_signed(ok) ? LLVMSExt : LLVMZExt, base, NULL, i64);
     }
-    p = reoffset(L, u, et, p, off);
+    p = build_once(L, u, LLVMGetElementPtr, p, off, et);
     if (c != 0) {
         LLVMValueRef k = LLVMConstInt(i64, c, 1);
         p = LLVMBuildGEP2(L->b, et, p, &k, 1, "");
