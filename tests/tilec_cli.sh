@@ -303,6 +303,18 @@ expect 1 "run: buffers beyond the machine's memory" -- "$tilec" run examples/add
 has "more than this machine's" err "run: host memory message"
 run_bad --elems=-1 "bad --elems"
 expect 0 "run: a whole float for an integer" -- "$tilec" run examples/add.tile:add --backend=cpu --reps=1 n=1e3
+# sizes may use the consts' values: -D, else the default (a @tune const without one stays unknown)
+printf '@tune(B = [8, 16])\nkernel k(x: *f32, n: i32, const W: i32 = 3, const B: i32) {\n    let i = arange(0, B);\n    store(x + i, zeros([B], f32) + W as f32, mask=i < n);\n}\n' >"$tmp/consts.tile"
+expect 0 "run: a size over a const's default" -- "$tilec" run "$tmp/consts.tile" --backend=cpu --reps=1 n=2 x=n*W --verbose
+has "x = \[3, 3, " out "run: a size over a const's default: the kernel's stores"
+has "(6 x f32 written)" out "run: a size over a const's default: its length"
+expect 0 "run: a size over a -D const" -- "$tilec" run "$tmp/consts.tile" --backend=cpu --reps=1 n=2 x=n*W -D W=5
+has "(10 x f32 written)" out "run: a size over a -D const: its length"
+expect 2 "run: a size over a @tune const" -- "$tilec" run "$tmp/consts.tile" --backend=cpu --reps=1 n=2 x=B
+has "unknown name" err "run: a size over a @tune const: message"
+expect 0 "run: the flash example at head_dim 128 (its sizes follow HEAD_DIM)" -- "$tilec" run \
+    examples/flash_attention.tile:flash_attention --backend=cpu --reps=1 batch=1 heads=1 seq=16 -D HEAD_DIM=128
+has "(2048 x f16 written)" out "run: the flash example at head_dim 128: the output's length"
 expect 2 "tune: --budget=inf" -- "$tilec" tune examples/add.tile:add --backend=cpu n=4 --budget=1e999
 expect 2 "tune: --samples beyond int" -- "$tilec" tune examples/add.tile:add --backend=cpu n=4 --samples=99999999999
 

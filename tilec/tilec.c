@@ -66,8 +66,9 @@ static const char *const HELP_CHECK_EMIT =
 static const char *const HELP_RUN =
     "Options of run:\n"
     "  NAME=VALUE                 a scalar parameter's value: an integer or float expression\n"
-    "                             (+ - * / % parentheses) over other parameters; for a\n"
-    "                             pointer parameter, its buffer's length in elements\n"
+    "                             (+ - * / % parentheses) over other parameters and the\n"
+    "                             consts' values (-D, else their defaults); for a pointer\n"
+    "                             parameter, its buffer's length in elements\n"
     "  -D NAME=VALUE              a const parameter's value\n"
     "  --backend=BACKEND          auto | cpu | cuda | sim: where to run (default auto: CUDA\n"
     "                             if a GPU is found; sim: the GPU code path emulated on the\n"

@@ -82,6 +82,7 @@ typedef struct TilecNum {
 typedef struct TilecValue {
     const char *name, *expr;
     int hint; /* from a `// run:` line, not the command line */
+    int implied; /* a const's value (-D or default) for the expressions, not an argument */
     int resolved;
     TilecNum num;
 } TilecValue;

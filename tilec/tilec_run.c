@@ -428,7 +428,7 @@ static void consts_collect(RunOpts *o, const Func *f, tile_Const *cs, int *n)
         cs[(*n)++] = (tile_Const){o->defs[i].name, o->defs[i].value};
     for (int i = 0; i < f->nparams; i++) {
         TilecValue *v = value_get(o, f->params[i].name);
-        if (f->params[i].is_const && v && *n < TILEC_MAX_DEFS * 2)
+        if (f->params[i].is_const && v && !v->implied && *n < TILEC_MAX_DEFS * 2)
             cs[(*n)++] = (tile_Const){f->params[i].name, tilec_value_int(v, ET_I64)};
     }
 }
@@ -783,12 +783,40 @@ static void values_check_names(const TilecValues *vs, const Func *f)
     }
 }
 
-/* `// run:` hints first, so that the command line (added later) wins in tilec_value_find. */
+/* The kernel's const values as names the NAME=VALUE expressions may use (q=seq*HEAD_DIM):
+ * those given with -D and those with a default (@tune consts without one have no single
+ * value and stay unknown), as the launch resolves them. */
+static void values_from_consts(RunOpts *o, const Func *f, Arena *a)
+{
+    ConstBinding defs[TILEC_MAX_DEFS], vals[TILEC_MAX_DEFS + 8];
+    int ndefs = tc_defines_for(f, o->defs, o->ndefs, defs);
+    Diags quiet;
+    diags_init(&quiet, a);
+    int n = tc_resolve_consts(f, defs, ndefs, vals, TILEC_MAX_DEFS + 8, a, &quiet);
+    for (int i = 0; i < f->nparams; i++) {
+        const Param *p = &f->params[i];
+        const ConstBinding *c = NULL;
+        for (int j = 0; j < ndefs; j++)
+            c = !strcmp(defs[j].name, p->name) ? &defs[j] : c;
+        for (int j = 0; !c && p->default_value && j < n; j++)
+            c = !strcmp(vals[j].name, p->name) ? &vals[j] : NULL;
+        if (!p->is_const || !c || o->vals.n == TILEC_MAX_VALUES)
+            continue;
+        char text[96];
+        snprintf(text, sizeof text, "%s=%lld", p->name, (long long)c->value);
+        tilec_value_add(&o->vals, text, 1, a);
+        o->vals.v[o->vals.n - 1].implied = 1;
+    }
+}
+
+/* `// run:` hints first, so that the command line (added later) wins in tilec_value_find;
+ * before both, the kernel's const values. */
 static void values_load(RunOpts *o, const char *text, const Func *f, Arena *a)
 {
     TilecValues *given = tilec_need(malloc(sizeof *given));
     *given = o->vals;
     o->vals.n = 0;
+    values_from_consts(o, f, a);
     values_from_hints(o, text, f->name, a);
     for (int i = 0; i < given->n; i++) {
         if (o->vals.n == TILEC_MAX_VALUES)
