@@ -276,7 +276,8 @@ static LLVMValueRef fma_op(Lower *L, ElemKind k, LLVMValueRef *in)
  * computation, and so do the parts split_constant rebuilds (`row * stride` for every column
  * of `(base + rows)[:, None] * stride + cols`), instead of repeating them per register. Only
  * for straight-line code (targets that unroll the element loops), where each earlier value
- * dominates the later registers; elsewhere it holds nothing and finds nothing. */
+ * dominates the later registers; elsewhere (or made for no entries) it holds nothing and finds
+ * nothing. */
 typedef struct Reuse {
     struct ReuseSlot { uintptr_t key[4]; LLVMValueRef value; } *slot; /* NULL value: empty */
     unsigned mask, used;
@@ -453,9 +454,10 @@ static int lower_map(Lower *L, TirOp *op)
         return 0;
     }
     lw_tile_new(L, res);
-    Reuse seen = reuse_new(L, lw_regs(L, res)), rebuilt = reuse_new(L, 4 * lw_regs(L, res));
+    int regs = lw_regs(L, res);
+    Reuse seen = reuse_new(L, regs), rebuilt = reuse_new(L, op->code == TIR_ADDPTR ? 4 * regs : 0);
     ElemLoop lp;
-    LW_FOR(L, &lp, lw_regs(L, res), L->t->unroll_elements, r) {
+    LW_FOR(L, &lp, regs, L->t->unroll_elements, r) {
         uintptr_t key[4] = {0};
         for (int i = 0; i < op->nops && i < 4; i++)
             key[i] = (uintptr_t)(in[i] = lw_get(L, op->ops[i], r));

@@ -27,7 +27,7 @@ static _Atomic int context_dead; /* a sticky fault happened: the primary context
 typedef struct CudaDev {
     CUdevice dev;
     CUcontext ctx;
-    char name[256], arch[16], fallback[16], cache_id[384];
+    char name[256], arch[CUDA_ARCH_MAX], fallback[CUDA_ARCH_MAX], cache_id[384];
     unsigned long long max_grid[3];
     int smem_optin, regs_per_block, threads_per_block, l2_bytes, version;
     char driver[16];
