@@ -11,13 +11,19 @@ device and returns without waiting, as a torch operation does (so it orders with
 and can be captured by torch.cuda.graph once it has run before); on NumPy arrays and CPU
 tensors it waits for the launch.
 
-Arrays are lent to the library for the launch (tile_borrow) and must be contiguous; their
-element type must be the parameter's (uint16 arrays stand for bf16). The library is found at
+Arrays are lent to the library for the launch (tile_borrow) and must be contiguous, non-empty
+and in native byte order; their element type must be the parameter's (uint16 arrays stand for
+bf16). A read-only NumPy array is passed as a copy, and a kernel that stores to it raises
+TileError. Threads may call kernels of one context at once, with the same arrays; close()
+waits for their calls, and a module is freed when nothing refers to it. The library is found at
 $TILE_LIBRARY, else beside this package when installed (PREFIX/lib/python/tile ->
 PREFIX/lib/libtile.so), else as libtile.so.0 on the loader's path.
 """
 import ctypes
+import numbers
+import operator
 import os
+import threading
 
 __all__ = ["Context", "Module", "Kernel", "TileError", "DeviceAssertionError"]
 
@@ -79,25 +85,73 @@ _DTYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf
            "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
 
 _lib = None
+_lib_lock = threading.Lock()
 
 
 def _library():
+    """libtile, loaded and declared once (published only when declared: a thread never sees a
+    library whose functions still have ctypes' default int signatures)."""
     global _lib
     if _lib is None:
-        here = os.path.dirname(os.path.abspath(__file__))
-        candidates = [os.environ.get("TILE_LIBRARY"),
-                      os.path.join(here, "..", "..", "libtile.so.0"), "libtile.so.0"]
-        errors = []
-        for c in filter(None, candidates):
-            try:
-                _lib = ctypes.CDLL(c)
-                break
-            except OSError as e:
-                errors.append(str(e))
-        if _lib is None:
-            raise TileError("cannot load libtile.so (set TILE_LIBRARY): " + "; ".join(errors))
-        _declare(_lib)
+        with _lib_lock:
+            if _lib is not None:
+                return _lib
+            here = os.path.dirname(os.path.abspath(__file__))
+            candidates = [os.environ.get("TILE_LIBRARY"),
+                          os.path.join(here, "..", "..", "libtile.so.0"), "libtile.so.0"]
+            errors = []
+            for c in filter(None, candidates):
+                try:
+                    lib = ctypes.CDLL(c)
+                    _declare(lib)
+                except OSError as e:
+                    errors.append(str(e))
+                except AttributeError as e:  # loaded, but not libtile (or too old)
+                    errors.append(f"{c}: not libtile ({e})")
+                else:
+                    _lib = lib
+                    break
+            if _lib is None:
+                raise TileError("cannot load libtile.so (set TILE_LIBRARY): " + "; ".join(errors))
     return _lib
+
+
+def _cstr(value, what):
+    """A str (or bytes) argument as the C string the library takes: no other type, and no NUL,
+    which C would take for the end of the string."""
+    if isinstance(value, str):
+        value = value.encode()
+    elif not isinstance(value, bytes):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    if b"\0" in value:
+        raise ValueError(f"{what} contains a NUL character")
+    return value
+
+
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _integer(value, what):
+    """An integer argument or const as int64: ints, NumPy integers and whole floats (as tilec
+    takes them); no strings, no fractions, nothing ctypes would wrap silently."""
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+    elif isinstance(value, numbers.Real) and not isinstance(value, (str, bytes)):
+        f = float(value)
+        if not f.is_integer():
+            raise TypeError(f"{what} is an integer, got {value!r}")
+        v = int(f)
+    else:
+        raise TypeError(f"{what} is an integer, got {type(value).__name__}")
+    if not _I64_MIN <= v <= _I64_MAX:
+        raise OverflowError(f"{what} is {v}, out of the range of a 64-bit integer")
+    return v
+
+
+def _real(value, what):
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"{what} is a number, got {type(value).__name__}")
+    return float(value)
 
 
 def _declare(lib):
@@ -107,7 +161,8 @@ def _declare(lib):
             "tile_error": (c, [p]), "tile_version": (c, []),
             "tile_module_load_file": (i, [p, c, ctypes.POINTER(p)]),
             "tile_module_load_string": (i, [p, c, c, ctypes.POINTER(p)]),
-            "tile_module_num_kernels": (i, [p]), "tile_module_kernel_name": (c, [p, i]),
+            "tile_module_free": (None, [p]), "tile_module_num_kernels": (i, [p]),
+            "tile_module_kernel_name": (c, [p, i]),
             "tile_kernel_get": (i, [p, c, ctypes.POINTER(p)]),
             "tile_kernel_num_params": (i, [p]),
             "tile_kernel_param": (i, [p, i, ctypes.POINTER(_Param)]),
@@ -137,11 +192,21 @@ class Context:
     def __init__(self, backend="auto", device=0, tuning=None):
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {sorted(_BACKENDS)}, not {backend!r}")
+        device = operator.index(device)
+        if not 0 <= device <= 0x7fffffff:
+            raise ValueError(f"device must be a device number from 0, not {device}")
         lib = _library()
-        self._h = ctypes.c_void_p()
-        if lib.tile_context_open_device(_BACKENDS[backend], int(device), ctypes.byref(self._h)) != 0:
+        self._h = None
+        self._cv = threading.Condition(threading.RLock())  # guards the fields below
+        self._active = 0     # calls using the handle now: close() waits for them
+        self._closing = False  # close() has begun: no new call may start
+        self._lent = {}      # address -> [end, calls using it]: ranges lent to the library
+        self._tune_locks = {}
+        h = ctypes.c_void_p()
+        if lib.tile_context_open_device(_BACKENDS[backend], device, ctypes.byref(h)) != 0:
             raise TileError(f"cannot open the {backend} backend: "
                             + (lib.tile_error(None) or b"").decode())
+        self._h = h
         self.backend = lib.tile_backend_name(lib.tile_backend(self._h)).decode()
         self.device = lib.tile_device_name(self._h).decode()
         if tuning is not None:
@@ -157,20 +222,40 @@ class Context:
         """A module from a .tile file (a relative path that names no file here is looked for
         along the import search path, e.g. "attention/flash_fwd.tile")."""
         m = ctypes.c_void_p()
-        self._check(_library().tile_module_load_file(self._handle(), os.fsencode(path),
-                                                     ctypes.byref(m)))
-        return Module(self, m)
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+        path = _cstr(os.fsencode(path), "path")
+        with self._using() as h:
+            self._check(_library().tile_module_load_file(h, path, ctypes.byref(m)))
+            return Module(self, m)
 
     def load_string(self, source, name="<string>"):
         m = ctypes.c_void_p()
-        self._check(_library().tile_module_load_string(self._handle(), name.encode(),
-                                                       source.encode(), ctypes.byref(m)))
-        return Module(self, m)
+        source, name = _cstr(source, "source"), _cstr(name, "name")
+        with self._using() as h:
+            self._check(_library().tile_module_load_string(h, name, source, ctypes.byref(m)))
+            return Module(self, m)
 
     def close(self):
-        if getattr(self, "_h", None):
-            _library().tile_context_close(self._h)
-            self._h = None
+        """Frees what the context holds, once calls of other threads on it have returned;
+        its modules and kernels raise TileError from then on."""
+        cv = getattr(self, "_cv", None)
+        if cv is None:
+            return
+        with cv:
+            self._closing = True
+            while self._active:
+                cv.wait()
+            if self._h:
+                _library().tile_context_close(self._h)
+                self._h = None
+                self._lent.clear()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: nothing left to free through
+            pass
 
     def __enter__(self):
         return self
@@ -182,6 +267,67 @@ class Context:
         if not self._h:
             raise TileError("the context is closed")
         return self._h
+
+    class _Use:
+        def __init__(self, ctx):
+            self.ctx = ctx
+
+        def __enter__(self):
+            c = self.ctx
+            with c._cv:
+                if c._closing:
+                    raise TileError("the context is closed")
+                h = c._handle()
+                c._active += 1
+            return h
+
+        def __exit__(self, *exc):
+            c = self.ctx
+            with c._cv:
+                c._active -= 1
+                c._cv.notify_all()
+
+    def _using(self):
+        """`with ctx._using() as handle:` the handle stays open until the block ends."""
+        return Context._Use(self)
+
+    def _lend(self, ranges):
+        """Lends merged (address, bytes) ranges for one call; returns the pieces to give back
+        with _give_back. Threads may pass the same arrays at once: a piece another call lent
+        already is shared (counted), only the parts no call has lent are lent now."""
+        lib, pieces = _library(), []
+        with self._cv:
+            try:
+                for a, n in ranges:
+                    pos, end = a, a + n
+                    for s in sorted(s for s, (e, _) in self._lent.items() if s < end and e > a):
+                        if s > pos:
+                            self._borrow(lib, pos, s, pieces)
+                        self._lent[s][1] += 1
+                        pieces.append(s)
+                        pos = max(pos, self._lent[s][0])
+                    if pos < end:
+                        self._borrow(lib, pos, end, pieces)
+            except BaseException:
+                self._give_back(pieces)
+                raise
+        return pieces
+
+    def _borrow(self, lib, start, end, pieces):
+        self._check(lib.tile_borrow(self._h, start, end - start), "lending an argument: ")
+        self._lent[start] = [end, 1]
+        pieces.append(start)
+
+    def _give_back(self, pieces):
+        with self._cv:
+            for s in pieces:
+                p = self._lent.get(s)
+                if p is None:
+                    continue
+                p[1] -= 1
+                if not p[1]:
+                    del self._lent[s]
+                    _library().tile_unborrow(self._h, s)
 
     def _check(self, status, what=""):
         if status != 0:
@@ -201,8 +347,21 @@ class Module:
 
     def kernel(self, name):
         k = ctypes.c_void_p()
-        self.ctx._check(_library().tile_kernel_get(self._h, name.encode(), ctypes.byref(k)))
-        return Kernel(self, name, k)
+        cname = _cstr(name, "a kernel name")
+        with self.ctx._using():
+            self.ctx._check(_library().tile_kernel_get(self._h, cname, ctypes.byref(k)))
+            return Kernel(self, name, k)
+
+    def __del__(self):
+        """Frees the module once nothing uses it (its kernels hold it), so loading modules in a
+        loop does not grow the context; a closed context freed it already."""
+        ctx = getattr(self, "ctx", None)
+        try:
+            with ctx._cv:
+                if ctx._h:
+                    _library().tile_module_free(self._h)
+        except Exception:  # interpreter shutdown
+            pass
 
     __getitem__ = kernel
 
@@ -244,6 +403,9 @@ def _buffer(x):
         if not x.flags.c_contiguous:
             raise TileError("an array argument must be C-contiguous (np.ascontiguousarray)")
         dt = x.dtype
+        if not dt.isnative:
+            raise TypeError(f"an array argument must be in the machine's byte order, not {dt.str} "
+                            "(.astype(dtype.newbyteorder('=')))")
         return x.ctypes.data, x.nbytes, _elem_name(dt, lambda: dt.name), "cpu"
     return None
 
@@ -260,6 +422,11 @@ def _torch_stream(args):
                 return True, raw(x.get_device())
             return True, torch.cuda.current_stream(x.device).cuda_stream
     return False, 0
+
+
+def _same_bytes(a, b):
+    """Whether two C-contiguous arrays of one dtype hold the same bytes (NaNs included)."""
+    return a.reshape(-1).view("u1").tobytes() == b.reshape(-1).view("u1").tobytes()
 
 
 def _merged(ranges):
@@ -295,15 +462,19 @@ class Kernel:
     def __repr__(self):
         return f"<tile kernel {self.name}({', '.join(q[0] for q in self.args)})>"
 
-    def _convert(self, i, value, lends, cargs):
-        """Argument i into cargs[i]; a pointer's (address, bytes) into lends."""
+    def _scalar(self, i, value, ty, a):
+        if ty in _FLOAT_TYPES:
+            a.kind, a.v.f = _ARG_FLOAT, _real(value, self._where(i))
+        else:
+            a.kind, a.v.i = _ARG_INT, _integer(value, self._where(i))
+
+    def _convert(self, i, value, lends, cargs, copies):
+        """Argument i into cargs[i]; a pointer's (address, bytes) into lends; a read-only
+        array's (array, writable copy) into copies."""
         name, is_ptr, _, ty = self.args[i]
         a = cargs[i]
         if not is_ptr and type(value) in (int, float, bool):  # the common scalar: no probing
-            if ty in _FLOAT_TYPES:
-                a.kind, a.v.f = _ARG_FLOAT, float(value)
-            else:
-                a.kind, a.v.i = _ARG_INT, int(value)
+            self._scalar(i, value, ty, a)
             return
         if not is_ptr and _array_kind(value) == "numpy" and getattr(value, "ndim", 1) == 0:
             value = value.item()  # a NumPy scalar (np.float32(0.5), np.int64(3))
@@ -318,15 +489,20 @@ class Kernel:
             if (dev == "cuda") != self._on_cuda:
                 raise TileError(f"{self._where(i)} lives on {dev}, the context's backend is "
                                 f"{self.module.ctx.backend}")
+            if not nbytes:
+                raise TileError(f"{self._where(i)} is empty: a kernel's array needs an element")
+            if _array_kind(value) == "numpy" and not value.flags.writeable:
+                # the library cannot tell which arrays a kernel stores to: it gets a copy, and
+                # a store to it is an error after the launch (read-only memory would fault)
+                copy = value.copy()
+                copies.append((i, value, copy))
+                addr = copy.ctypes.data
             lends.append((addr, nbytes))
             a.kind, a.v.ptr = _ARG_PTR, addr
             return
         if buf is not None:
             raise TypeError(f"{self._where(i)} is a {ty} scalar, got an array")
-        if ty in _FLOAT_TYPES:
-            a.kind, a.v.f = _ARG_FLOAT, float(value)
-        else:
-            a.kind, a.v.i = _ARG_INT, int(value)
+        self._scalar(i, value, ty, a)
 
     def __call__(self, *args, **consts):
         self._run(args, consts, tune=False)
@@ -345,34 +521,41 @@ class Kernel:
             if c not in self.consts:
                 raise TypeError(f"{self.name} has no const parameter {c!r} "
                                 f"(its consts: {', '.join(self.consts)})")
-        lends = []
+        lends, copies = [], []
         cargs = (_Arg * max(len(args), 1))()
         for i, a in enumerate(args):
-            self._convert(i, a, lends, cargs)
+            self._convert(i, a, lends, cargs, copies)
         cconsts = (_Const * max(len(consts), 1))(
-            *[_Const(k.encode(), int(v)) for k, v in consts.items()])
+            *[_Const(k.encode(), _integer(v, f"const {k!r} of {self.name}"))
+              for k, v in consts.items()])
         ctx, lib = self.module.ctx, _library()
-        lent = []
-        try:
-            for addr, n in _merged(lends):
-                ctx._check(lib.tile_borrow(ctx._handle(), addr, n), "lending an argument: ")
-                lent.append(addr)
-            if tune:
-                rep = ctypes.POINTER(_TuneReport)()
-                ctx._check(lib.tile_tune(self._h, cargs, len(args), cconsts, len(consts), None,
-                                         ctypes.byref(rep)), f"tuning {self.name}: ")
-                r = rep.contents
-                rows = [(x.config.decode(), _TUNE_STATUS[x.status], x.ms)
-                        for x in r.results[:r.nresults]]
-                return {"key": r.key.decode(), "results": rows,
-                        "best": rows[r.best][0] if r.best >= 0 else None}
-            on_torch, stream = _torch_stream(args)
-            if ctx.backend == "cuda":
-                ctx._check(lib.tile_set_stream(ctx._handle(), stream or None),
-                           "setting the stream: ")
-            ctx._check(lib.tile_launch(self._h, cargs, len(args), cconsts, len(consts)))
-            if not on_torch:  # PyTorch's stream orders the launch as it orders its own ops
-                ctx._check(lib.tile_synchronize(ctx._handle()))
-        finally:
-            for addr in lent:
-                lib.tile_unborrow(ctx._handle(), addr)
+        with ctx._using() as h:
+            lent = ctx._lend(_merged(lends))
+            try:
+                if tune:
+                    return self._tune(ctx, lib, cargs, len(args), cconsts, len(consts))
+                on_torch, stream = _torch_stream(args)
+                if ctx.backend == "cuda":
+                    ctx._check(lib.tile_set_stream(h, stream or None), "setting the stream: ")
+                ctx._check(lib.tile_launch(self._h, cargs, len(args), cconsts, len(consts)))
+                if not on_torch:  # PyTorch's stream orders the launch as it orders its own ops
+                    ctx._check(lib.tile_synchronize(h))
+            finally:
+                ctx._give_back(lent)
+        for i, value, copy in copies:
+            if not _same_bytes(value, copy):
+                raise TileError(f"{self._where(i)} is a read-only array, and {self.name} "
+                                "stored to it (its stores were dropped)")
+
+    def _tune(self, ctx, lib, cargs, nargs, cconsts, nconsts):
+        with ctx._cv:  # the report lives until the kernel's next tile_tune: one at a time
+            lock = ctx._tune_locks.setdefault(self._h.value, threading.Lock())
+        with lock:
+            rep = ctypes.POINTER(_TuneReport)()
+            ctx._check(lib.tile_tune(self._h, cargs, nargs, cconsts, nconsts, None,
+                                     ctypes.byref(rep)), f"tuning {self.name}: ")
+            r = rep.contents
+            rows = [(x.config.decode(), _TUNE_STATUS[x.status], x.ms)
+                    for x in r.results[:r.nresults]]
+            return {"key": r.key.decode(), "results": rows,
+                    "best": rows[r.best][0] if r.best >= 0 else None}

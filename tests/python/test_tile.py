@@ -118,7 +118,72 @@ check(True, "device_assert that holds: no exception")
 xs[130] = -1
 raises(tile.DeviceAssertionError, lambda: dbg(xs, 200), "device_assert that fails",
        "checked.tile:5:5: device assertion failed in program (2, 0, 0) at element [2]")
+
+# hostile arguments: a Python exception naming the argument, never a crash or a silent wrap
+TileError = tile.TileError
+x, y, out = (np.ones(100, np.float32) for _ in range(3))
+raises(TypeError, lambda: k(x, y, out, 1.0, "100"), "a string for an integer", "('n') of axpy is an integer")
+raises(TypeError, lambda: k(x, y, out, None, 100), "None for a float", "('a') of axpy is a number")
+raises(TypeError, lambda: k(x, y, out, 1.0, 2.7), "a fraction for an integer", "got 2.7")
+raises(OverflowError, lambda: k(x, y, out, 1.0, 2**64), "an integer past int64", "64-bit")
+raises(TypeError, lambda: k(x, y, out, 1.0, 100, BLOCK="64"), "a string const", "const 'BLOCK'")
+raises(OverflowError, lambda: k(x, y, out, 1.0, 100, BLOCK=2**70), "a const past int64", "64-bit")
+raises(TileError, lambda: k(np.zeros(0, np.float32), y, out, 1.0, 0), "an empty array",
+       "('x') of axpy is empty")
+raises(TypeError, lambda: k(np.ones(100, ">f4"), y, out, 1.0, 100), "big-endian array", "byte order")
+raises(ValueError, lambda: ctx.load("examples/add.tile\0junk"), "NUL in a path", "NUL")
+raises(ValueError, lambda: ctx.load_string(src + "\0junk"), "NUL in a source", "NUL")
+raises(TypeError, lambda: mod[3], "a kernel name that is not a str", "must be a str")
+raises(ValueError, lambda: tile.Context("cpu", device=2**40), "a device number past int", "device")
+ro = np.zeros(100, np.float32)
+ro.flags.writeable = False
+raises(TileError, lambda: k(x, y, ro, 1.0, 100), "a read-only output", "('out') of axpy is a read-only")
+check(not ro.any(), "a read-only output is left as it was")
+k(ro, y, out, 1.0, 100)
+check(np.array_equal(out, y), "a read-only input")
+
+# threads: the same arrays lent by several calls at once; close() waits for calls in flight
+import threading  # noqa: E402
+big = np.ones(1 << 16, np.float32)
+errors = []
+
+
+def launches(o, reps):
+    try:
+        for _ in range(reps):
+            k(big, big, o, 2.0, len(big))
+    except TileError as e:
+        errors.append(str(e))
+
+
+ts = [threading.Thread(target=launches, args=(np.zeros_like(big), 30)) for _ in range(6)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+check(not errors, f"6 threads sharing input arrays: {errors[:1]}")
+c2 = tile.Context("cpu")
+k2 = c2.load_string(src, "axpy.tile")["axpy"]
+big = np.ones(1 << 21, np.float32)
+k = k2
+ts = [threading.Thread(target=launches, args=(np.zeros_like(big), 10**6)) for _ in range(3)]
+[t.start() for t in ts]
+c2.close()
+[t.join() for t in ts]
+check(len(errors) == 3 and all("closed" in e for e in errors), "close() while threads launch")
+
+# modules freed when unused (no growth over many loads), and a context when collected
+import gc  # noqa: E402
+c3, handles = tile.Context("cpu"), []
+for _ in range(20):
+    m3 = c3.load_string(src, "axpy.tile")
+    m3["axpy"](x, y, out, 1.0, 100)
+    handles.append(m3._h)
+del m3
+gc.collect()
+live = sum(tile._library().tile_module_num_kernels(h) >= 0 for h in handles)
+check(live == 0, f"modules loaded in a loop are freed ({live} of 20 live)")
+
 ctx.close()
 raises(tile.TileError, lambda: ctx.load_string(src), "a closed context", "closed")
+raises(tile.TileError, lambda: mod["axpy"], "a kernel of a closed context", "closed")
 shutil.rmtree(cache_dir, ignore_errors=True)
 finish()
