@@ -23,12 +23,9 @@ static const CjSymbol SIM_SYMBOLS[] = {
 #undef S
 };
 
-/* TILE_SIM_TARGET=sim-amd: compile for and emulate AMD's path (waves of 64 lanes, MFMA). */
-static int amd_path(void)
-{
-    const char *t = getenv("TILE_SIM_TARGET");
-    return t && strcmp(t, "sim-amd") == 0;
-}
+/* TILE_SIM_TARGET=sim-amd: compile for and emulate AMD's path (waves of 64 lanes, MFMA). Read
+ * once, when the context opens: code compiled for one path must not run on the other's warps. */
+static int amd_path(void *dev) { return ((CpuDev *)dev)->sim_amd; }
 
 static tile_Status sim_open(void **out, int device, char *err)
 {
@@ -41,14 +38,17 @@ static tile_Status sim_open(void **out, int device, char *err)
         snprintf(err, BK_ERR_MAX, "device %d: the sim backend has one device, 0", device);
         return TILE_ERROR_NO_DEVICE;
     }
-    int amd = amd_path();
-    return cj_open(out, amd ? "SIMT emulator on the host CPU (AMD wave64 path)"
-                            : "SIMT emulator on the host CPU",
-                   amd ? "sim-amd|" : "sim|", SIM_SYMBOLS,
-                   (int)(sizeof SIM_SYMBOLS / sizeof SIM_SYMBOLS[0]), err);
+    int amd = t && strcmp(t, "sim-amd") == 0;
+    tile_Status st = cj_open(out, amd ? "SIMT emulator on the host CPU (AMD wave64 path)"
+                                      : "SIMT emulator on the host CPU",
+                             amd ? "sim-amd|" : "sim|", SIM_SYMBOLS,
+                             (int)(sizeof SIM_SYMBOLS / sizeof SIM_SYMBOLS[0]), err);
+    if (st == TILE_OK)
+        ((CpuDev *)*out)->sim_amd = amd;
+    return st;
 }
 
-static const char *sim_arch(void *dev) { return amd_path() ? "sim-amd" : "sim"; }
+static const char *sim_arch(void *dev) { return amd_path(dev) ? "sim-amd" : "sim"; }
 static const char *sim_target(void *dev) { return sim_arch(dev); }
 
 /* ---- launch ---- */
@@ -100,7 +100,7 @@ static tile_Status sim_launch(void *dev, void *fn, const unsigned grid[3], int t
 {
     CpuDev *d = dev;
     SimLaunch l = { (SimEntry)(uintptr_t)fn, args, { grid[0], grid[1], grid[2] }, threads,
-                    smem_bytes, strict_mode(), amd_path() ? 64 : 32, PTHREAD_MUTEX_INITIALIZER,
+                    smem_bytes, strict_mode(), amd_path(dev) ? 64 : 32, PTHREAD_MUTEX_INITIALIZER,
                     UINT64_MAX, "" };
     cpu_pool_run(d->pool, (uint64_t)grid[0] * grid[1] * grid[2], run_program, &l);
     pthread_mutex_destroy(&l.lock);

@@ -133,13 +133,66 @@ void tile_context_close(tile_Context *ctx)
     rt_handle_retire(ctx);
 }
 
+/* tile_error(ctx) returns the calling thread's copy of the context's message: ctx->err is
+ * freed by the next failure on the context, which may be another thread's. A thread keeps one
+ * copy for each of the last ERR_SLOTS contexts it asked about (freed at thread exit). */
+enum { ERR_SLOTS = 8 };
+typedef struct ErrSlot {
+    const tile_Context *ctx;
+    char *text;
+} ErrSlot;
+static pthread_key_t err_key;
+static pthread_once_t err_once = PTHREAD_ONCE_INIT;
+static int err_key_ok;
+static _Thread_local ErrSlot *err_slots;
+static _Thread_local unsigned err_next;
+
+static void err_slots_free(void *p)
+{
+    ErrSlot *slots = p;
+    for (int i = 0; i < ERR_SLOTS; i++)
+        free(slots[i].text);
+    free(slots);
+}
+
+static void err_key_init(void) { err_key_ok = pthread_key_create(&err_key, err_slots_free) == 0; }
+
+static ErrSlot *err_slot(const tile_Context *ctx)
+{
+    if (!err_slots) {
+        pthread_once(&err_once, err_key_init);
+        if (!err_key_ok || !(err_slots = calloc(ERR_SLOTS, sizeof *err_slots)))
+            return NULL;
+        pthread_setspecific(err_key, err_slots);
+    }
+    for (int i = 0; i < ERR_SLOTS; i++)
+        if (err_slots[i].ctx == ctx)
+            return &err_slots[i];
+    ErrSlot *s = &err_slots[err_next++ % ERR_SLOTS];
+    free(s->text);
+    *s = (ErrSlot){ ctx, NULL };
+    return s;
+}
+
 const char *tile_error(const tile_Context *ctx)
 {
     if (!ctx)
         return rt_thread_error_text();
     if (!rt_handle_live(ctx, RT_CONTEXT))
         return "tile_error: not a live tile_Context (closed, or never opened)";
-    return ctx->err ? ctx->err : "";
+    tile_Context *c = (tile_Context *)ctx;
+    ErrSlot *s = err_slot(ctx);
+    pthread_mutex_lock(&c->lock);
+    /* without memory for a copy: the shared text (another thread's failure may free it) */
+    const char *out = c->err ? c->err : "";
+    if (s && c->err && (!s->text || strcmp(s->text, c->err))) {
+        free(s->text);
+        s->text = strdup(c->err);
+    }
+    if (s && c->err && s->text)
+        out = s->text;
+    pthread_mutex_unlock(&c->lock);
+    return out;
 }
 
 tile_Status rt_error(tile_Context *ctx, tile_Status st, const char *fmt, ...)

@@ -25,6 +25,7 @@ typedef struct CpuDev {
     CpuPool *pool;
     const CjSymbol *extra; /* defined in every dylib besides the C library's */
     int nextra;
+    int sim_amd; /* sim backend: TILE_SIM_TARGET=sim-amd when it was opened */
     char name[160];
     char cache_id[512];
 } CpuDev;

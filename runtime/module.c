@@ -68,6 +68,18 @@ static int import_options(tile_Context *ctx, Arena *arena, int from_file, Import
     return list ? 0 : -1;
 }
 
+typedef struct ParseCall {
+    tile_Module *mod;
+    const ImportOptions *opts;
+    Diags *diags;
+} ParseCall;
+
+static void parse_call(void *p)
+{
+    ParseCall *c = p;
+    c->mod->ast = tc_parse_with(c->mod->arena, &c->mod->file, c->opts, c->diags);
+}
+
 static tile_Status parse(tile_Module *mod)
 {
     Diags diags;
@@ -75,7 +87,7 @@ static tile_Status parse(tile_Module *mod)
     if (import_options(mod->ctx, mod->arena, mod->from_file, &opts))
         return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory parsing %s", mod->file.name);
     diags_init(&diags, mod->arena);
-    mod->ast = tc_parse_with(mod->arena, &mod->file, &opts, &diags);
+    rt_call_on_big_stack(parse_call, &(ParseCall){ mod, &opts, &diags });
     char *text = diags_render_all(&diags, mod->arena);
     if ((!mod->ast || diags.errors) && !text) /* the diagnostics did not fit either */
         return rt_error(mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "out of memory parsing %s", mod->file.name);
@@ -109,7 +121,12 @@ static tile_Module *module_new(tile_Context *ctx, const char *name, const char *
     mod->file.text = text;
     mod->file.len = len;
     pthread_mutex_init(&mod->lock, NULL);
-    pthread_mutex_init(&mod->compile_lock, NULL);
+    /* recursive: a compile calls the log sink, which may launch this module's kernels */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&mod->compile_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
     return mod;
 }
 

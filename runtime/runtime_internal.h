@@ -98,7 +98,7 @@ struct tile_Module {
     tile_Kernel *kernels;
     int nkernels;
     pthread_mutex_t lock;         /* guards specs */
-    pthread_mutex_t compile_lock; /* one compile at a time per module */
+    pthread_mutex_t compile_lock; /* one compile at a time per module (recursive) */
     RtMap specs;                  /* hash of key -> Spec chain */
 };
 
@@ -135,6 +135,11 @@ tile_Status rt_refuse_in_capture(tile_Context *ctx, const char *what);
 
 /* The allocation or borrowed range holding addr, copied into *out: 1, or 0 when none. */
 int rt_alloc_of(tile_Context *ctx, uint64_t addr, RtRange *out);
+
+/* ---- a deep stack for the front end and the compiler (bigstack.c) ----
+ * Runs fn(arg) on a thread with a stack large enough for any source the front end accepts,
+ * and waits for it (on the caller's own stack when no thread can be started). */
+void rt_call_on_big_stack(void (*fn)(void *), void *arg);
 
 /* ---- module source files (source_file.c) ---- */
 /* Reads a regular file of at most SRC_MAX_BYTES (lang/source_read.h) into *text (malloc'ed,

@@ -183,6 +183,20 @@ static uint64_t code_hash(const char *code, size_t size, const char *symbol)
     return h ? h : 1;
 }
 
+typedef struct CompileCall {
+    const CompileRequest *req;
+    Arena *a;
+    Diags *d;
+    CompiledKernel *ck;
+    int rc;
+} CompileCall;
+
+static void compile_call(void *p)
+{
+    CompileCall *c = p;
+    c->rc = rt_compile_fn()(c->req, c->a, c->d, c->ck);
+}
+
 /* tc_compile, then the backend's finalize (PTX -> cubin) into a loadable image `e` (free
  * with rt_cache_entry_free). TILE_ERROR_COMPILE with the diagnostics in d, or another
  * status with the reason in err. */
@@ -196,7 +210,9 @@ static tile_Status build_image(tile_Kernel *k, const ConstBinding *c, int n,
                            .param_div = div };
     CompiledKernel ck = { 0 };
     memset(e, 0, sizeof *e);
-    if (rt_compile_fn()(&req, a, d, &ck) < 0)
+    CompileCall call = { &req, a, d, &ck, -1 };
+    rt_call_on_big_stack(compile_call, &call);
+    if (call.rc < 0)
         return TILE_ERROR_COMPILE;
     rt_count_compile();
     e->symbol = strdup(ck.symbol);

@@ -78,7 +78,9 @@ tile_Status tile_context_open(tile_Backend backend, tile_Context **out);
  * device or on several, may be open at once in one process. */
 tile_Status tile_context_open_device(tile_Backend backend, int device, tile_Context **out);
 void tile_context_close(tile_Context *ctx); /* frees its modules and memory */
-/* The message of the last failure on this context ("" if none). Valid until the next call.
+/* The message of the last failure on this context ("" if none): the calling thread's copy,
+ * valid at least until this thread's next tile_error call (other threads' failures on the
+ * context do not free it).
  * tile_error(NULL) says why this thread's last call failed that had no live context to
  * report on: tile_context_open, or a call given a NULL, closed or freed handle. */
 const char *tile_error(const tile_Context *ctx);

@@ -503,12 +503,162 @@ static int test_threads(void)
     return 0;
 }
 
+/* ---- tile_error(ctx) while other threads fail on the same context ----
+ * Each failure replaces the context's message; the text a thread got from tile_error must stay
+ * readable however many failures other threads have had since (ASan: no use after free). */
+static void *error_worker(void *user)
+{
+    Fx *f = user;
+    tile_Arg a[] = { tile_i32(1), tile_i32(2), tile_i32(3), tile_i32(4) };
+    long bad = 0;
+    for (int i = 0; i < 3000; i++) {
+        if (tile_launch(f->k, a, 1 + i % 4, NULL, 0) == TILE_OK)
+            bad++;
+        const char *m = tile_error(f->ctx);
+        bad += strncmp(m, "launch of 'add': ", 17) != 0;
+    }
+    return (void *)bad;
+}
+
+static int test_error_threads(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    enum { THREADS = 4 };
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        CHECK(pthread_create(&t[i], NULL, error_worker, &f) == 0);
+    long bad = 0;
+    for (int i = 0; i < THREADS; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        bad += (long)r;
+    }
+    CHECK(bad == 0);
+    /* one thread: the text stays valid across calls, and follows the latest failure */
+    FAILS(f.ctx, tile_malloc(f.ctx, 16, NULL));
+    const char *first = tile_error(f.ctx);
+    CHECK(tile_error(f.ctx) == first && strstr(first, "tile_malloc"));
+    FAILS(f.ctx, tile_kernel_get(f.mod, NULL, NULL));
+    SAYS(f.ctx, "tile_kernel_get");
+    tile_context_close(f.ctx);
+    return 0;
+}
+
+/* ---- a deep (but valid) expression loaded and compiled on a thread with a small stack ---- */
+static tile_Status small_stack_status;
+static char small_stack_msg[256];
+
+static void *small_stack_main(void *user)
+{
+    Fx *f = user;
+    enum { DEPTH = 999 }; /* the front end allows 1000 levels */
+    char *src = malloc(DEPTH * 2 + 128), *p = src;
+    tile_Module *m;
+    tile_Kernel *k;
+    if (!src)
+        return NULL;
+    p += sprintf(p, "kernel deep(out: *f32) {\n    let v = ");
+    for (int i = 0; i < DEPTH; i++)
+        p += sprintf(p, "-");
+    sprintf(p, "1.0;\n    store(out, v);\n}\n");
+    small_stack_status = tile_module_load_string(f->ctx, "deep.tile", src, &m);
+    if (small_stack_status == TILE_OK)
+        small_stack_status = tile_kernel_get(m, "deep", &k);
+    tile_Arg a[] = { tile_ptr(f->out) };
+    if (small_stack_status == TILE_OK)
+        small_stack_status = tile_launch(k, a, 1, NULL, 0);
+    snprintf(small_stack_msg, sizeof small_stack_msg, "%s", tile_error(f->ctx));
+    free(src);
+    return NULL;
+}
+
+static int test_small_stack(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    pthread_attr_t attr;
+    pthread_t t;
+    CHECK(pthread_attr_init(&attr) == 0);
+    CHECK(pthread_attr_setstacksize(&attr, 256 << 10) == 0); /* common in thread pools */
+    small_stack_status = TILE_ERROR_DEVICE;
+    CHECK(pthread_create(&t, &attr, small_stack_main, &f) == 0);
+    pthread_join(t, NULL);
+    pthread_attr_destroy(&attr);
+    if (small_stack_status != TILE_OK)
+        fprintf(stderr, "small_stack: %d: %s\n", (int)small_stack_status, small_stack_msg);
+    CHECK(small_stack_status == TILE_OK);
+    float back;
+    OK(f.ctx, tile_copy_to_host(f.ctx, &back, f.out, sizeof back));
+    CHECK(back == -1.0f); /* 999 negations of 1 */
+    tile_context_close(f.ctx);
+    return 0;
+}
+
+/* ---- a log sink that launches a kernel of the module being compiled (no deadlock) ---- */
+static int log_depth, log_inner_status = -1;
+
+static void reentrant_log(void *user, const char *message)
+{
+    Fx *f = user;
+    if (log_depth++ == 0 && strstr(message, "compiled")) {
+        tile_Arg a[] = { tile_ptr(f->x), tile_ptr(f->y), tile_ptr(f->out), tile_i32(N) };
+        tile_Const block[] = { { "BLOCK", 32 } }; /* another specialization: a compile */
+        log_inner_status = tile_launch(f->k, a, 4, block, 1);
+    }
+    log_depth--;
+}
+
+static int test_log_reentry(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    tile_set_log(f.ctx, reentrant_log, &f);
+    if (launch_ok(&f, f.x, f.out))
+        return 1;
+    CHECK(log_inner_status == TILE_OK);
+    tile_context_close(f.ctx);
+    return 0;
+}
+
+/* ---- TILE_SIM_TARGET changed after the context opened: the context keeps its path ---- */
+static int test_sim_target(void)
+{
+    if (backend != TILE_BACKEND_SIM)
+        return 0;
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    const char *arch = tile_device_arch(f.ctx);
+    CHECK(!strcmp(arch, "sim") || !strcmp(arch, "sim-amd"));
+    char was[16];
+    snprintf(was, sizeof was, "%s", arch);
+    const char *old = getenv("TILE_SIM_TARGET");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TILE_SIM_TARGET", strcmp(was, "sim") ? "sim" : "sim-amd", 1);
+    CHECK(!strcmp(tile_device_arch(f.ctx), was));
+    int bad = launch_ok(&f, f.x, f.out);
+    if (saved)
+        setenv("TILE_SIM_TARGET", saved, 1);
+    else
+        unsetenv("TILE_SIM_TARGET");
+    free(saved);
+    CHECK(!bad);
+    tile_context_close(f.ctx);
+    return 0;
+}
+
 static const NamedTest TESTS[] = {
     { "null_args", test_null_args },     { "closed_context", test_closed_context },
     { "freed_module", test_freed_module }, { "copy_ranges", test_copy_ranges },
     { "frees", test_frees },             { "borrow", test_borrow },
     { "launch_args", test_launch_args }, { "grids", test_grids },
     { "files", test_files },             { "threads", test_threads },
+    { "error_threads", test_error_threads }, { "small_stack", test_small_stack },
+    { "log_reentry", test_log_reentry }, { "sim_target", test_sim_target },
 };
 
 int main(int argc, char **argv)
