@@ -50,6 +50,15 @@ static const Func *find_kernel(const CompileRequest *req, Diags *d) {
     return NULL;
 }
 
+const char TC_DUMP_POINTS[] = "specialize layout reduce hoist smem pipeline smem-alloc barriers sink";
+
+int tc_dump_point_known(const char *name) {
+    size_t n = strchr(name, ' ') ? 0 : strlen(name);
+    for (const char *p = TC_DUMP_POINTS; n && (p = strstr(p, name)); p += n)
+        if ((p == TC_DUMP_POINTS || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0)) return 1;
+    return 0;
+}
+
 static int dump_tir(const CompileRequest *req, const TirKernel *k, const char *pass) {
     if (req && req->dump && req->dump_after_pass && strcmp(req->dump_after_pass, pass) == 0) tir_print(k, req->dump);
     return 0;
@@ -121,10 +130,11 @@ static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t,
     return rc;
 }
 
-/* The target's own limit on warps (the language allows powers of two up to 32). */
-static int check_launch_shape(const TirKernel *k, const Target *t, Diags *d) {
+/* The target's own limit on warps (the language allows powers of two up to 32); reported at
+ * the kernel's name, as the language's own num_warps errors are. */
+static int check_launch_shape(const Func *f, const TirKernel *k, const Target *t, Diags *d) {
     if (k->num_warps <= t->max_warps) return 0;
-    diag_error(d, (SrcLoc){0}, "num_warps=%d: %s runs at most %d warps (%d threads) per program",
+    diag_error(d, f->loc, "num_warps=%d: %s runs at most %d warps (%d threads) per program",
                k->num_warps, t->name, t->max_warps, t->max_warps * t->threads_per_warp);
     return -1;
 }
@@ -163,7 +173,7 @@ static int compile_stages(const CompileRequest *req, Arena *arena, Diags *diags,
     if (!k) return -1;
     apply_divisors(req, k, arena);
     if (t->kind == TARGET_HOST) k->num_warps = 1; /* one thread owns whole tiles */
-    if (check_launch_shape(k, t, diags)) return -1;
+    if (check_launch_shape(f, k, t, diags)) return -1;
     if (check_ir(k, 0, diags) || dump_tir(req, k, "specialize")) return -1;
 
     if (tc_passes(k, t, req, diags)) return -1;

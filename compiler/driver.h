@@ -90,6 +90,10 @@ int tc_compile(const CompileRequest *req, Arena *arena, Diags *diags, CompiledKe
  * kernel for target t, as tc_compile runs them; req may be NULL (no dumps). 0 or -1. */
 struct Target;
 int tc_passes(TirKernel *k, const struct Target *t, const CompileRequest *req, Diags *diags);
+/* The names dump_after_pass accepts, space-separated ("specialize layout ..."), and whether
+ * `name` is one of them: a misspelt name would otherwise print nothing and succeed. */
+extern const char TC_DUMP_POINTS[];
+int tc_dump_point_known(const char *name);
 
 /* Resolves the value of every const parameter of `f` (and num_warps / num_stages) from the
  * bindings, defaults and first @tune candidates, in declaration order, each checked by

@@ -50,6 +50,8 @@ expect 2 "unknown option" -- "$tilec" check --frobnicate examples/add.tile
 expect 2 "check without a file" -- "$tilec" check
 expect 2 "bad -D" -- "$tilec" check -D BLOCK examples/add.tile
 expect 2 "unknown --emit" -- "$tilec" emit --emit=nonsense examples/add.tile
+expect 2 "unknown --dump-after" -- "$tilec" emit --emit=tir --dump-after=layouts examples/add.tile
+expect 0 "--dump-after a pass" -- "$tilec" emit --emit=tir --dump-after=smem-alloc -o /dev/null examples/add.tile
 printf 'kernel k(x: *f32, n: i32) {\n    store(x, n as f32);\n}\n' >"$tmp/scalar.tile"
 expect 2 "run: bad backend" -- "$tilec" run examples/add.tile:add --backend=nonsense
 expect 2 "run: no value for a scalar" -- "$tilec" run "$tmp/scalar.tile:k" --backend=cpu

@@ -253,6 +253,16 @@ const char *tilec_import_path(void)
     return import_path;
 }
 
+/* Frees what a failed load took and leaves src empty, so that a caller that frees every
+ * Source it loaded (cmd_list) does not free the arena twice. */
+static int source_load_failed(Source *src)
+{
+    arena_free(src->arena);
+    free(src->text);
+    memset(src, 0, sizeof *src);
+    return -1;
+}
+
 int tilec_source_load(Source *src, const char *path)
 {
     memset(src, 0, sizeof *src);
@@ -261,13 +271,11 @@ int tilec_source_load(Source *src, const char *path)
     path = src->arena ? imports_locate(src->arena, path, tilec_import_options()) : NULL;
     if (!path) {
         tilec_error("out of memory");
-        arena_free(src->arena);
-        return -1;
+        return source_load_failed(src);
     }
     if (src_read_file(path, &src->text, &src->file.len, NULL, err, sizeof err)) {
         tilec_error("%s", err);
-        arena_free(src->arena);
-        return -1;
+        return source_load_failed(src);
     }
     src->file.name = path;
     src->file.text = src->text;
@@ -613,6 +621,8 @@ static int cmd_emit(int argc, char **argv)
                           o.emit);
     if (o.dump_after && ek->stage != STAGE_TIR)
         tilec_usage_error("--dump-after needs --emit=tir");
+    if (o.dump_after && !tc_dump_point_known(o.dump_after))
+        tilec_usage_error("unknown --dump-after=%s (expected one of: %s)", o.dump_after, TC_DUMP_POINTS);
     Source src;
     int rc = EXIT_ERROR;
     if (tilec_source_load(&src, o.file) != 0)
