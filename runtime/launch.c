@@ -31,6 +31,10 @@ static tile_Status check_consts(tile_Kernel *k, const tile_Const *c, int n)
             return rt_error(k->mod->ctx, TILE_ERROR_NOT_FOUND,
                             "launch of '%s': the kernel has no const parameter '%s'",
                             k->func->name, c[i].name);
+        for (int j = 0; j < i; j++) /* which of two values would count is nobody's guess */
+            if (!strcmp(c[j].name, c[i].name))
+                return rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT,
+                                "launch of '%s': const '%s' given twice", k->func->name, c[i].name);
     }
     return TILE_OK;
 }

@@ -69,6 +69,7 @@ for f in examples/*.tile tests/exec/*.tile; do
     expect 0 "check $f" -- "$tilec" check "$f"
 done
 expect 0 "check -D" -- "$tilec" check -D BLOCK=256 -Dnum_warps=8 examples/add.tile
+expect 0 "-D twice: the last one counts" -- "$tilec" run examples/add.tile:add --backend=cpu -D BLOCK=64 -D BLOCK=128 n=1000 --reps=1
 # Every diagnostics golden: exit 1 exactly when it reports an error (a const expression that
 # fails is an error, not a note; only a const with no value at all stays a note).
 for f in tests/diag/*.tile; do

@@ -317,6 +317,20 @@ int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out)
     return out->name ? 0 : -1;
 }
 
+int tilec_add_define(ConstBinding *defs, int *n, const char *text, Arena *arena)
+{
+    ConstBinding d;
+    if (tilec_parse_define(text, arena, &d) != 0)
+        return -1;
+    for (int i = 0; i < *n; i++)
+        if (strcmp(defs[i].name, d.name) == 0) {
+            defs[i].value = d.value;
+            return 0;
+        }
+    defs[(*n)++] = d;
+    return 0;
+}
+
 typedef struct Opts {
     const char *file, *kernel, *emit, *target, *output, *dump_after, *aligned;
     ConstBinding defs[TILEC_MAX_DEFS], divs[TILEC_MAX_DEFS]; /* -D, --assume-divisor */
@@ -336,7 +350,7 @@ static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
                 tilec_usage_error("option '-D' needs NAME=VALUE");
             if (o->ndefs == TILEC_MAX_DEFS)
                 tilec_usage_error("too many -D options");
-            if (tilec_parse_define(def, arena, &o->defs[o->ndefs++]) != 0)
+            if (tilec_add_define(o->defs, &o->ndefs, def, arena) != 0)
                 tilec_usage_error("bad -D '%s': expected NAME=VALUE with an integer, true or "
                                   "false", def);
         } else if (strncmp(a, "-o", 2) == 0 && strncmp(a, "-o=", 3) != 0) {

@@ -35,6 +35,9 @@ void tilec_source_free(Source *src);
 
 /* Parses "NAME=VALUE" (VALUE an integer, true or false) into *out (name in `arena`). */
 int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out);
+/* -D NAME=VALUE added to defs[0..*n) (room for one more): a later -D of a name replaces its
+ * value, as a C compiler's does. 0, or -1 for text that is not NAME=VALUE. */
+int tilec_add_define(ConstBinding *defs, int *n, const char *text, Arena *arena);
 
 /* Matches "--name=VALUE" or "--name VALUE" at argv[*i]; advances *i past a separate value. */
 const char *tilec_opt_value(int argc, char **argv, int *i, const char *name);

@@ -152,7 +152,7 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
         if (strncmp(s, "-D", 2) == 0) {
             const char *def = s[2] ? s + 2 : (i + 1 < argc ? argv[++i] : NULL);
             if (!def || o->ndefs == TILEC_MAX_DEFS ||
-                tilec_parse_define(def, a, &o->defs[o->ndefs++]) != 0)
+                tilec_add_define(o->defs, &o->ndefs, def, a) != 0)
                 tilec_usage_error("bad -D '%s': expected NAME=VALUE", def ? def : "");
         } else if ((v = tilec_opt_value(argc, argv, &i, "--backend")))
             o->backend = v;

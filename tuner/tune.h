@@ -5,6 +5,8 @@
  * fast path reads (key -> chosen configuration) and holds the public tuning API. */
 #ifndef TILE_TUNE_H
 #define TILE_TUNE_H
+#include <stdatomic.h>
+#include <stdint.h>
 #include "runtime_internal.h"
 #include "space.h"
 #include "tcache.h"
@@ -13,6 +15,7 @@
 typedef struct KTune {
     pthread_mutex_t lock;      /* guards chosen, tc */
     pthread_mutex_t tune_lock; /* one tuning at a time per kernel */
+    _Atomic uintptr_t tuner;   /* the thread holding tune_lock (tune_state.c), or 0 */
     Arena *arena;              /* space, names */
     TuneSpace space;
     int ntuned;                /* 0: the kernel has no @tune (or a bad one) */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tune.h"
@@ -24,10 +25,18 @@ extern char **environ;
 
 enum { MAX_RESTARTS = 32, TRACE_FD = 3, MAX_BUFS = 256, LINE_MAX_ = 512, WHY_MAX = 1024 };
 
+/* Only the pipe a worker's parent puts at TRACE_FD counts (spawn): the variable left in some
+ * other process's environment must not send trace lines to its stdout or into whatever file
+ * that number is there. */
 int tune_trace_fd(void)
 {
     const char *v = getenv("TILE_TUNE_TRACE_FD");
-    return v && *v ? atoi(v) : -1;
+    char *end;
+    long fd = v && *v ? strtol(v, &end, 10) : -1;
+    struct stat st;
+    if (fd != TRACE_FD || *end || fstat((int)fd, &st) != 0 || !S_ISFIFO(st.st_mode))
+        return -1;
+    return (int)fd;
 }
 
 int tune_isolate_wanted(tile_Context *ctx)

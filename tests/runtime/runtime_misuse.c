@@ -355,8 +355,10 @@ static int test_launch_args(void)
     FAILS(ctx, tile_launch(f.k, a, 4, NULL, 1));
     FAILS(ctx, tile_launch(f.k, a, 4, NULL, -5));
     tile_Const bad[] = { { "NOPE", 1 } }, null_name[] = { { NULL, 1 } };
-    tile_Const zero[] = { { "BLOCK", 0 } };
+    tile_Const zero[] = { { "BLOCK", 0 } }, twice[] = { { "BLOCK", 64 }, { "BLOCK", 128 } };
     FAILS(ctx, tile_launch(f.k, a, 4, bad, 1));
+    FAILS(ctx, tile_launch(f.k, a, 4, twice, 2));
+    SAYS(ctx, "const 'BLOCK' given twice");
     FAILS(ctx, tile_launch(f.k, a, 4, null_name, 1));
     FAILS(ctx, tile_launch(f.k, a, 4, zero, 1));
     tile_Arg kinds[][4] = {

@@ -535,6 +535,60 @@ static int test_screen_late(void)
     return scripted_tuning("screen_late", want, 1.2, 8);
 }
 
+/* Callbacks that run inside a tuning (its log messages, tile_tune's progress) and launch or
+ * tune the same kernel: refused with a message, where they used to wait for the tuning's lock
+ * forever; the tuning itself completes. */
+typedef struct Reentry {
+    Fixture *f;
+    int busy, refused, other, tune; /* tune: tile_tune again, else tile_launch */
+} Reentry;
+
+static void reenter(Reentry *r)
+{
+    if (r->busy)
+        return;
+    r->busy = 1;
+    tile_Status st = r->tune ? tile_tune(r->f->k, r->f->args, 3, NULL, 0, NULL, NULL)
+                             : tile_launch(r->f->k, r->f->args, 3, NULL, 0);
+    if (st == TILE_ERROR_INVALID_ARGUMENT && strstr(tile_error(r->f->ctx), "from inside its own tuning"))
+        r->refused++;
+    else if (st != TILE_OK)
+        r->other++;
+    r->busy = 0;
+}
+
+static void reentrant_log(void *user, const char *msg)
+{
+    (void)msg;
+    reenter(user);
+}
+
+static void reentrant_progress(void *user, const tile_TuneProgress *p)
+{
+    (void)p;
+    reenter(user);
+}
+
+static int test_reentry(void)
+{
+    Fixture f;
+    fresh_cache("reentry");
+    if (open_src(&f, SCALE, "16, 32", "scale"))
+        return 1;
+    Reentry r = { &f, 0, 0, 0, 0 };
+    tile_set_log(f.ctx, reentrant_log, &r);
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0));
+    CHECK(r.refused > 0 && r.other == 0 && out_is(&f, 2.0f));
+    tile_set_log(f.ctx, NULL, NULL);
+    r.refused = 0, r.tune = 1; /* a launch now finds the key's choice made, without the lock */
+    tile_TuneOptions o = { .force = 1, .progress = reentrant_progress, .user = &r };
+    const tile_TuneReport *rep;
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, &o, &rep));
+    CHECK(r.refused > 0 && r.other == 0 && rep->best >= 0);
+    close_fx(&f);
+    return 0;
+}
+
 static const NamedTest tests[] = {
     { "pick", test_pick },
     { "screen", test_screen },
@@ -553,6 +607,7 @@ static const NamedTest tests[] = {
     { "random_sampling", test_random_sampling },
     { "parallel_compile", test_parallel_compile },
     { "off", test_off },
+    { "reentry", test_reentry },
 };
 
 int main(int argc, char **argv)
