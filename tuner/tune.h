@@ -5,8 +5,6 @@
  * fast path reads (key -> chosen configuration) and holds the public tuning API. */
 #ifndef TILE_TUNE_H
 #define TILE_TUNE_H
-#include <stdatomic.h>
-#include <stdint.h>
 #include "runtime_internal.h"
 #include "space.h"
 #include "tcache.h"
@@ -15,7 +13,6 @@
 typedef struct KTune {
     pthread_mutex_t lock;      /* guards chosen, tc */
     pthread_mutex_t tune_lock; /* one tuning at a time per kernel */
-    _Atomic uintptr_t tuner;   /* the thread holding tune_lock (tune_state.c), or 0 */
     Arena *arena;              /* space, names */
     TuneSpace space;
     int ntuned;                /* 0: the kernel has no @tune (or a bad one) */
@@ -23,6 +20,11 @@ typedef struct KTune {
     TCache *tc;                /* opened on first need */
     Arena *report_arena;       /* the last tile_tune report */
 } KTune;
+
+/* The kernel whose tuning the calling thread works for (the tuning's own thread and its
+ * compile threads), as it was before; k replaces it (NULL: none). A log sink or progress
+ * callback such a thread runs that launches or tunes that kernel is refused (tune_state.c). */
+const tile_Kernel *tune_thread_swap(const tile_Kernel *k);
 
 /* The configuration a key runs with. */
 typedef struct Choice {

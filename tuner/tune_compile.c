@@ -53,6 +53,7 @@ static void job_run(Pool *p, CompileJob *j)
 static void *worker(void *arg)
 {
     Pool *p = arg;
+    const tile_Kernel *was = tune_thread_swap(p->k); /* its `done` calls are the tuning's */
     for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
         job_run(p, &p->jobs[i]);
         int f = atomic_fetch_add(&p->finished, 1) + 1;
@@ -62,6 +63,7 @@ static void *worker(void *arg)
             pthread_mutex_unlock(&p->lock);
         }
     }
+    tune_thread_swap(was);
     return NULL;
 }
 

@@ -65,31 +65,35 @@ static void print_choice(tile_Context *ctx, const char *fmt, ...)
 /* ---- the per-kernel state ---- */
 
 /* tune_lock is held while a tuning runs, and its log messages and progress callbacks run
- * then: one of them that launches or tunes the same kernel would wait for itself forever, so
- * the lock knows its holder and such a call is refused. */
-static uintptr_t this_thread(void)
+ * then, on its thread or its compile threads: one of them that launches or tunes the same
+ * kernel would wait for the tuning, which waits for it, forever. So those threads are marked
+ * with the kernel, and such a call from them is refused; other threads wait as usual. */
+static _Thread_local const tile_Kernel *tuning_for;
+
+const tile_Kernel *tune_thread_swap(const tile_Kernel *k)
 {
-    static _Thread_local char me;
-    return (uintptr_t)&me;
+    const tile_Kernel *was = tuning_for;
+    tuning_for = k;
+    return was;
 }
 
-static tile_Status tune_enter(tile_Kernel *k, KTune *kt, const char *what)
+static tile_Status tune_enter(tile_Kernel *k, KTune *kt, const char *what,
+                              const tile_Kernel **was)
 {
-    if (atomic_load(&kt->tuner) == this_thread())
+    if (tuning_for == k)
         return rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT,
                         "%s of '%s' from inside its own tuning (a log sink or progress "
                         "callback): refused", what, k->func->name);
     pthread_mutex_lock(&kt->tune_lock);
-    atomic_store(&kt->tuner, this_thread());
+    *was = tune_thread_swap(k);
     return TILE_OK;
 }
 
-static void tune_leave(KTune *kt)
+static void tune_leave(KTune *kt, const tile_Kernel *was)
 {
-    atomic_store(&kt->tuner, 0);
+    tune_thread_swap(was);
     pthread_mutex_unlock(&kt->tune_lock);
 }
-
 
 static KTune *kt_new(tile_Kernel *k)
 {
@@ -482,11 +486,12 @@ tile_Status tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *
     if (choice_apply(kt, key, given, ngiven, c, n))
         return defaults_follow(k, kt, given, ngiven, c, n, a);
     Miss m = { k, kt, key, args, given, ngiven, grid, a };
-    if ((st = tune_enter(k, kt, "launch")) != TILE_OK)
+    const tile_Kernel *was = NULL;
+    if ((st = tune_enter(k, kt, "launch", &was)) != TILE_OK)
         return st;
     if (!choice_apply(kt, key, given, ngiven, c, n) && (st = resolve_miss(&m, mode, c, n)) == TILE_OK)
         choice_apply(kt, key, given, ngiven, c, n);
-    tune_leave(kt);
+    tune_leave(kt, was);
     return st == TILE_OK ? defaults_follow(k, kt, given, ngiven, c, n, a) : st;
 }
 
@@ -556,9 +561,10 @@ tile_Status tune_tile_grid(tile_Kernel *k, const unsigned *grid, const tile_Arg 
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_tune: '%s' has no @tune",
                         k->func->name);
     tile_TuneOptions none = { 0 };
-    if ((st = tune_enter(k, kt, "tile_tune")) != TILE_OK)
+    const tile_Kernel *was = NULL;
+    if ((st = tune_enter(k, kt, "tile_tune", &was)) != TILE_OK)
         return st;
     st = tune_now(k, kt, args, consts, nconsts, grid, opts ? opts : &none, report);
-    tune_leave(kt);
+    tune_leave(kt, was);
     return st;
 }
