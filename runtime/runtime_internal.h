@@ -137,8 +137,11 @@ tile_Status rt_refuse_in_capture(tile_Context *ctx, const char *what);
 int rt_alloc_of(tile_Context *ctx, uint64_t addr, RtRange *out);
 
 /* ---- a deep stack for the front end and the compiler (bigstack.c) ----
- * Runs fn(arg) on a thread with a stack large enough for any source the front end accepts,
- * and waits for it (on the caller's own stack when no thread can be started). */
+ * Runs fn(arg) on a stack of at least RT_STACK_BYTES, enough for any source the front end
+ * accepts: in place when the calling thread's own stack is that large (the tuner's compile
+ * threads), else on a thread of its own while the caller waits (on the caller's stack when no
+ * thread can be started). */
+enum { RT_STACK_BYTES = 32 << 20 };
 void rt_call_on_big_stack(void (*fn)(void *), void *arg);
 
 /* ---- module source files (source_file.c) ---- */

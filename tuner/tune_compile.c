@@ -9,8 +9,6 @@
 #include <unistd.h>
 #include "tune.h"
 
-enum { STACK_BYTES = 32 << 20 };
-
 typedef struct Pool {
     tile_Kernel *k;
     const unsigned char *div;
@@ -88,7 +86,7 @@ int tune_compile_all(tile_Kernel *k, const unsigned char *div, const char *targe
     pthread_t tid[256];
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, STACK_BYTES); /* LLVM recurses deeply on big kernels */
+    pthread_attr_setstacksize(&attr, RT_STACK_BYTES); /* compiles run in place (bigstack.c) */
     int started = 0;
     for (int i = 1; i < threads; i++)
         started += pthread_create(&tid[started], &attr, worker, &p) == 0;

@@ -19,6 +19,7 @@ waits for their calls, and a module is freed when nothing refers to it. The libr
 $TILE_LIBRARY, else beside this package when installed (PREFIX/lib/python/tile ->
 PREFIX/lib/libtile.so), else as libtile.so.0 on the loader's path.
 """
+import contextlib
 import ctypes
 import numbers
 import operator
@@ -268,28 +269,20 @@ class Context:
             raise TileError("the context is closed")
         return self._h
 
-    class _Use:
-        def __init__(self, ctx):
-            self.ctx = ctx
-
-        def __enter__(self):
-            c = self.ctx
-            with c._cv:
-                if c._closing:
-                    raise TileError("the context is closed")
-                h = c._handle()
-                c._active += 1
-            return h
-
-        def __exit__(self, *exc):
-            c = self.ctx
-            with c._cv:
-                c._active -= 1
-                c._cv.notify_all()
-
+    @contextlib.contextmanager
     def _using(self):
         """`with ctx._using() as handle:` the handle stays open until the block ends."""
-        return Context._Use(self)
+        with self._cv:
+            if self._closing:
+                raise TileError("the context is closed")
+            h = self._handle()
+            self._active += 1
+        try:
+            yield h
+        finally:
+            with self._cv:
+                self._active -= 1
+                self._cv.notify_all()
 
     def _lend(self, ranges):
         """Lends merged (address, bytes) ranges for one call; returns the pieces to give back
