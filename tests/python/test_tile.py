@@ -2,6 +2,7 @@
 order and consts by name, @types kernels, tuning, the standard library's flash_fwd against a
 float64 reference, and the errors a caller meets (wrong dtype, count, layout, names).
     usage: python3 tests/python/test_tile.py SOURCE_DIR   (TILE_LIBRARY names libtile.so)"""
+import atexit
 import math
 import os
 import shutil
@@ -78,6 +79,7 @@ kernel twice(x: *f32, y: *f32, n: i32, const BLOCK: i32 = 32) {
 }
 """
 cache_dir = tempfile.mkdtemp(prefix="tile-py-test-")
+atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)  # passed, failed or raised
 os.environ["TILE_CACHE_DIR"] = cache_dir  # the tuning cache of this run only
 tw = ctx.load_string(tsrc, "twice.tile")["twice"]
 xs = rng.standard_normal(1000).astype(np.float32)
@@ -185,5 +187,4 @@ check(live == 0, f"modules loaded in a loop are freed ({live} of 20 live)")
 ctx.close()
 raises(tile.TileError, lambda: ctx.load_string(src), "a closed context", "closed")
 raises(tile.TileError, lambda: mod["axpy"], "a kernel of a closed context", "closed")
-shutil.rmtree(cache_dir, ignore_errors=True)
 finish()

@@ -23,6 +23,7 @@
 #endif
 
 #include "../testing.h"
+#include "../tmpdir.h"
 #define HAS(ctx, text) \
     do { \
         if (!strstr(tile_error(ctx), text)) { \
@@ -251,8 +252,7 @@ static char cache_root[256];
 
 static int make_cache_dir(void)
 {
-    snprintf(cache_root, sizeof cache_root, "/tmp/tile-rt-test-XXXXXX");
-    CHECK(mkdtemp(cache_root));
+    CHECK(test_tmpdir(cache_root, sizeof cache_root, "tile-rt-test") == 0); /* gone at exit */
     setenv("TILE_CACHE_DIR", cache_root, 1);
     unsetenv("TILE_NO_DISK_CACHE");
     return 0;

@@ -14,6 +14,7 @@
 #include "tune.h"
 
 #include "../testing.h"
+#include "../tmpdir.h"
 
 enum { N = 1000, SKIP = 77 };
 static const int64_t FAR = 1ll << 44; /* elements: 64 TiB, past any mapping */
@@ -258,11 +259,9 @@ static const NamedTest tests[] = {
 
 int main(int argc, char **argv)
 {
-    char root[64] = "/tmp/tile-isolate-test-XXXXXX";
-    if (!mkdtemp(root)) {
-        perror("mkdtemp");
+    char root[TMPDIR_PATH];
+    if (test_tmpdir(root, sizeof root, "tile-isolate-test")) /* removed at exit */
         return 1;
-    }
     setenv("TILE_CACHE_DIR", root, 1);
     return run_named_tests("test_isolate", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }

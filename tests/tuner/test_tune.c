@@ -3,7 +3,7 @@
  * candidate list times only the new ones, a failing configuration is recorded and skipped,
  * @reset/@restore, serving mode, pinning, TILE_PRINT_AUTOTUNING, random sampling, parallel
  * compiles, how many runs each configuration gets (scripted times). `test_tune NAME` runs one
- * test; the cache lives in a mkdtemp directory. */
+ * test; the cache lives in a temporary directory (tmpdir.h), removed at exit. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "tune.h"
 
 #include "../testing.h"
+#include "../tmpdir.h"
 
 enum { N = 1000 };
 
@@ -93,12 +94,12 @@ static int out_is(Fixture *f, float factor)
     return 1;
 }
 
-static char cache_root[64];
+static char cache_root[TMPDIR_PATH];
 
 /* A fresh tuning cache directory for each test. */
 static void fresh_cache(const char *name)
 {
-    char dir[128];
+    char dir[TMPDIR_PATH + 64];
     snprintf(dir, sizeof dir, "%s/%s", cache_root, name);
     setenv("TILE_CACHE_DIR", dir, 1);
 }
@@ -612,16 +613,8 @@ static const NamedTest tests[] = {
 
 int main(int argc, char **argv)
 {
-    snprintf(cache_root, sizeof cache_root, "/tmp/tile-tune-test-XXXXXX");
-    if (!mkdtemp(cache_root)) {
-        perror("mkdtemp");
+    if (test_tmpdir(cache_root, sizeof cache_root, "tile-tune-test")) /* removed at exit */
         return 1;
-    }
     setenv("TILE_PRINT_AUTOTUNING", "1", 1); /* read once per process; logs go to f->log */
-    int rc = run_named_tests("test_tune", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", cache_root);
-    if (system(cmd) != 0)
-        fprintf(stderr, "test_tune: could not remove %s\n", cache_root);
-    return rc;
+    return run_named_tests("test_tune", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }
