@@ -1,7 +1,8 @@
 /* cpu_jit.c: the host backends' shared part (cpu_jit.h): an ORC LLJIT with one JITDylib per
  * loaded object, whose undefined symbols resolve to absolute symbols (the C library's math
- * functions, then the backend's) and then to this process; 64-byte aligned host memory as
- * device memory; the worker pool. Moved out of backend_cpu.c, unchanged in behavior. */
+ * functions, then the backend's) and then to this process; an unloaded object's dylib is
+ * cleared and reused by a later load; 64-byte aligned host memory as device memory; the
+ * worker pool. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -124,6 +125,7 @@ void cj_close(void *dev)
     if (e)
         LLVMConsumeError(e);
     pthread_mutex_destroy(&d->jit_lock);
+    free(d->free_dylibs);
     free(d);
 }
 
@@ -246,6 +248,7 @@ static LLVMErrorRef new_dylib(CpuDev *d, LLVMOrcJITDylibRef *jd)
     char name[64];
     snprintf(name, sizeof name, "tile.%u", atomic_fetch_add(&d->ndylibs, 1));
     *jd = LLVMOrcExecutionSessionCreateBareJITDylib(LLVMOrcLLJITGetExecutionSession(d->jit), name);
+    rt_count_jit_dylib();
     LLVMErrorRef e = define_symbols(d, *jd);
     LLVMOrcDefinitionGeneratorRef gen;
     if (!e)
@@ -256,16 +259,52 @@ static LLVMErrorRef new_dylib(CpuDev *d, LLVMOrcJITDylibRef *jd)
     return e;
 }
 
+/* A dylib for one object, under jit_lock: a cleared one from the free list, else a new one.
+ * Clearing removed the absolute symbols with everything else, so they are defined again; the
+ * generator for this process's symbols is not a definition and stays. */
+static LLVMErrorRef take_dylib(CpuDev *d, LLVMOrcJITDylibRef *jd)
+{
+    if (!d->nfree)
+        return new_dylib(d, jd);
+    *jd = d->free_dylibs[d->nfree - 1];
+    LLVMErrorRef e = define_symbols(d, *jd);
+    if (!e)
+        d->nfree--; /* else it stays on the list, still empty */
+    return e;
+}
+
+/* Clears jd (its code and every symbol) and keeps it for a later load, under jit_lock. One
+ * that does not clear cleanly, or finds no room on the list, stays in the session unused. */
+static void give_back_dylib(CpuDev *d, LLVMOrcJITDylibRef jd)
+{
+    LLVMErrorRef e = LLVMOrcJITDylibClear(jd);
+    if (e) {
+        LLVMConsumeError(e);
+        return;
+    }
+    if (d->nfree == d->free_cap) {
+        int cap = d->free_cap ? 2 * d->free_cap : 8;
+        LLVMOrcJITDylibRef *p = realloc(d->free_dylibs, sizeof *p * (size_t)cap);
+        if (!p)
+            return;
+        d->free_dylibs = p;
+        d->free_cap = cap;
+    }
+    d->free_dylibs[d->nfree++] = jd;
+}
+
 tile_Status cj_load(void *dev, const void *image, size_t size, void **mod, char *err)
 {
     CpuDev *d = dev;
     LLVMOrcJITDylibRef jd;
     pthread_mutex_lock(&d->jit_lock);
-    LLVMErrorRef e = new_dylib(d, &jd);
+    LLVMErrorRef e = take_dylib(d, &jd);
     if (!e) {
         LLVMMemoryBufferRef buf =
             LLVMCreateMemoryBufferWithMemoryRangeCopy(image, size, "tile-kernel.o");
-        e = LLVMOrcLLJITAddObjectFile(d->jit, jd, buf);
+        e = LLVMOrcLLJITAddObjectFile(d->jit, jd, buf); /* takes buf, even when it fails */
+        if (e)
+            give_back_dylib(d, jd);
     }
     pthread_mutex_unlock(&d->jit_lock);
     if (e) {
@@ -280,10 +319,8 @@ void cj_unload(void *dev, void *mod)
 {
     CpuDev *d = dev;
     pthread_mutex_lock(&d->jit_lock);
-    LLVMErrorRef e = LLVMOrcJITDylibClear(mod); /* frees its code; the empty dylib stays */
+    give_back_dylib(d, mod); /* frees its code; the empty dylib serves the next load */
     pthread_mutex_unlock(&d->jit_lock);
-    if (e)
-        LLVMConsumeError(e);
 }
 
 /* ---- symbol lookup in one dylib (ExecutionSession lookups answer through a callback) ---- */

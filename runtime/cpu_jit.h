@@ -20,8 +20,12 @@ typedef struct CjSymbol {
 
 typedef struct CpuDev {
     LLVMOrcLLJITRef jit;
-    pthread_mutex_t jit_lock;
+    pthread_mutex_t jit_lock; /* guards the JIT's dylibs and the free list */
     atomic_uint ndylibs;
+    /* Dylibs of unloaded objects, cleared, for the next loads: the C API cannot remove a
+     * dylib from the session, so without reuse each load kept ~9 KB until cj_close. */
+    LLVMOrcJITDylibRef *free_dylibs;
+    int nfree, free_cap;
     CpuPool *pool;
     const CjSymbol *extra; /* defined in every dylib besides the C library's */
     int nextra;

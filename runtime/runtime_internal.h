@@ -259,6 +259,7 @@ typedef struct RtStats {
     long compiles;   /* tc_compile calls that reached STAGE_OBJECT */
     long disk_hits;  /* specializations loaded from the disk cache */
     long disk_writes;
+    long jit_dylibs; /* JITDylibs the host backends created (cpu_jit.c reuses freed ones) */
 } RtStats;
 RtStats rt_stats(void);
 /* Replaces tc_compile (NULL restores it): lets tests feed hand-made code. */
@@ -269,5 +270,6 @@ RtCompileFn rt_compile_fn(void);
 void rt_count_compile(void);
 void rt_count_disk_hit(void);
 void rt_count_disk_write(void);
+void rt_count_jit_dylib(void);
 
 #endif

@@ -1,5 +1,6 @@
 /* test_runtime.c: tests of libtile's runtime (runtime/): error paths, argument conversion,
- * the specialization and disk caches, CPU launches, and CUDA launches where a GPU exists.
+ * the specialization and disk caches, CPU launches, the host JIT's reuse of freed modules'
+ * dylibs, and CUDA launches where a GPU exists.
  * `test_runtime NAME` runs one test; exit 0 pass, 1 fail, 77 skip (CTest SKIP_RETURN_CODE).
  * Most tests feed hand-built code through rt_set_compile_hook (hook_kernel.c) so they test
  * the runtime alone; cpu_compiler and cuda go through the real compiler. */
@@ -245,6 +246,64 @@ static int test_cpu_hook(void)
     tile_module_free(mod);
     tile_context_close(ctx);
     return 0;
+}
+
+/* ---- JITDylib reuse (cpu_jit.c) ---- */
+/* A module loaded, launched once (its code goes into a JITDylib) and freed. */
+static int load_launch_free(tile_Context *ctx, int i)
+{
+    tile_Module *mod;
+    tile_Kernel *k;
+    OK(ctx, tile_module_load_string(ctx, "scale.tile", HOOK_SOURCE, &mod));
+    OK(ctx, tile_kernel_get(mod, "scale", &k));
+    int rc = run_scale(ctx, k, 50 + i, 1.5f, 4 << (i % 3));
+    tile_module_free(mod);
+    return rc;
+}
+
+static void *cycle_main(void *arg)
+{
+    ThreadRun *t = arg;
+    for (int i = 0; i < 10 && !t->failed; i++)
+        t->failed = load_launch_free(t->ctx, t->id * 10 + i);
+    return NULL;
+}
+
+/* Loading, launching and freeing modules over and over reuses the freed modules' dylibs: the
+ * number created is the most loaded at once (1 in turn; at most 4 from 4 threads), not one
+ * per load. On the sim backend the code calls the backend's symbols, which only a dylib's own
+ * definitions provide, so a reused dylib must have them again. */
+static int jit_reuse_on(tile_Backend be)
+{
+    tile_Context *ctx;
+    rt_set_compile_hook(hook_compile);
+    setenv("TILE_NO_DISK_CACHE", "1", 1);
+    OK(NULL, tile_context_open(be, &ctx));
+    long d0 = rt_stats().jit_dylibs;
+    for (int i = 0; i < 40; i++)
+        if (load_launch_free(ctx, i))
+            return 1;
+    CHECK(rt_stats().jit_dylibs == d0 + 1);
+    pthread_t th[4];
+    ThreadRun runs[4];
+    for (int i = 0; i < 4; i++) {
+        runs[i] = (ThreadRun){ ctx, NULL, i, 0 };
+        CHECK(pthread_create(&th[i], NULL, cycle_main, &runs[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++)
+        CHECK(!runs[i].failed);
+    long made = rt_stats().jit_dylibs - d0;
+    printf("%s: 80 loads, %ld dylibs\n", tile_backend_name(be), made);
+    CHECK(made >= 1 && made <= 4);
+    tile_context_close(ctx);
+    return 0;
+}
+
+static int test_jit_reuse(void)
+{
+    return jit_reuse_on(TILE_BACKEND_CPU) || jit_reuse_on(TILE_BACKEND_SIM);
 }
 
 /* ---- disk cache ---- */
@@ -562,6 +621,7 @@ static const NamedTest tests[] = {
     { "launch_errors", test_launch_errors },
     { "convert", test_convert },
     { "cpu_hook", test_cpu_hook },
+    { "jit_reuse", test_jit_reuse },
     { "sim_hook", test_sim_hook },
     { "disk_cache", test_disk_cache },
     { "disk_cache_concurrent", test_disk_cache_concurrent },
