@@ -242,7 +242,8 @@ tile_Status tile_launch_grid(tile_Kernel *k, const unsigned grid[3], const tile_
  * deterministic function of the key; TILE_TUNE_BUDGET=SECONDS stops timing new ones.
  * Isolation: on CUDA (TILE_TUNE_ISOLATE=0|1 overrides, also for the CPU) configurations run in
  * a `tilec tune-worker` process on copies of the arguments, so one that faults is recorded as
- * failed without harming this context; TILE_TUNE_WORKER names the tilec to run. */
+ * failed without harming this context; TILE_TUNE_WORKER names the tilec to run. A value of
+ * these variables that does not parse is logged once, naming what is used instead. */
 typedef enum tile_Tuning {
     TILE_TUNING_AUTO = 1,
     TILE_TUNING_CACHED,

@@ -7,6 +7,7 @@
  * untimed neighbours (one step in one parameter's list) until none is faster.
  * Configurations that compile to the same code with the same grid are timed once.
  * Selection: tune_select.c. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,19 +52,20 @@ typedef struct Tuning {
 
 /* ---- options from the environment ---- */
 
-static double env_double(const char *name, double dflt)
+/* TILE_TUNE_SAMPLES under TILE_TUNE_SEARCH=random, else 0 (exhaustive). */
+static int env_samples(tile_Context *ctx)
 {
-    const char *v = getenv(name);
-    return v && *v ? strtod(v, NULL) : dflt;
+    static const char *const SEARCH[] = { "exhaustive", "random", NULL };
+    const char *s = getenv("TILE_TUNE_SEARCH");
+    if (tune_env_word(ctx, "TILE_TUNE_SEARCH", s, SEARCH, "exhaustive") != 1)
+        return 0;
+    return (int)tune_env_int(ctx, "TILE_TUNE_SAMPLES", 1, INT_MAX, 32, NULL);
 }
 
-static int env_samples(void)
+static int env_refine(tile_Context *ctx)
 {
-    const char *s = getenv("TILE_TUNE_SEARCH");
-    if (!s || strcmp(s, "random"))
-        return 0;
-    int n = (int)env_double("TILE_TUNE_SAMPLES", 32);
-    return n > 0 ? n : 32;
+    const char *s = getenv("TILE_TUNE_REFINE");
+    return tune_env_word(ctx, "TILE_TUNE_REFINE", s, TUNE_ENV_FLAG, "1 (refine)") != 0;
 }
 
 /* ---- enumeration ---- */
@@ -760,7 +762,8 @@ static tile_Status prepare(Tuning *t, int samples)
 static void bench_setup(Tuning *t)
 {
     t->bench.reps = t->req->reps > 0 ? t->req->reps : 0; /* 0: as many as ~100 ms allow */
-    t->bench.config_budget_ms = env_double("TILE_TUNE_CONFIG_BUDGET", 1.0) * 1e3;
+    t->bench.config_budget_ms =
+        tune_env_seconds(t->ctx, "TILE_TUNE_CONFIG_BUDGET", 1, 1.0, NULL) * 1e3;
 }
 
 tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep)
@@ -769,10 +772,11 @@ tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep)
                  .trace_fd = tune_trace_fd() };
     memset(rep, 0, sizeof *rep);
     t.t0 = tune_now_ms();
-    t.budget_ms = (req->budget_s > 0 ? req->budget_s : env_double("TILE_TUNE_BUDGET", 0)) * 1e3;
+    t.budget_ms = (req->budget_s > 0 ? req->budget_s
+                   : tune_env_seconds(t.ctx, "TILE_TUNE_BUDGET", 1, 0, "0 (no budget)")) * 1e3;
     rt_current_target(t.ctx, t.target);
     t.div = rt_arg_divisors(req->k, req->args, a);
-    int samples = req->samples > 0 ? req->samples : env_samples();
+    int samples = req->samples > 0 ? req->samples : env_samples(t.ctx);
     tile_Status st = prepare(&t, samples);
     if (st != TILE_OK)
         return st;
@@ -783,7 +787,7 @@ tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep)
     bench_setup(&t);
     if (t.ntodo && (st = compile_all(&t)) == TILE_OK) {
         st = time_all(&t);
-        if (st == TILE_OK && samples > 0 && samples < t.n && env_double("TILE_TUNE_REFINE", 1))
+        if (st == TILE_OK && samples > 0 && samples < t.n && env_refine(t.ctx))
             st = refine(&t);
         char err[BK_ERR_MAX];
         if (st == TILE_OK && tune_bench_prepare(&t.bench, err) != TILE_OK)

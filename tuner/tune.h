@@ -174,4 +174,20 @@ int tune_trace_fd(void);
 double tune_now_ms(void);
 long tune_timings(void); /* configurations screened in this process (for tests) */
 
+/* ---- the tuner's environment variables, read strictly (tune_env.c) ----
+ * Unset or empty: the default. A value that does not parse (or is out of range) gives the
+ * default too, and ctx's log sink hears of it once per process for each variable (again when
+ * its value changes): the variable, the value, what is accepted and `used` (what the default
+ * means; NULL: its number). ctx may be NULL: no warning then. */
+long tune_env_int(tile_Context *ctx, const char *name, long lo, long hi, long dflt,
+                  const char *used);
+/* A finite number of seconds, > 0 (>= 0 with zero_ok). */
+double tune_env_seconds(tile_Context *ctx, const char *name, int zero_ok, double dflt,
+                        const char *used);
+/* The index of value (the variable's text, as the caller read it) in words (NULL-terminated);
+ * -1 when it is NULL or empty, -2 when it is none of them (logged with `used`). */
+int tune_env_word(tile_Context *ctx, const char *name, const char *value,
+                  const char *const *words, const char *used);
+extern const char *const TUNE_ENV_FLAG[]; /* words of a flag: "0", "1" */
+
 #endif

@@ -65,10 +65,10 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static int default_threads(void)
+static int default_threads(tile_Context *ctx)
 {
-    const char *env = getenv("TILE_TUNE_THREADS");
-    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long n = tune_env_int(ctx, "TILE_TUNE_THREADS", 1, 256, cores, "one per CPU core");
     return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
@@ -80,7 +80,7 @@ int tune_compile_all(tile_Kernel *k, const unsigned char *div, const char *targe
                .deadline_ms = deadline_ms, .done = done, .user = user };
     pthread_mutex_init(&p.lock, NULL);
     if (threads <= 0)
-        threads = default_threads();
+        threads = default_threads(k->mod->ctx);
     if (threads > n)
         threads = n;
     pthread_t tid[256];

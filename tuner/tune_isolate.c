@@ -42,8 +42,9 @@ int tune_trace_fd(void)
 int tune_isolate_wanted(tile_Context *ctx)
 {
     const char *v = getenv("TILE_TUNE_ISOLATE");
-    if (v && *v)
-        return strcmp(v, "0") != 0;
+    int i = tune_env_word(ctx, "TILE_TUNE_ISOLATE", v, TUNE_ENV_FLAG, "1 (isolation on)");
+    if (i != -1)
+        return i != 0; /* any value but 0 turns it on, as it always did */
     return ctx->ops->kind == TILE_BACKEND_CUDA;
 }
 
@@ -395,11 +396,9 @@ static void last_error_line(const char *path, char *out, size_t cap)
 }
 
 /* Seconds a configuration may run on the device before its worker is killed. */
-static double config_timeout_ms(void)
+static double config_timeout_ms(tile_Context *ctx)
 {
-    const char *v = getenv("TILE_TUNE_CONFIG_TIMEOUT");
-    double t = v && *v ? strtod(v, NULL) : 20;
-    return (t > 0 ? t : 20) * 1e3;
+    return tune_env_seconds(ctx, "TILE_TUNE_CONFIG_TIMEOUT", 0, 20, NULL) * 1e3;
 }
 
 /* Feeds complete lines of `buf` to trace_line; keeps a partial last line. */
@@ -422,7 +421,7 @@ static void follow_trace(Iso *s, int rfd, pid_t pid)
 {
     char buf[2 * LINE_MAX_];
     size_t len = 0;
-    double limit = config_timeout_ms();
+    double limit = config_timeout_ms(s->ctx);
     for (;;) {
         struct pollfd pf = { rfd, POLLIN, 0 };
         int r = poll(&pf, 1, 250);
@@ -512,7 +511,8 @@ static int run_workers(Iso *s, double budget_ms)
             return -1;
         last_error_line(s->errf, errline, sizeof errline);
         if (s->timed_out)
-            snprintf(what, sizeof what, "timed out after %.0f s on the device", config_timeout_ms() / 1e3);
+            snprintf(what, sizeof what, "timed out after %.0f s on the device",
+                     config_timeout_ms(s->ctx) / 1e3);
         else
             describe_exit(status, errline, what, sizeof what);
         if (!s->pending) { /* not a configuration's fault */

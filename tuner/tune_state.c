@@ -15,21 +15,42 @@ typedef enum { SRC_TUNED, SRC_CACHE, SRC_FALLBACK } Source;
 
 /* ---- modes and logging ---- */
 
+static const char *const MODES[] = { "auto", "cached", "off", NULL }; /* tile_Tuning - 1 */
 static int env_mode, env_print;
+static char bad_mode[64], bad_print[64]; /* values that did not parse, for the warning */
+static atomic_int env_warned;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 static void read_env(void)
 {
     const char *m = getenv("TILE_TUNE"), *p = getenv("TILE_PRINT_AUTOTUNING");
-    env_mode = !m ? 0 : !strcmp(m, "auto") ? TILE_TUNING_AUTO
-             : !strcmp(m, "cached") ? TILE_TUNING_CACHED : !strcmp(m, "off") ? TILE_TUNING_OFF : 0;
-    env_print = p && *p && strcmp(p, "0");
+    int i = tune_env_word(NULL, "TILE_TUNE", m, MODES, NULL);
+    env_mode = i >= 0 ? i + 1 : 0;
+    if (i == -2)
+        snprintf(bad_mode, sizeof bad_mode, "%s", m);
+    i = tune_env_word(NULL, "TILE_PRINT_AUTOTUNING", p, TUNE_ENV_FLAG, NULL);
+    env_print = i == 1 || i == -2; /* any value but 0 asks for it, as it always did */
+    if (i == -2)
+        snprintf(bad_print, sizeof bad_print, "%s", p);
+}
+
+/* Values of TILE_TUNE and TILE_PRINT_AUTOTUNING that did not parse: to the first log sink. */
+static void warn_env(tile_Context *ctx)
+{
+    if (!ctx->log || (!bad_mode[0] && !bad_print[0]) || atomic_exchange(&env_warned, 1))
+        return;
+    if (bad_mode[0])
+        tune_env_word(ctx, "TILE_TUNE", bad_mode, MODES,
+                      "the default (auto on GPUs, off on the CPU and sim backends)");
+    if (bad_print[0])
+        tune_env_word(ctx, "TILE_PRINT_AUTOTUNING", bad_print, TUNE_ENV_FLAG, "1 (print)");
 }
 
 static tile_Tuning mode_of(tile_Context *ctx)
 {
     int m = atomic_load(&ctx->tuning);
     pthread_once(&env_once, read_env);
+    warn_env(ctx);
     if (m)
         return (tile_Tuning)m;
     if (env_mode)
@@ -51,6 +72,7 @@ static void print_choice(tile_Context *ctx, const char *fmt, ...)
     char buf[1024];
     va_list ap;
     pthread_once(&env_once, read_env);
+    warn_env(ctx);
     if (!env_print)
         return;
     va_start(ap, fmt);

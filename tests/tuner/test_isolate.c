@@ -173,6 +173,29 @@ static int test_cpu_hang(void)
     return rc;
 }
 
+/* TILE_TUNE_ISOLATE and TILE_TUNE_CONFIG_TIMEOUT values that do not parse are logged once
+ * each; isolation stays on ("on" is not 0) with the 20 s timeout, so the fault is contained. */
+static int test_env_warnings(void)
+{
+    Fixture f;
+    setenv("TILE_TUNE_ISOLATE", "on", 1);
+    setenv("TILE_TUNE_CONFIG_TIMEOUT", "-1", 1);
+    int rc = open_fx(&f, TILE_BACKEND_CPU);
+    if (rc == 0)
+        rc = tune_wild(&f, NULL);
+    printf("log: %s", f.log);
+    unsetenv("TILE_TUNE_CONFIG_TIMEOUT");
+    tile_context_close(f.ctx);
+    CHECK(rc == 0);
+    CHECK(strstr(f.log, "tile: TILE_TUNE_ISOLATE='on' ignored: expected one of 0, 1; using 1 "
+                        "(isolation on)\n"));
+    CHECK(strstr(f.log, "tile: TILE_TUNE_CONFIG_TIMEOUT='-1' ignored: expected a number of "
+                        "seconds > 0; using 20\n"));
+    const char *once = strstr(f.log, "TILE_TUNE_CONFIG_TIMEOUT='-1'");
+    CHECK(!strstr(once + 1, "TILE_TUNE_CONFIG_TIMEOUT='-1'"));
+    return 0;
+}
+
 /* No usable worker: a logged warning, then tuning in this process (a kernel that works). */
 static int test_fallback(void)
 {
@@ -254,6 +277,7 @@ static const NamedTest tests[] = {
     { "cpu_fault", test_cpu_fault },
     { "cpu_hang", test_cpu_hang },
     { "fallback", test_fallback },
+    { "env_warnings", test_env_warnings },
     { "gpu_fault", test_gpu_fault },
 };
 

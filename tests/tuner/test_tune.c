@@ -385,6 +385,73 @@ static int test_off(void)
     return 0;
 }
 
+/* How many times text occurs in log. */
+static int count_in(const char *log, const char *text)
+{
+    int n = 0;
+    for (const char *p = log; (p = strstr(p, text)); p += strlen(text))
+        n++;
+    return n;
+}
+
+/* Values of the tuner's variables that do not parse: each is logged once per process with
+ * the variable, the value, what is accepted and what is used instead; the tuning goes on with
+ * the defaults; a new bad value is logged again; valid values log nothing and still count. */
+static int test_env_warnings(void)
+{
+    static const char *const WANT[] = {
+        "tile: TILE_TUNE='autp' ignored: expected one of auto, cached, off; using the default "
+        "(auto on GPUs, off on the CPU and sim backends)",
+        "tile: TILE_PRINT_AUTOTUNING='yes' ignored: expected one of 0, 1; using 1 (print)",
+        "tile: TILE_TUNE_BUDGET='abc' ignored: expected a number of seconds >= 0; using 0 (no "
+        "budget)",
+        "tile: TILE_TUNE_THREADS='-3' ignored: expected an integer from 1 to 256; using one per "
+        "CPU core",
+        "tile: TILE_TUNE_SAMPLES='0x' ignored: expected an integer from 1 to 2147483647; using 32",
+        "tile: TILE_TUNE_CONFIG_BUDGET='1 s' ignored: expected a number of seconds >= 0; using 1",
+    };
+    Fixture f;
+    const tile_TuneReport *rep;
+    fresh_cache("env");
+    /* these two are read once, at the process's first launch: this test is the first one */
+    setenv("TILE_TUNE", "autp", 1);
+    setenv("TILE_PRINT_AUTOTUNING", "yes", 1);
+    setenv("TILE_TUNE_BUDGET", "abc", 1);
+    setenv("TILE_TUNE_THREADS", "-3", 1);
+    setenv("TILE_TUNE_SEARCH", "random", 1);
+    setenv("TILE_TUNE_SAMPLES", "0x", 1);
+    setenv("TILE_TUNE_CONFIG_BUDGET", "1 s", 1);
+    if (open_src(&f, SCALE, "16, 32, 64", "scale"))
+        return 1;
+    OK(f.ctx, tile_launch(f.k, f.args, 3, NULL, 0)); /* AUTO: tunes */
+    const tile_TuneOptions force = { .force = 1 };
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, &force, &rep));
+    printf("%s", f.log);
+    for (int i = 0; i < (int)(sizeof WANT / sizeof WANT[0]); i++)
+        CHECK(count_in(f.log, WANT[i]) == 1);
+    CHECK(strstr(f.log, "tile: autotuning: 'scale'")); /* printing on, as "yes" always meant */
+    CHECK(rep->total == 3 && rep->timed == 3 && out_is(&f, 2)); /* no budget, no sampling */
+    setenv("TILE_TUNE_BUDGET", "-2", 1); /* another bad value: logged too */
+    setenv("TILE_TUNE_THREADS", "3", 1);
+    unsetenv("TILE_TUNE_SEARCH");
+    setenv("TILE_TUNE_CONFIG_BUDGET", "0.5", 1);
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, &force, &rep));
+    CHECK(rep->threads == 3 && rep->timed == 3);
+    setenv("TILE_TUNE_SEARCH", "random", 1);
+    setenv("TILE_TUNE_SAMPLES", "2", 1);
+    setenv("TILE_TUNE_REFINE", "0", 1);
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, &force, &rep));
+    CHECK(rep->total == 3 && rep->timed == 2 && rep->skipped == 1);
+    CHECK(count_in(f.log, "TILE_TUNE_BUDGET='-2' ignored") == 1);
+    CHECK(count_in(f.log, "ignored") == 7); /* valid values: nothing more */
+    static const char *const SET[] = { "TILE_TUNE", "TILE_TUNE_BUDGET", "TILE_TUNE_THREADS",
+        "TILE_TUNE_SEARCH", "TILE_TUNE_SAMPLES", "TILE_TUNE_CONFIG_BUDGET", "TILE_TUNE_REFINE" };
+    for (int i = 0; i < (int)(sizeof SET / sizeof SET[0]); i++)
+        unsetenv(SET[i]);
+    close_fx(&f);
+    return 0;
+}
+
 /* Small inputs are rotated (copies of their allocations) rather than flushed from the cache;
  * a kernel with @reset keeps one set. Results stay right either way. */
 static int test_rotation(void)
@@ -591,6 +658,7 @@ static int test_reentry(void)
 }
 
 static const NamedTest tests[] = {
+    { "env_warnings", test_env_warnings }, /* first: it sets what is read once per process */
     { "pick", test_pick },
     { "screen", test_screen },
     { "screen_late", test_screen_late },
