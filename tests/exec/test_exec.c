@@ -22,7 +22,7 @@
 #define TEST_SOURCE_DIR "."
 #endif
 
-enum { GUARD = 16, MAX_BUFS = 16, MAX_MODULES = 32 };
+enum { GUARD = 16, MAX_BUFS = 16, MAX_MODULES = 64 };
 
 const TyInfo TY[T_COUNT] = {
     {"bool", 1, 0, 0}, {"i8", 1, 0, 1},  {"i16", 2, 0, 1},  {"i32", 4, 0, 1}, {"i64", 8, 0, 1},
@@ -719,6 +719,8 @@ static const Group GROUPS[] = {
     {"paged", t_attn_paged},  {"types", t_types},       {"atomics", t_atomics},
     {"random", t_random},   {"shapes", t_shapes},
     {"fp8", t_fp8},         {"debug", t_debug},         {"combine", t_combine},
+    {"ports_norm", t_ports_norm}, {"ports_loss", t_ports_loss},
+    {"ports_matmul", t_ports_matmul}, {"ports_misc", t_ports_misc},
 };
 
 static int usage(void)

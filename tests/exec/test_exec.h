@@ -122,5 +122,9 @@ void t_shapes(void);
 void t_fp8(void);
 void t_debug(void);
 void t_combine(void);
+void t_ports_norm(void);
+void t_ports_loss(void);
+void t_ports_matmul(void);
+void t_ports_misc(void);
 
 #endif
