@@ -126,8 +126,21 @@ static void add(Ax *a, TirOp *op, int64_t scale, int sub)
     }
 }
 
+/* Whether v is the integer 1 (a constant, or a tile of it). */
+static int is_one(const TirValue *v)
+{
+    const TirOp *d = v->def;
+    while (d && (d->code == TIR_SPLAT || d->code == TIR_BROADCAST || d->code == TIR_EXPAND_DIMS))
+        d = d->ops[0]->def;
+    return d && d->code == TIR_CONST && et_is_int(d->results[0]->type.elem) && d->attr.i == 1;
+}
+
 static void mul(Ax *a, TirOp *op)
 {
+    if (is_one(op->ops[0]) || is_one(op->ops[1])) { /* x * 1: x's facts */
+        *at(a, op->results[0]) = *at(a, op->ops[is_one(op->ops[0]) ? 1 : 0]);
+        return;
+    }
     AxisInfo p = *at(a, op->ops[0]), q = *at(a, op->ops[1]), *x = at(a, op->results[0]);
     int n = rank_of(op->results[0]);
     for (int d = 0; d < (n ? n : 1); d++) {

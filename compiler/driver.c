@@ -81,16 +81,34 @@ static void fill_result(const TirKernel *k, CompiledKernel *out, Arena *a) {
         out->params[i] = (CompiledParam){k->params[i].name, k->params[i].type.elem, k->params[i].type.pointee};
 }
 
+/* Uses of the integer params known to be 1 become that constant (loads with a unit stride
+ * argument are then contiguous, as with a literal 1). */
+static void params_to_ones(const TirKernel *k, TirBlock *b) {
+    for (TirOp *op = b->first; op; op = op->next) {
+        if (op->code == TIR_PARAM && k->params[op->attr.i].one) {
+            op->code = TIR_CONST;
+            op->attr.i = 1;
+        }
+        for (int r = 0; r < op->nregions; r++) params_to_ones(k, op->regions[r]);
+    }
+}
+
 /* The launch's divisibility facts (req->param_div) become part of the specialization:
- * recorded on the params and, when any is above 1, in the symbol (a suffix of one digit per
- * runtime param, log2 of its divisor, so specializations that differ only there do not
- * collide). */
+ * recorded on the params and, when any is above 1, in the symbol (a suffix of one character
+ * per runtime param, log2 of its divisor or 'o' for an integer that is 1, so specializations
+ * that differ only there do not collide). */
 static void apply_divisors(const CompileRequest *req, TirKernel *k, Arena *a) {
     char *bits = req->param_div ? arena_alloc(a, (size_t)k->nparams + 1) : NULL;
     if (!bits) return;
-    int any = 0;
+    int any = 0, ones = 0;
     for (int i = 0; i < k->nparams; i++) {
         int d = req->param_div[i], lg = 0;
+        if (d == PARAM_DIV_ONE && et_is_int(k->params[i].type.elem)) {
+            k->params[i].div = 1, k->params[i].one = 1;
+            bits[i] = 'o', any = ones = 1;
+            continue;
+        }
+        if (d == PARAM_DIV_ONE) d = 1;
         while (lg < 4 && d >> (lg + 1)) lg++; /* largest power of two <= d, capped at 16 */
         k->params[i].div = 1 << lg;
         bits[i] = (char)('0' + lg);
@@ -98,6 +116,7 @@ static void apply_divisors(const CompileRequest *req, TirKernel *k, Arena *a) {
     }
     bits[k->nparams] = 0;
     if (any) k->symbol = arena_printf(a, "%s_d%s", k->symbol, bits);
+    if (ones) params_to_ones(k, k->body);
 }
 
 /* LLVM IR -> optimized IR -> PTX or object. */
@@ -141,8 +160,9 @@ static int check_launch_shape(const Func *f, const TirKernel *k, const Target *t
 
 /* The passes on specialized tile IR, in order; `req` (may be NULL) asks for dumps. */
 int tc_passes(TirKernel *k, const Target *t, const CompileRequest *req, Diags *diags) {
-    /* Dead code first: an unused load must not become an asynchronous copy or pick layouts. */
-    if (pass_remove_dead(k, t, diags)) return -1;
+    /* Carried pointers advanced in loops as indices (their loads then vectorize and pipeline);
+     * dead code first: an unused load must not become an asynchronous copy or pick layouts. */
+    if (pass_induction(k, t, diags) || pass_remove_dead(k, t, diags)) return -1;
     if (pass_assign_layouts(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "layout")) return -1;
     if (check_registers(k, t, diags)) return -1;
     if (pass_split_reductions(k, t, diags) || check_ir(k, 1, diags) || dump_tir(req, k, "reduce")) return -1;

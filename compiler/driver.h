@@ -38,10 +38,13 @@ typedef struct CompileRequest {
     FILE *dump;                /* if set, the stop_after stage is printed here */
     const char *dump_after_pass; /* if set, TIR is printed to `dump` after the pass of that name */
     /* One divisor per runtime param in declaration order (NULL: nothing known): the largest
-     * power of two, at most 16, dividing the pointer's address or the integer (1: none).
-     * Part of the specialization. */
+     * power of two, at most 16, dividing the pointer's address or the integer (1: none), or
+     * PARAM_DIV_ONE for an integer that is 1 (its uses become the constant, as Triton
+     * specializes a unit stride). Part of the specialization. */
     const unsigned char *param_div;
 } CompileRequest;
+
+enum { PARAM_DIV_ONE = 0x80 }; /* CompileRequest.param_div: the integer argument is 1 */
 
 typedef struct CompiledParam {
     const char *name;

@@ -8,6 +8,9 @@
 
 struct Target;
 
+/* pass_induction.c: values a loop carries and advances by a loop-invariant amount each
+ * iteration become functions of the induction variable (before layouts). */
+int pass_induction(TirKernel *k, const struct Target *t, Diags *d);
 /* pass_reduce.c: reductions across warps become a per-warp reduction, a conversion and an
  * in-thread reduction. */
 int pass_split_reductions(TirKernel *k, const struct Target *t, Diags *d);

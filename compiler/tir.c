@@ -247,6 +247,23 @@ TirValue *tir_for_add_carried(TirKernel *k, TirOp *loop, TirValue *init) {
     return arg;
 }
 
+/* Removes entry i of a values array of n (shifting the rest down); returns n - 1. */
+static int drop_value(TirValue **v, int n, int i) {
+    for (int j = i; j + 1 < n; j++) v[j] = v[j + 1];
+    return n - 1;
+}
+
+void tir_for_remove_carried(TirOp *loop, int i) {
+    TirBlock *body = loop->regions[0];
+    TirOp *yield = body->last;
+    loop->nops = drop_value(loop->ops, loop->nops, 3 + i);
+    body->nargs = drop_value(body->args, body->nargs, 1 + i);
+    yield->nops = drop_value(yield->ops, yield->nops, i);
+    loop->nres = drop_value(loop->results, loop->nres, i);
+    for (int j = 1 + i; j < body->nargs; j++) body->args[j]->index = j;
+    for (int j = i; j < loop->nres; j++) loop->results[j]->index = j;
+}
+
 void tir_count_uses(const TirBlock *b, int *uses) {
     for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
         for (int i = 0; i < op->nops; i++) uses[op->ops[i]->id]++;

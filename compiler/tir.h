@@ -280,6 +280,7 @@ typedef struct TirParam {
     int source_index;      /* index among the kernel's declared params (consts included) */
     int div;               /* known at launch: the largest power of two, at most 16, that divides
                               the pointer's address / the integer (0 or 1: nothing known) */
+    int one;               /* known at launch: the integer is 1 (its TIR_PARAM became a const) */
 } TirParam;
 
 typedef struct TirKernel {
@@ -324,6 +325,9 @@ void tir_op_move_before(TirOp *op, TirOp *before);
  * it in each iteration, the body's yield passes it on unchanged (point that operand, the
  * yield's last, at the next value), and the loop gets one more result. */
 TirValue *tir_for_add_carried(TirKernel *k, TirOp *loop, TirValue *init);
+/* Removes carried value i of a TIR_FOR (its init, body argument, yield operand and result);
+ * the caller makes sure nothing uses the argument or the result any more. */
+void tir_for_remove_carried(TirOp *loop, int i);
 /* Whether v is computed inside block b or a region nested in it (block arguments included). */
 int tir_defined_in(const TirValue *v, const TirBlock *b);
 /* Whether op writes global memory (a store or an atomic). */

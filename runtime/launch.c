@@ -129,7 +129,8 @@ tile_Status rt_grid(tile_Kernel *k, const ConstBinding *c, int n, const tile_Arg
 
 /* What the arguments divide by, one per runtime param (CompileRequest.param_div): the
  * largest power of two, at most 16, dividing a pointer's address or an integer (0 counts as
- * divisible by 16; others 1). Part of the specialization on GPUs, where it buys vector loads
+ * divisible by 16; others 1), or PARAM_DIV_ONE for an integer that is 1 (a unit stride: the
+ * compiler then takes it as the constant). Part of the specialization on GPUs, where it buys vector loads
  * and stores and asynchronous copies (a row stride of 2500 f16 elements still gives 8-byte
  * copies); the CPU backend passes none (NULL), so one specialization serves every argument
  * value there. */
@@ -148,7 +149,8 @@ const unsigned char *rt_arg_divisors(tile_Kernel *k, const tile_Arg *args, Arena
     for (int i = 0; f && i < k->nparams; i++) {
         const KParam *p = &k->params[i];
         f[i] = args[i].kind == TILE_ARG_PTR ? divisor(args[i].v.ptr)
-             : args[i].kind == TILE_ARG_INT && et_is_int(p->elem) ? divisor((uint64_t)args[i].v.i)
+             : args[i].kind == TILE_ARG_INT && et_is_int(p->elem)
+                 ? (args[i].v.i == 1 ? PARAM_DIV_ONE : divisor((uint64_t)args[i].v.i))
                                                                  : 1;
     }
     return f;

@@ -12,7 +12,7 @@
 #include "runtime_internal.h"
 
 /* "kernel\x1ftarget\x1fname=value\x1f...[\x1fdiv=qqeb]" (malloc'ed): the divisor of each
- * param as a letter, 'a' + divisor */
+ * param as a letter, 'a' + divisor ('o': an integer that is 1) */
 static char *spec_key(const tile_Kernel *k, const ConstBinding *c, int n,
                       const unsigned char *div, const char *target)
 {
@@ -29,7 +29,7 @@ static char *spec_key(const tile_Kernel *k, const ConstBinding *c, int n,
     if (div)
         len += (size_t)snprintf(key + len, cap - len, "\x1f" "div=");
     for (int i = 0; div && i < k->nparams; i++)
-        key[len++] = (char)('a' + div[i]); /* 1..16: b..q */
+        key[len++] = div[i] == PARAM_DIV_ONE ? 'o' : (char)('a' + div[i]); /* 1..16: b..q */
     key[len] = 0;
     return key;
 }

@@ -35,6 +35,14 @@ has() {
         fail=$((fail + 1))
     fi
 }
+# lacks PATTERN FILE DESCRIPTION: the last command's FILE does not contain PATTERN
+lacks() {
+    n=$((n + 1))
+    if grep -q -- "$1" "$tmp/$2"; then
+        echo "FAIL: $3: '$1' in std$2"
+        fail=$((fail + 1))
+    fi
+}
 
 printf 'kernel k(x: *f32) {\n    let y = undefined_name;\n}\n' >"$tmp/bad.tile"
 printf 'kernel k(x: *f32, n: i32) {\n    store(x + arange(0, 4), zeros([8], f32));\n}\n' >"$tmp/shape.tile"
@@ -197,6 +205,14 @@ expect 2 "divisors: not a power of two" -- "$tilec" emit --emit=ptx --assume-div
 has "expected PARAM=D" err "the usage error names the form"
 expect 2 "divisors: no such parameter" -- "$tilec" emit --emit=ptx --assume-divisor=nope=4 --kernel=matmul_f16 examples/matmul.tile
 has "not a runtime parameter" err "a name the kernel lacks is an error"
+# a unit stride argument: a launch specializes it to the constant (--assume-one), and pointer
+# tiles advanced in the loop (Triton's tutorial form) are pipelined as index forms are
+expect 0 "unit strides: copies" -- "$tilec" emit --emit=ptx --target=sm_80 --assume-aligned --assume-one=stride_ak --assume-one=stride_bn --kernel=mm_strided tests/exec/mma.tile
+has "cp.async.ca.shared.global" out "unit strides and advanced pointers give asynchronous copies"
+expect 0 "strides unknown: no copies" -- "$tilec" emit --emit=ptx --target=sm_80 --assume-aligned --kernel=mm_strided tests/exec/mma.tile
+lacks "cp.async" out "a stride that may be anything gives element loads"
+expect 2 "unit strides: not an integer" -- "$tilec" emit --emit=ptx --assume-one=a --kernel=mm_strided tests/exec/mma.tile
+has "not an integer parameter" err "--assume-one of a pointer is a usage error"
 expect 0 "atomics: acq_rel on NVIDIA" -- "$tilec" emit --emit=ptx --kernel=last_program tests/exec/atomics.tile
 has "fence.acq_rel.gpu" out "an acq_rel atomic is fenced (LLVM 22 emits atomicrmw relaxed)"
 

@@ -58,6 +58,9 @@ static const char *const HELP_CHECK_EMIT =
     "  --assume-divisor=PARAM=D   specialize as a launch whose argument PARAM (a pointer's\n"
     "                             address, an integer) is a multiple of D (1, 2, 4, 8, 16);\n"
     "                             repeatable, after --assume-aligned\n"
+    "  --assume-one=PARAM         specialize as a launch whose integer argument PARAM is 1\n"
+    "                             (a unit stride: its uses become the constant, as a launch\n"
+    "                             with the value 1 does); repeatable\n"
     "  -o FILE                    write to FILE instead of standard output\n"
     "  -I DIR, -IDIR              look for imported files in DIR (repeatable; searched in\n"
     "                             order after the importing file's directory, before\n"
@@ -379,6 +382,11 @@ static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
                                   "or 16", v);
             o->ndivs++;
         }
+        else if ((v = tilec_opt_value(argc, argv, &i, "--assume-one"))) {
+            if (o->ndivs == TILEC_MAX_DEFS)
+                tilec_usage_error("too many --assume-divisor and --assume-one options");
+            o->divs[o->ndivs++] = (ConstBinding){.name = v, .value = PARAM_DIV_ONE};
+        }
         else if (a[0] == '-' && a[1] != '\0')
             tilec_usage_error("unknown option '%s'", a);
         else if (o->file)
@@ -535,8 +543,13 @@ static const unsigned char *assumed_divisors(const Func *f, const Opts *o, Arena
         div[n] = o->aligned && p->type &&
                  (p->type->ptr_depth || (ints && et_is_int(et_from_name(p->type->name)))) ? 16 : 1;
         for (int j = 0; j < o->ndivs; j++)
-            if (strcmp(o->divs[j].name, p->name) == 0)
+            if (strcmp(o->divs[j].name, p->name) == 0) {
+                if (o->divs[j].value == PARAM_DIV_ONE &&
+                    (p->type->ptr_depth || !et_is_int(et_from_name(p->type->name))))
+                    tilec_usage_error("--assume-one=%s: '%s' is not an integer parameter",
+                                      p->name, p->name);
                 div[n] = (unsigned char)o->divs[j].value, used++;
+            }
         n++;
     }
     if (div && used < o->ndivs)

@@ -238,6 +238,24 @@ static void offset_operands(int off_a, int off_b, int stages)
         CONSTS({"BM", 32}, {"BN", 32}, {"BK", 16}, {"num_warps", 4}, {"num_stages", stages}));
 }
 
+/* mm_strided (Triton's tutorial form): A [M, K] row-major or column-major, B [K, N] likewise,
+ * passed as strides, so each launch has some unit strides (specialized to the constant) and
+ * some not; pointer tiles advanced each step. */
+static void strided(int M, int N, int K, int a_cols, int b_cols, int stages)
+{
+    begin("mm_strided %dx%dx%d, A %s-major, B %s-major, stages %d", M, N, K,
+          a_cols ? "column" : "row", b_cols ? "column" : "row", stages);
+    Buf *a = input("a", T_F16, (size_t)M * K, -1, 1), *b = input("b", T_F16, (size_t)K * N, -1, 1);
+    Buf *c = output("c", T_F32, (size_t)M * N, 1e-4);
+    int sam = a_cols ? 1 : K, sak = a_cols ? M : 1, sbk = b_cols ? 1 : N, sbn = b_cols ? K : 1;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++)
+            for (int k = 0; k < K; k++)
+                c->v[i * N + j] += a->v[i * sam + k * sak] * b->v[k * sbk + j * sbn];
+    run(MMA, "mm_strided", ARGS(P(a), P(b), P(c), I(M), I(N), I(K), I(sam), I(sak), I(sbk), I(sbn)),
+        CONSTS({"num_warps", 4}, {"num_stages", stages}));
+}
+
 void t_mma(void)
 {
     offset_operands(1, 2, 3);
@@ -252,6 +270,11 @@ void t_mma(void)
                     continue; /* --quick: one transpose pattern per shape, small shapes */
                 one_case(kind, &shapes[i], t & 1, t >> 1);
             }
+    strided(100, 72, 80, 0, 0, 3);
+    strided(64, 64, 48, 1, 0, 2);
+    strided(33, 40, 16, 0, 1, 3);
+    strided(40, 24, 40, 1, 1, 4);
+    strided(32, 32, 1, 0, 0, 2);
     acc_uses(16, 8, 16, 16, 8, 16, 1);
     acc_uses(29, 30, 13, 32, 32, 16, 4);
     acc_uses(64, 64, 32, 64, 64, 32, 8);
