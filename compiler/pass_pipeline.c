@@ -12,8 +12,8 @@
  * also depend on loads (a block table's entries: paged attention's keys) when the loop stores
  * nothing: those loads are issued again, one iteration earlier than the copy they address and
  * masked off with it (prefetch_tables). Loops with
- * break, continue or return, a step that is not a positive constant, or no such load are left
- * alone; so are targets without async copies. */
+ * break, continue or return, a step that is not a positive constant, a debug_barrier(), or no
+ * such load are left alone; so are targets without async copies. */
 #include <string.h>
 #include "analysis_axis.h"
 #include "passes.h"
@@ -106,6 +106,20 @@ static int leaves_loop(const TirBlock *b)
             return 1;
         for (int r = 0; r < op->nregions; r++)
             if (op->code != TIR_FOR && op->code != TIR_WHILE && leaves_loop(op->regions[r]))
+                return 1;
+    }
+    return 0;
+}
+
+/* Whether b (or a region in it) holds the user's debug_barrier(): copies issued iterations
+ * ahead would cross it, so its loop is not pipelined. */
+static int has_user_barrier(const TirBlock *b)
+{
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == TIR_BARRIER && op->attr.i == TIR_BARRIER_USER)
+            return 1;
+        for (int r = 0; r < op->nregions; r++)
+            if (has_user_barrier(op->regions[r]))
                 return 1;
     }
     return 0;
@@ -506,7 +520,7 @@ static int pipeline_loop(PP *p, TirOp *loop)
     int64_t step;
     Cand cs[MAX_CANDS];
     int n = 0;
-    if (!const_int(loop->ops[2], &step) || step <= 0 || leaves_loop(body))
+    if (!const_int(loop->ops[2], &step) || step <= 0 || leaves_loop(body) || has_user_barrier(body))
         return 0;
     p->loads_ok = !tir_block_stores(body);
     for (TirOp *op = body->first; op && n < MAX_CANDS; op = op->next)

@@ -589,6 +589,16 @@ static Val b_assume(Spec *s, Args *a) {
     return (Val){.kind = V_VOID};
 }
 
+/* debug_barrier(): every thread of the program waits for the others, and the program's
+ * memory accesses before it (global memory included) are ordered before those after it.
+ * attr.i = 1 marks it as the user's: no pass removes or moves it (pass_pipeline.c leaves its
+ * loop alone). */
+static Val b_debug_barrier(Spec *s, Args *a) {
+    TirOp *op = tir_op_append(s->k, s->block, TIR_BARRIER, a->call->loc, NULL, 0, NULL, 0);
+    if (op) op->attr.i = TIR_BARRIER_USER;
+    return (Val){.kind = V_VOID};
+}
+
 /* ---- random numbers ---- */
 static Val b_random(Spec *s, Args *a) {
     if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
@@ -1303,6 +1313,7 @@ static const struct {
     {"randn", b_random, 2, {"seed", "offset", "n_rounds"}},
     {"randint", b_random, 2, {"seed", "offset", "n_rounds"}},
     {"atomic_cas", b_atomic, 3, {"ptr", "cmp", "val", "sem", "scope", "mask"}},
+    {"debug_barrier", b_debug_barrier, 0, {NULL}},
 };
 
 static int find_builtin(const char *name) {

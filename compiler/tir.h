@@ -172,7 +172,10 @@ typedef enum {
                          reads; see pass_barriers.c) */
     TIR_ASYNC_COMMIT, /* closes the group of async copies this thread started */
     TIR_ASYNC_WAIT,   /* attr.i = groups that may stay in flight; the others have landed */
-    TIR_BARRIER,      /* all threads of the program; placed by compiler/pass_barriers.c */
+    TIR_BARRIER,      /* all threads of the program; placed by compiler/pass_barriers.c, or
+                         the user's debug_barrier() (attr.i = TIR_BARRIER_USER), which also
+                         orders the program's global-memory accesses and which no pass removes
+                         or moves */
     TIR_ASSUME,       /* cond (scalar bool): the program may take it as true; no results */
     /* debugging: records in the launch's debug buffer (compiler/debug_abi.h) */
     TIR_PRINT,        /* values of one shape: each element's values are recorded, once, by its
@@ -225,6 +228,8 @@ typedef enum {
 } TirUnOp;
 
 typedef enum { DOT_IEEE = 0, DOT_TF32 } DotPrecision;
+
+enum { TIR_BARRIER_USER = 1 }; /* TIR_BARRIER's attr.i: written as debug_barrier() */
 
 typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS } TirHint;
 

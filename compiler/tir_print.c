@@ -66,6 +66,9 @@ static void print_attrs(FILE *out, const TirOp *op) {
         if (op->attr.i == DOT_TF32) fputs(" tf32", out);
         break;
     case TIR_ASYNC_WAIT: fprintf(out, " %lld", (long long)op->attr.i); break;
+    case TIR_BARRIER:
+        if (op->attr.i == TIR_BARRIER_USER) fputs(" user", out);
+        break;
     case TIR_HINT:
         fputs(op->attr.i == HINT_MULTIPLE_OF ? " multiple_of" : " max_contiguous", out);
         for (int d = 0; d < (op->ops[0]->type.rank ? op->ops[0]->type.rank : 1); d++)

@@ -75,6 +75,7 @@ static const Builtin builtins[] = {
     {"argsort", 1, 3, 1, {"dim", "descending"}}, {"argtopk", 2, 3, 2, {"dim"}}, {"cumprod", 1, 3, 1, {"axis", "reverse"}},
     {"multiple_of", 2, 2, 2, {0}}, {"max_contiguous", 2, 2, 2, {0}}, {"assume", 1, 1, 1, {0}},
     {"rand", 2, 3, 2, {"n_rounds"}}, {"randn", 2, 3, 2, {"n_rounds"}}, {"randint", 2, 3, 2, {"n_rounds"}},
+    {"debug_barrier", 0, 0, 0, {0}},
 };
 
 static const char *const type_names[] = {

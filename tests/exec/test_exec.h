@@ -126,5 +126,6 @@ void t_ports_norm(void);
 void t_ports_loss(void);
 void t_ports_matmul(void);
 void t_ports_misc(void);
+void t_barrier(void);
 
 #endif
