@@ -423,7 +423,10 @@ static LLVMValueRef compute(Lower *L, Reuse *u, const TirOp *op, LLVMValueRef *i
     case TIR_CMP: return cmpop(L, (TirCmp)op->attr.i, k, in[0], in[1]);
     case TIR_UNARY: return unop(L, (TirUnOp)op->attr.i, k, in[0]);
     case TIR_SELECT: return LLVMBuildSelect(L->b, in[0], in[1], in[2], "");
-    case TIR_CAST: return lw_cast(L, in[0], k, op->results[0]->type.elem);
+    case TIR_CAST:
+        if (op->attr.i == CAST_BITS) /* equal widths (spec_builtins.c) */
+            return LLVMBuildBitCast(L->b, in[0], lw_type(L, op->results[0]->type.elem), "");
+        return lw_cast(L, in[0], k, op->results[0]->type.elem);
     case TIR_FMA: return fma_op(L, k, in);
     case TIR_ADDPTR: return addptr(L, u, op, in[0], in[1]);
     default: return NULL;

@@ -632,6 +632,8 @@ static const struct { const char *name; TirUnOp op; double (*fold)(double); } un
     {"sin", UN_SIN, sin},     {"cos", UN_COS, cos},    {"abs", UN_ABS, fabs},
     {"floor", UN_FLOOR, floor}, {"ceil", UN_CEIL, ceil}, {"trunc", UN_TRUNC, trunc},
     {"tanh", UN_TANH, tanh},  {"erf", UN_ERF, erf},   {"sqrt_rn", UN_SQRT, sqrt},
+    {"rint", UN_RINT, rint},  {"round", UN_RINT, rint}, {"log1p", UN_LOG1P, log1p},
+    {"expm1", UN_EXPM1, expm1},
 };
 
 static Val b_unary_math(Spec *s, Args *a) {
@@ -653,6 +655,32 @@ static Val b_unary_math(Spec *s, Args *a) {
     TirValue *v = unary_fns[i].op == UN_ABS && !et_is_fp8(val_elem(&x)) ? x.v : as_float(s, x, a->e[0]->loc);
     TirValue *r = spec_emit(s, TIR_UNARY, a->call->loc, &v, 1, v->type);
     r->def->attr.i = unary_fns[i].op;
+    return val_tile(r);
+}
+
+/* bitcast(x, T): x's bits as T, a type of the same width (f32 <-> i32/u32, f16/bf16 <-> i16/u16,
+ * f64 <-> i64/u64, fp8 <-> i8/u8, signed <-> unsigned): Triton's x.to(T, bitcast=True). */
+static Val b_bitcast(Spec *s, Args *a) {
+    if (!need_value(s, a, 0)) return val_error();
+    ElemKind from = val_elem(&a->v[0]), to = type_arg(s, a, 1, ET_VOID);
+    if (to == ET_VOID) return val_error();
+    if (from == ET_PTR || from == ET_BOOL || to == ET_BOOL) {
+        diag_error(s->diags, a->call->loc, "bitcast() reinterprets numbers, not %s",
+                   to == ET_BOOL ? "bool" : val_type_str(s, &a->v[0]));
+        return val_error();
+    }
+    if (et_bits(from) != et_bits(to)) {
+        diag_error(s->diags, a->call->loc, "bitcast() of %s to %s: the widths differ (%d and %d "
+                   "bits); convert the value with `as` instead", val_type_str(s, &a->v[0]),
+                   et_name(to), et_bits(from), et_bits(to));
+        return val_error();
+    }
+    TirValue *x = spec_as_tile(s, a->v[0], a->e[0]->loc);
+    if (!x || from == to) return x ? val_tile(x) : val_error();
+    TirType t = x->type;
+    t.elem = to;
+    TirValue *r = spec_emit(s, TIR_CAST, a->call->loc, &x, 1, t);
+    r->def->attr.i = CAST_BITS;
     return val_tile(r);
 }
 
@@ -1265,6 +1293,9 @@ static const struct {
     {"trunc", b_unary_math, 1, {"x"}}, {"tanh", b_unary_math, 1, {"x"}},
     {"erf", b_unary_math, 1, {"x"}},   {"sigmoid", b_sigmoid, 1, {"x"}},
     {"sqrt_rn", b_unary_math, 1, {"x"}},
+    {"rint", b_unary_math, 1, {"x"}},  {"round", b_unary_math, 1, {"x"}},
+    {"log1p", b_unary_math, 1, {"x"}}, {"expm1", b_unary_math, 1, {"x"}},
+    {"bitcast", b_bitcast, 2, {"x", "dtype"}},
     {"softmax", b_softmax, 1, {"x", "dim", "keep_dims", "ieee_rounding"}},
     {"zeros_like", b_zeros_like, 1, {"x"}}, {"ravel", b_ravel, 1, {"x"}},
     {"clamp", b_clamp, 3, {"x", "min", "max"}},

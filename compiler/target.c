@@ -110,10 +110,14 @@ LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f
         [UN_LOG] = "llvm.log", [UN_LOG2] = "llvm.log2", [UN_SQRT] = "llvm.sqrt",
         [UN_SIN] = "llvm.sin", [UN_COS] = "llvm.cos", [UN_FLOOR] = "llvm.floor",
         [UN_CEIL] = "llvm.ceil", [UN_TRUNC] = "llvm.trunc", [UN_TANH] = "llvm.tanh",
+        [UN_RINT] = "llvm.rint",
     };
-    if (op == UN_ERF) { /* no LLVM intrinsic: the C library's (host and sim code) */
+    static const char *libm[][2] = {[UN_ERF] = {"erff", "erf"}, [UN_LOG1P] = {"log1pf", "log1p"},
+                                    [UN_EXPM1] = {"expm1f", "expm1"}};
+    if ((unsigned)op < sizeof libm / sizeof libm[0] && libm[op][0]) {
+        /* no LLVM intrinsic: the C library's (host and sim code) */
         LLVMTypeRef t = LLVMTypeOf(x);
-        return target_call_named(c, is_f64 ? "erf" : "erff", t, &t, 1, &x);
+        return target_call_named(c, libm[op][is_f64], t, &t, 1, &x);
     }
     if (op == UN_RSQRT) {
         LLVMValueRef s = target_intrinsic1(c, "llvm.sqrt", x);

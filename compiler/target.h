@@ -182,15 +182,19 @@ LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f
 LLVMValueRef target_tanh_f32(TargetCtx *c, LLVMValueRef x);
 LLVMValueRef target_erf_f32(TargetCtx *c, LLVMValueRef x);
 LLVMValueRef target_pow_f32(TargetCtx *c, LLVMValueRef x, LLVMValueRef y);
-/* target_math_f64.c, target_trig_f64.c: f64 exp, exp2, log, log2, sin, cos, tanh and erf
- * (target_math_f64; other ops as target_math_llvm) and pow as C's, from FMA, ldexp, frexp,
- * integer ops and polynomials (within about 1 to 3 ulp), for targets with no device math
- * library. */
+/* f32 log1p and expm1 from frexp, ldexp and polynomials (no hardware log or exp: exact near
+ * 0, about 1 ulp elsewhere) */
+LLVMValueRef target_log1p_f32(TargetCtx *c, LLVMValueRef x);
+LLVMValueRef target_expm1_f32(TargetCtx *c, LLVMValueRef x);
+/* target_math_f64.c, target_trig_f64.c: f64 exp, exp2, log, log2, log1p, expm1, sin, cos, tanh
+ * and erf (target_math_f64; other ops as target_math_llvm) and pow as C's, from FMA, ldexp,
+ * frexp, integer ops and polynomials (within about 1 to 3 ulp), for targets with no device
+ * math library. */
 LLVMValueRef target_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x);
 LLVMValueRef target_sincos_f64(TargetCtx *c, LLVMValueRef x, int is_cos);
 LLVMValueRef target_pow_f64(TargetCtx *c, LLVMValueRef x, LLVMValueRef y);
-/* target_math_llvm, but f32 tanh and erf from target_math_f32.c and the f64 functions from
- * target_math_f64.c (AMD GPUs and their emulation) */
+/* target_math_llvm, but f32 tanh, erf, log1p and expm1 from target_math_f32.c and the f64
+ * functions from target_math_f64.c (AMD GPUs and their emulation) */
 LLVMValueRef target_math_amd(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
 
 #endif

@@ -1,6 +1,6 @@
-/* target_math_f64.c: f64 exp, exp2, log, log2, tanh, erf and pow computed by the kernel from
- * FMA, ldexp, frexp and polynomials, for AMD GPUs: LLVM's AMDGPU backend has no f64 exp or
- * log, and no device library is linked (sin and cos: target_trig_f64.c). The emulated AMD path
+/* target_math_f64.c: f64 exp, exp2, log, log2, log1p, expm1, tanh, erf and pow computed by the
+ * kernel from FMA, ldexp, frexp and polynomials, for AMD GPUs: LLVM's AMDGPU backend has no f64
+ * exp or log, and no device library is linked (sin and cos: target_trig_f64.c). The emulated AMD path
  * runs the same code, so CI checks it against libm. No branches: both sides of a range are
  * computed and one selected. Intermediate results are double-doubles (hi + lo) where one
  * rounding would cost an ulp.
@@ -13,6 +13,9 @@
  * - erf: a (2/sqrt(pi) + z H(z)) below 1, 1 - e^(-a^2) G((a - 3) / (a + 3)) up to 6 (a^2 split
  *   exactly with FMA), 1 beyond; sign restored.
  * - pow: 2^(y log2 |x|), the product in double-double, with C's special cases.
+ * - log1p: 1 + x split exactly (two_sum), log of the rounded sum in double-double plus the
+ *   rest over it. expm1: exp's reduction, e^r - 1 as r plus the rest of its sum, scaled by
+ *   2^n and the exact 2^n - 1 added.
  * Coefficients: EXP_Q, LOG_P are Taylor's (1/k!, 2/(2k+1)) rounded to double; TANH_P, ERF_H,
  * ERFC_G are Chebyshev interpolants from mpmath's chebyfit at 60 digits (errors 8e-18, 5e-19,
  * 2e-19), rounded to double. */
@@ -193,6 +196,45 @@ static LLVMValueRef erf_f64(TargetCtx *c, LLVMValueRef x)
     return nan_through(c, x, fp_call2(c, "llvm.copysign", r, x));
 }
 
+/* log1p: 1 + x = u.hi + u.lo exactly; log(u.hi) in double-double plus u.lo / u.hi (the
+ * rest of log(1 + u.lo / u.hi), below 2^-106 relative); x itself for +-0 */
+static LLVMValueRef log1p_f64(TargetCtx *c, LLVMValueRef x)
+{
+    DD u = fp_two_sum(c, k(c, 1), x);
+    DD l = log_dd(c, u.hi, 0);
+    LLVMValueRef r = fp_add(c, l.hi, fp_add(c, l.lo, LLVMBuildFDiv(c->b, u.lo, u.hi, "")));
+    r = sel(c, fcmp(c, LLVMRealOEQ, u.hi, __builtin_inf()), u.hi, r);
+    r = sel(c, fcmp(c, LLVMRealOEQ, u.hi, 0), k(c, -__builtin_inf()), r);
+    r = sel(c, fcmp(c, LLVMRealULT, u.hi, 0), k(c, __builtin_nan("")), r);
+    return sel(c, fcmp(c, LLVMRealOEQ, x, 0), x, r);
+}
+
+static LLVMValueRef ldexp_f64(TargetCtx *c, LLVMValueRef m, LLVMValueRef n_float)
+{
+    LLVMTypeRef types[2] = {LLVMDoubleTypeInContext(c->ctx), LLVMInt32TypeInContext(c->ctx)};
+    LLVMValueRef args[2] = {m, LLVMBuildFPToSI(c->b, n_float, types[1], "")};
+    return target_intrinsic(c, "llvm.ldexp", types, 2, args, 2);
+}
+
+/* expm1: x log2 e = n + f (double-double), r = f ln 2, p = e^r - 1 = r + the rest of
+ * exp_reduced's sum; then 2^n p + (2^n - 1) (exact but for one rounding) up to n = 53,
+ * 2^n (1 + p) above; x itself below 2^-54 (signed zeros included), NaN stays */
+static LLVMValueRef expm1_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMValueRef xc = fp_call2(c, "llvm.maxnum", fp_call2(c, "llvm.minnum", x, k(c, 800)), k(c, -800));
+    DD t = mul_dd(c, (DD){xc, k(c, 0)}, LOG2E_H, LOG2E_L);
+    LLVMValueRef n = target_intrinsic1(c, "llvm.rint", t.hi);
+    DD r = mul_dd(c, fp_two_sum(c, fp_sub(c, t.hi, n), t.lo), LN2_H, LN2_L); /* t.hi - n: exact */
+    LLVMValueRef z = fp_mul(c, r.hi, r.hi);
+    LLVMValueRef rest = fp_fma(c, z, fp_poly(c, EXP_Q, EXP_N, r.hi), fp_fma(c, r.lo, r.hi, r.lo));
+    LLVMValueRef p = fp_add(c, r.hi, rest);
+    LLVMValueRef near = fp_add(c, ldexp_f64(c, p, n), fp_sub(c, ldexp_f64(c, k(c, 1), n), k(c, 1)));
+    LLVMValueRef far = ldexp_f64(c, fp_add(c, k(c, 1), p), n);
+    LLVMValueRef res = sel(c, fcmp(c, LLVMRealOGT, n, 53), far, near);
+    LLVMValueRef tiny = fcmp(c, LLVMRealOLT, target_intrinsic1(c, "llvm.fabs", x), 0x1p-54);
+    return nan_through(c, x, sel(c, tiny, x, res));
+}
+
 LLVMValueRef target_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
 {
     switch (op) {
@@ -204,6 +246,8 @@ LLVMValueRef target_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
     case UN_COS: return target_sincos_f64(c, x, 1);
     case UN_TANH: return tanh_f64(c, x);
     case UN_ERF: return erf_f64(c, x);
+    case UN_LOG1P: return log1p_f64(c, x);
+    case UN_EXPM1: return expm1_f64(c, x);
     default: return target_math_llvm(c, op, x, 1);
     }
 }

@@ -202,6 +202,8 @@ static LLVMValueRef nv_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
     case UN_COS: return libdevice_call(c, "__nv_cos", x);
     case UN_TANH: return libdevice_call(c, "__nv_tanh", x);
     case UN_ERF: return libdevice_call(c, "__nv_erf", x);
+    case UN_LOG1P: return libdevice_call(c, "__nv_log1p", x);
+    case UN_EXPM1: return libdevice_call(c, "__nv_expm1", x);
     default: return target_math_llvm(c, op, x, 1);
     }
 }
@@ -238,6 +240,8 @@ static LLVMValueRef nv_math_f32(TargetCtx *c, TirUnOp op, LLVMValueRef x)
         return target_intrinsic(c, "llvm.nvvm.cos.approx.f", NULL, 0, &x, 1);
     case UN_TANH: return libdevice_call(c, "__nv_tanhf", x);
     case UN_ERF: return libdevice_call(c, "__nv_erff", x);
+    case UN_LOG1P: return libdevice_call(c, "__nv_log1pf", x);
+    case UN_EXPM1: return libdevice_call(c, "__nv_expm1f", x);
     default: return target_math_llvm(c, op, x, 0);
     }
 }

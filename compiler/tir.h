@@ -152,7 +152,8 @@ typedef enum {
     TIR_CMP,          /* attr.i = TirCmp; operands of one type; result bool */
     TIR_UNARY,        /* attr.i = TirUnOp */
     TIR_SELECT,       /* cond (bool), a, b */
-    TIR_CAST,         /* operand -> result type's element type (any pair of kinds, not ptr) */
+    TIR_CAST,         /* operand -> result type's element type (any pair of kinds, not ptr);
+                         attr.i = CAST_BITS: the same bits reinterpreted (equal widths) */
     TIR_FMA,          /* a*b+c, floats */
     TIR_ADDPTR,       /* ptr (ET_PTR), offset (integer, in elements) -> ptr */
     /* memory */
@@ -225,11 +226,13 @@ typedef enum {
     UN_NEG, UN_NOT /* bool or bitwise int */, UN_ABS,
     UN_EXP, UN_EXP2, UN_LOG, UN_LOG2, UN_SQRT, UN_RSQRT, UN_SIN, UN_COS, /* floats only */
     UN_FLOOR, UN_CEIL, UN_TRUNC, UN_TANH, UN_ERF,                           /* floats only */
+    UN_RINT /* to nearest, ties to even */, UN_LOG1P, UN_EXPM1,              /* floats only */
 } TirUnOp;
 
 typedef enum { DOT_IEEE = 0, DOT_TF32 } DotPrecision;
 
 enum { TIR_BARRIER_USER = 1 }; /* TIR_BARRIER's attr.i: written as debug_barrier() */
+enum { CAST_VALUE = 0, CAST_BITS = 1 }; /* TIR_CAST's attr.i: convert, or bitcast() */
 
 typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS } TirHint;
 

@@ -25,7 +25,8 @@ static const char *const binop_names[] = {"add", "sub", "mul", "div", "rem", "an
 static const char *const cmp_names[] = {"lt", "le", "gt", "ge", "eq", "ne"};
 static const char *const unop_names[] = {"neg", "not", "abs", "exp", "exp2", "log",
                                          "log2", "sqrt", "rsqrt", "sin", "cos", "floor",
-                                         "ceil", "trunc", "tanh", "erf"};
+                                         "ceil", "trunc", "tanh", "erf", "rint", "log1p",
+                                         "expm1"};
 static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin"};
 static const char *const atomic_names[] = {"add", "max", "min", "and", "or", "xor", "xchg", "cas"};
 static const char *const sem_names[] = {"relaxed", "acquire", "release", "acq_rel"};
@@ -66,6 +67,9 @@ static void print_attrs(FILE *out, const TirOp *op) {
         if (op->attr.i == DOT_TF32) fputs(" tf32", out);
         break;
     case TIR_ASYNC_WAIT: fprintf(out, " %lld", (long long)op->attr.i); break;
+    case TIR_CAST:
+        if (op->attr.i == CAST_BITS) fputs(" bits", out);
+        break;
     case TIR_BARRIER:
         if (op->attr.i == TIR_BARRIER_USER) fputs(" user", out);
         break;

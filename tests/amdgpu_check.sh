@@ -92,12 +92,17 @@ check_self_contained() {
         fail=$((fail + 1))
     fi
 }
-# f64 exp, log, sin, cos, tanh, erf and pow: computed by the kernel itself (no device library)
+# f64 exp, log, sin, cos, tanh, erf and pow, and f32 and f64 log1p and expm1: computed by the
+# kernel itself (no device library)
 for t in gfx90a gfx942; do
     for fn in 0 2 7 8 12 13; do
         check_self_contained tests/exec/elementwise.tile math_f64 $t -D FN=$fn
     done
     check_self_contained tests/exec/elementwise.tile pow_f64 $t
+    for fn in 2 3; do # log1p, expm1
+        check_self_contained tests/exec/porting.tile math1_f64 $t -D FN=$fn
+        check_self_contained tests/exec/porting.tile math1 $t -D FN=$fn
+    done
 done
 # f32 tanh, erf and pow: computed by the kernel itself (no device library), on CDNA and RDNA
 for t in gfx942 gfx1100; do

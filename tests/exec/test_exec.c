@@ -721,7 +721,7 @@ static const Group GROUPS[] = {
     {"fp8", t_fp8},         {"debug", t_debug},         {"combine", t_combine},
     {"ports_norm", t_ports_norm}, {"ports_loss", t_ports_loss},
     {"ports_matmul", t_ports_matmul}, {"ports_misc", t_ports_misc},
-    {"barrier", t_barrier},
+    {"barrier", t_barrier},   {"porting", t_porting},
 };
 
 static int usage(void)

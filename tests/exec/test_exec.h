@@ -127,5 +127,6 @@ void t_ports_loss(void);
 void t_ports_matmul(void);
 void t_ports_misc(void);
 void t_barrier(void);
+void t_porting(void);
 
 #endif

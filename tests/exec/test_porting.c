@@ -1,0 +1,148 @@
+/* test_porting.c: the porting group of the execution tests (tests/exec/porting.tile): the
+ * builtins and keyword forms Triton kernels use. rint and round exactly (ties to even);
+ * log1p and expm1 within 2 ulp of the correctly rounded value (f32: libm's double result
+ * rounded; f64: within 3 ulp of glibc), near 0, -1 and the overflow edge included, on every
+ * float type; bitcast against the bits C sees. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "test_exec.h"
+
+#define PT "tests/exec/porting.tile"
+
+enum { MAX_POINTS = 8192 };
+static double pts[MAX_POINTS];
+static int npts;
+
+static void add(double v)
+{
+    if (npts < MAX_POINTS)
+        pts[npts++] = v;
+}
+
+/* n points evenly over [lo, hi], and n spread over [lo', hi'] logarithmically with signs */
+static void grid(double lo, double hi, int n)
+{
+    for (int i = 0; i < n; i++)
+        add(lo + (hi - lo) * i / (n - 1));
+}
+
+static void logs(double lo, double hi, int n)
+{
+    for (int i = 0; i < n; i++) {
+        double v = exp(log(lo) + (log(hi) - log(lo)) * i / (n - 1));
+        add(i % 2 ? -v : v);
+    }
+}
+
+static const char *const FN_NAME[] = {"rint", "round", "log1p", "expm1"};
+static const char *const KERNEL[] = {"math1", "math1_f64", "math1_f16", "math1_bf16"};
+static const Ty TYPE[] = {T_F32, T_F64, T_F16, T_BF16};
+
+static double ref(int fn, double x)
+{
+    return fn <= 1 ? rint(x) : fn == 2 ? log1p(x) : expm1(x);
+}
+
+static void points(int fn)
+{
+    static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0.5, -0.5, 1.5, 2.5,
+                                      -2.5, 3.5, 1e30, -1e30, 8388607.5, -8388609.0};
+    npts = 0;
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
+        add(specials[i]);
+    if (fn <= 1) {
+        for (int k = -40; k <= 40; k++) /* every half, and values around them */
+            add(k + 0.5), add(k + 0.25), add(k - 0.75), add(k * 1.01);
+        grid(-3e6, 3e6, 501);
+    } else if (fn == 2) {
+        grid(-0.999, 10, 2001);
+        logs(1e-30, 0.5, 1001);                     /* tiny magnitudes: log1p(x) = x */
+        grid(-1, -0.9, 201);                         /* near -1 (-1 itself: -inf) */
+        logs(10, 1e30, 301), add(-1.5), add(-2.0);  /* below -1: NaN */
+    } else {
+        grid(-20, 20, 2001);
+        logs(1e-30, 0.5, 1001);
+        grid(80, 88.72, 401), add(88.8), add(89), add(100), add(709), add(710); /* overflow */
+        grid(-120, -15, 201);                        /* -1 */
+    }
+}
+
+static void math1(int fn, int t)
+{
+    points(fn);
+    Ty ty = TYPE[t];
+    int n = npts;
+    begin("%s on %s within %s, n=%d", FN_NAME[fn], TY[ty].name, fn <= 1 ? "0 ulp" : "2 ulp", n);
+    Buf *x = input("x", ty, (size_t)n, 0, 0), *o = output("o", ty, (size_t)n, fn <= 1 ? EXACT : 1e-5);
+    for (int i = 0; i < n; i++) {
+        x->v[i] = ty_round(ty, pts[i]);
+        /* f16 and bf16 compute in f32, then round: the f32 result's error plus half an ulp */
+        double r = ty == T_F64 ? ref(fn, x->v[i]) : (double)(float)ref(fn, x->v[i]);
+        o->v[i] = ty_round(ty, r);
+        if (fn > 1)
+            ulp_bound(o, (size_t)i, ty == T_F64 ? 3 : 2);
+    }
+    run(PT, KERNEL[t], ARGS(P(x), P(o), I(n)), CONSTS({"FN", fn}));
+}
+
+static void sign_bits(void)
+{
+    static const double xs[] = {-0.0, 0.0, -0.3, 0.3, -1e-30, 1e-30, -0.5, 0.5};
+    enum { N = sizeof xs / sizeof xs[0] };
+    static const int fns[] = {0, 2, 3};
+    for (int f = 0; f < 3; f++) {
+        begin("%s keeps the sign of zero and of tiny values", FN_NAME[fns[f]]);
+        Buf *x = input("x", T_F32, N, 0, 0), *s = output("s", T_I32, N, EXACT);
+        for (int i = 0; i < N; i++)
+            x->v[i] = xs[i], s->v[i] = signbit(ref(fns[f], xs[i])) ? 1 : 0;
+        run(PT, "sign_bits", ARGS(P(x), P(s), I(N)), CONSTS({"FN", fns[f]}));
+    }
+}
+
+static uint32_t f32_bits(double v)
+{
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static void bitcasts(int n)
+{
+    begin("bitcast f32/f16/bf16/f64 to and from integers of their width, n=%d", n);
+    Buf *x = input("x", T_F32, n, -1e6, 1e6), *h = input("h", T_F16, n, 0.001, 60000);
+    Buf *b = input("b", T_BF16, n, -1e30, 1e30), *d = input("d", T_F64, n, -1e300, 1e300);
+    Buf *xi = output("xi", T_I32, n, EXACT), *xu = output("xu", T_U32, n, EXACT);
+    Buf *hi = output("hi", T_I16, n, EXACT), *bi = output("bi", T_U16, n, EXACT);
+    Buf *di = output("di", T_I64, n, EXACT), *back = output("back", T_F32, n, EXACT);
+    Buf *up = output("up", T_F16, n, EXACT), *one = output("one", T_I32, 1, EXACT);
+    for (int i = 0; i < n; i++) {
+        uint32_t u = f32_bits(x->v[i]);
+        _Float16 hf = (_Float16)h->v[i];
+        uint16_t hb;
+        int64_t dbits;
+        memcpy(&hb, &hf, 2);
+        memcpy(&dbits, &d->v[i], 8);
+        xi->v[i] = (int32_t)u, xu->v[i] = u;
+        hi->v[i] = (int16_t)hb, bi->v[i] = f32_bits(b->v[i]) >> 16;
+        di->v[i] = (double)dbits; /* compared through the same double rounding */
+        back->v[i] = -x->v[i];
+        hb++;
+        memcpy(&hf, &hb, 2);
+        up->v[i] = (double)hf;
+    }
+    one->v[0] = 0x3f800000;
+    run(PT, "bits", ARGS(P(x), P(h), P(b), P(d), P(xi), P(xu), P(hi), P(bi), P(di), P(back),
+                         P(up), P(one), I(n)), NO_CONSTS);
+}
+
+void t_porting(void)
+{
+    for (int fn = 0; fn < 4; fn++)
+        for (int t = 0; t < 4; t++)
+            math1(fn, t);
+    sign_bits();
+    bitcasts(1);
+    bitcasts(333);
+}
