@@ -930,6 +930,28 @@ static TirValue *keep_axis(Spec *s, TirValue *r, int rank, int axis, SrcLoc at) 
     return spec_expand_dims(s, r, axis, at);
 }
 
+/* x (rank `rank` before a whole-tile reduction flattened it) reduced along axis, with the
+ * reduced dims kept as size 1 when `keep`. */
+static Val reduce_kept_dims(Spec *s, TirValue *x, TirReduce kind, int axis, int rank, int whole,
+                            int keep, SrcLoc at) {
+    TirValue *r = emit_reduce(s, x, kind, axis, at);
+    int ones[TIR_MAX_RANK] = {1, 1, 1, 1};
+    if (!keep) return val_tile(r);
+    if (whole) /* the reduced tile's rank, every dim 1 */
+        return val_tile(spec_materialize(s, val_tile(r), r->type.elem, rank, ones, at));
+    return val_tile(keep_axis(s, r, rank, axis, at));
+}
+
+/* The values and, with return_indices=true (max and min: Triton's), their i32 indices as
+ * argmax/argmin give them (the first maximum), as two results. */
+static Val with_indices(Spec *s, Val values, Val indices) {
+    Val r = {.kind = V_TUPLE, .nitems = 2};
+    r.items = arena_alloc(s->arena, sizeof(Val) * 2);
+    if (!r.items || values.kind == V_ERROR || indices.kind == V_ERROR) return val_error();
+    r.items[0] = values, r.items[1] = indices;
+    return r;
+}
+
 static Val b_reduce(Spec *s, Args *a) {
     static const struct { const char *name; TirReduce kind; } kinds[] = {
         {"sum", RED_SUM}, {"max", RED_MAX}, {"min", RED_MIN}, {"argmax", RED_ARGMAX}, {"argmin", RED_ARGMIN}};
@@ -941,8 +963,9 @@ static Val b_reduce(Spec *s, Args *a) {
         return val_error();
     }
     TirValue *x = a->v[0].v;
-    int axis = 0, rank = x->type.rank, keep = 0;
+    int axis = 0, rank = x->type.rank, keep = 0, indices = 0;
     if (a->e[2] && !bool_flag(s, a, 2, "keep_dims", &keep)) return val_error();
+    if (a->e[3] && !bool_flag(s, a, 3, "return_indices", &indices)) return val_error();
     if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, rank, &axis)) return val_error();
     int whole = (!a->e[1] || a->v[1].kind == V_NONE) && rank > 1;
     if (whole) { /* every element: as one flat dim (argmax/argmin give the flat index) */
@@ -958,12 +981,10 @@ static Val b_reduce(Spec *s, Args *a) {
         x = summable(s, x, a->call->loc);
     else if (et_is_fp8(et)) /* fp8 compares in f32 */
         x = spec_cast(s, x, ET_F32, a->call->loc);
-    TirValue *r = emit_reduce(s, x, kinds[k].kind, axis, a->call->loc);
-    if (!keep) return val_tile(r);
-    int ones[TIR_MAX_RANK] = {1, 1, 1, 1};
-    if (whole) /* the reduced tile's rank, every dim 1 */
-        return val_tile(spec_materialize(s, val_tile(r), r->type.elem, rank, ones, a->call->loc));
-    return val_tile(keep_axis(s, r, rank, axis, a->call->loc));
+    Val r = reduce_kept_dims(s, x, kinds[k].kind, axis, rank, whole, keep, a->call->loc);
+    if (!indices) return r;
+    TirReduce arg = kinds[k].kind == RED_MAX ? RED_ARGMAX : RED_ARGMIN;
+    return with_indices(s, r, reduce_kept_dims(s, x, arg, axis, rank, whole, keep, a->call->loc));
 }
 
 static ElemKind dot_acc_type(ElemKind in) {
@@ -993,6 +1014,46 @@ static int dot_tf32_flag(Spec *s, Args *a, int *tf32) {
     return need_value(s, a, 3) && bool_flag(s, a, 3, "allow_tf32", tf32);
 }
 
+/* out_dtype=T (Triton's): the type the product accumulates in, instead of the default *acc_t
+ * (f32, i32: dot_acc_type); with an accumulator tile it must be that tile's type. A float for
+ * float operands, i32 or i64 for integers. */
+static int dot_out_type(Spec *s, Args *a, ElemKind in, ElemKind *acc_t) {
+    if (!a->e[4]) return 1;
+    ElemKind t = type_arg(s, a, 4, ET_VOID);
+    if (t == ET_VOID) return 0;
+    int ok = et_is_float(in) ? et_is_float(t) && !et_is_fp8(t) : t == ET_I32 || t == ET_I64;
+    if (!ok) {
+        diag_error(s->diags, a->e[4]->loc, "dot() of %s operands cannot accumulate in %s "
+                   "(out_dtype takes %s)", et_name(in), et_name(t),
+                   et_is_float(in) ? "f16, bf16, f32 or f64" : "i32 or i64");
+        return 0;
+    }
+    Val c = a->e[2] ? a->v[2] : (Val){.kind = V_VOID};
+    if (c.kind == V_TILE && c.v->type.elem != t) {
+        diag_error(s->diags, a->e[4]->loc, "dot(): out_dtype=%s differs from the accumulator's "
+                   "type %s (they must match, as in Triton)", et_name(t), val_type_str(s, &c));
+        return 0;
+    }
+    *acc_t = t;
+    return 1;
+}
+
+/* The accumulator of a dot of [m, k] and [k, n] operands of type `in`: the acc argument (a
+ * constant fills a tile of acc_t), or zeros of acc_t. NULL after a diagnostic. */
+static TirValue *dot_acc(Spec *s, Args *a, ElemKind acc_t, int m, int n) {
+    int shape[2] = {m, n};
+    if (!a->e[2])
+        return spec_materialize(s, val_const_int(ET_I32, 0, 1), acc_t, 2, shape, a->call->loc);
+    if (!need_value(s, a, 2)) return NULL;
+    Val c = a->v[2];
+    if (c.kind == V_TILE && (c.v->type.rank != 2 || c.v->type.shape[0] != m || c.v->type.shape[1] != n)) {
+        diag_error(s->diags, a->e[2]->loc, "dot() accumulator must be [%d, %d], got %s", m, n,
+                   val_type_str(s, &c));
+        return NULL;
+    }
+    return spec_materialize(s, c, c.kind == V_CONST ? acc_t : val_elem(&c), 2, shape, a->e[2]->loc);
+}
+
 static Val b_dot(Spec *s, Args *a) {
     if (!dot_operand(s, a, 0) || !dot_operand(s, a, 1)) return val_error();
     TirValue *x = a->v[0].v, *y = a->v[1].v;
@@ -1007,26 +1068,12 @@ static Val b_dot(Spec *s, Args *a) {
                    "(convert one with `as`)", val_type_str(s, &a->v[0]), val_type_str(s, &a->v[1]));
         return val_error();
     }
-    ElemKind in = x->type.elem;
-    int shape[2] = {m, n};
-    if (!spec_check_numel(s, 2, shape, a->call->loc)) return val_error();
-    TirValue *acc;
-    if (a->e[2]) {
-        if (!need_value(s, a, 2)) return val_error();
-        Val c = a->v[2];
-        ElemKind cet = c.kind == V_CONST ? dot_acc_type(in) : val_elem(&c);
-        if (c.kind == V_TILE && (c.v->type.rank != 2 || c.v->type.shape[0] != m || c.v->type.shape[1] != n)) {
-            diag_error(s->diags, a->e[2]->loc, "dot() accumulator must be [%d, %d], got %s", m, n,
-                       val_type_str(s, &c));
-            return val_error();
-        }
-        acc = spec_materialize(s, c, cet, 2, shape, a->e[2]->loc);
-    } else {
-        acc = spec_materialize(s, val_const_int(ET_I32, 0, 1), dot_acc_type(in), 2, shape, a->call->loc);
-    }
-    if (!acc) return val_error();
-    int tf32 = 0;
-    if (a->e[3] && !dot_tf32_flag(s, a, &tf32)) return val_error();
+    ElemKind acc_t = dot_acc_type(x->type.elem);
+    int shape[2] = {m, n}, tf32 = 0;
+    if (!spec_check_numel(s, 2, shape, a->call->loc) || !dot_out_type(s, a, x->type.elem, &acc_t))
+        return val_error();
+    TirValue *acc = dot_acc(s, a, acc_t, m, n);
+    if (!acc || (a->e[3] && !dot_tf32_flag(s, a, &tf32))) return val_error();
     TirValue *ops[3] = {x, y, acc};
     TirValue *r = spec_emit(s, TIR_DOT, a->call->loc, ops, 3, acc->type);
     r->def->attr.i = tf32 ? DOT_TF32 : DOT_IEEE;
@@ -1307,10 +1354,12 @@ static const struct {
     {"cdiv", b_cdiv, 2, {"a", "b"}},
     {"next_pow2", b_next_pow2, 1, {"x"}},
     {"broadcast_to", b_broadcast_to, 2, {"x", "shape"}},
-    {"sum", b_reduce, 1, {"x", "axis", "keep_dims"}},  {"max", b_reduce, 1, {"x", "axis", "keep_dims"}},
-    {"min", b_reduce, 1, {"x", "axis", "keep_dims"}},  {"argmax", b_reduce, 1, {"x", "axis", "keep_dims"}},
+    {"sum", b_reduce, 1, {"x", "axis", "keep_dims"}},
+    {"max", b_reduce, 1, {"x", "axis", "keep_dims", "return_indices"}},
+    {"min", b_reduce, 1, {"x", "axis", "keep_dims", "return_indices"}},
+    {"argmax", b_reduce, 1, {"x", "axis", "keep_dims"}},
     {"argmin", b_reduce, 1, {"x", "axis", "keep_dims"}},
-    {"dot", b_dot, 2, {"a", "b", "acc", "allow_tf32"}},
+    {"dot", b_dot, 2, {"a", "b", "acc", "allow_tf32", "out_dtype"}},
     {"trans", b_permute, 1, {"x", "dims"}},
     {"permute", b_permute, 2, {"x", "dims"}},
     {"reshape", b_reshape, 2, {"x", "shape"}},

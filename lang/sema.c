@@ -39,7 +39,7 @@ typedef struct {
 } Builtin;
 
 static const Builtin builtins[] = {
-    {"program_id", 1, 1, 1, {0}}, {"num_programs", 1, 1, 1, {0}}, {"arange", 2, 2, 2, {0}},
+    {"program_id", 1, 1, 0, {"axis"}}, {"num_programs", 1, 1, 0, {"axis"}}, {"arange", 2, 2, 2, {0}},
     {"zeros", 1, 2, 2, {0}}, {"full", 2, 3, 3, {0}},
     {"load", 1, 3, 1, {"mask", "other"}}, {"store", 2, 3, 2, {"mask"}},
     {"exp", 1, 1, 1, {0}}, {"exp2", 1, 1, 1, {0}}, {"log", 1, 1, 1, {0}},
@@ -54,10 +54,11 @@ static const Builtin builtins[] = {
     {"umulhi", 2, 2, 2, {0}}, {"pow", 2, 2, 2, {0}},
     {"minimum", 2, 2, 2, {0}}, {"maximum", 2, 2, 2, {0}}, {"fma", 3, 3, 3, {0}},
     {"where", 3, 3, 3, {0}},
-    {"sum", 1, 3, 1, {"axis", "keep_dims"}}, {"max", 1, 3, 1, {"axis", "keep_dims"}},
-    {"min", 1, 3, 1, {"axis", "keep_dims"}}, {"argmax", 1, 3, 1, {"axis", "keep_dims"}},
+    {"sum", 1, 3, 1, {"axis", "keep_dims"}},
+    {"max", 1, 4, 1, {"axis", "keep_dims", "return_indices"}},
+    {"min", 1, 4, 1, {"axis", "keep_dims", "return_indices"}}, {"argmax", 1, 3, 1, {"axis", "keep_dims"}},
     {"argmin", 1, 3, 1, {"axis", "keep_dims"}},
-    {"dot", 2, 4, 2, {"acc", "allow_tf32"}}, {"trans", 1, 2, 2, {0}},
+    {"dot", 2, 5, 2, {"acc", "allow_tf32", "out_dtype"}}, {"trans", 1, 2, 2, {0}},
     {"permute", 2, 2, 2, {0}}, {"reshape", 2, 2, 2, {0}}, {"expand_dims", 2, 2, 2, {0}},
     {"join", 2, 2, 2, {0}}, {"interleave", 2, 2, 2, {0}}, {"split", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
     {"next_pow2", 1, 1, 1, {0}},
@@ -320,8 +321,21 @@ static void check_block(Sema *S, const Stmt *s, int last) {
     S->scope = saved;
 }
 
-/* The number of values a builtin returns (split gives two halves). */
-static int builtin_results(const char *name) { return strcmp(name, "split") == 0 ? 2 : 1; }
+/* Whether call e has keyword `kw` given as anything but the literal `false`. */
+static int keyword_set(const Expr *e, const char *kw) {
+    for (int i = 0; e->arg_names && i < e->nargs; i++)
+        if (e->arg_names[i] && !strcmp(e->arg_names[i], kw))
+            return !(e->args[i]->kind == EX_BOOL && e->args[i]->ival == 0);
+    return 0;
+}
+
+/* The number of values a builtin call returns (split gives two halves; max and min, with
+ * return_indices, the values and their indices). */
+static int builtin_results(const Expr *e) {
+    if (!strcmp(e->name, "split")) return 2;
+    if (!strcmp(e->name, "max") || !strcmp(e->name, "min")) return 1 + keyword_set(e, "return_indices");
+    return 1;
+}
 
 /* The number of values a helper returns: that of its final `return` (0 without one). */
 static int helper_results(const Func *f) {
@@ -332,17 +346,19 @@ static int helper_results(const Func *f) {
 
 static void check_let(Sema *S, const Stmt *s) {
     check_expr(S, s->value);
-    if (s->nnames > 1) {
-        const Expr *v = s->value;
-        const Func *f = v->kind == EX_CALL ? module_find_func(S->m, v->name) : NULL;
+    const Expr *v = s->value;
+    const Func *f = v->kind == EX_CALL ? module_find_func(S->m, v->name) : NULL;
+    int n = s->nnames, several = !f && v->kind == EX_CALL && builtin_results(v) > 1 &&
+                                 strcmp(v->name, "split") != 0; /* max, min: return_indices */
+    if (n > 1 || several) {
         if (v->kind != EX_CALL)
-            ERR(S, v->loc, "'let' with %d names needs a helper call on the right", s->nnames);
-        else if (!f && builtin_find(v->name) && builtin_results(v->name) != s->nnames)
+            ERR(S, v->loc, "'let' with %d names needs a helper call on the right", n);
+        else if (!f && builtin_find(v->name) && builtin_results(v) != n)
+            ERR(S, v->loc, "'%s' returns %d value%s, but %d name%s bound", v->name,
+                builtin_results(v), plural(builtin_results(v)), n, n == 1 ? " is" : "s are");
+        else if (f && !f->is_kernel && helper_results(f) != n)
             ERR(S, v->loc, "'%s' returns %d value%s, but %d names are bound", v->name,
-                builtin_results(v->name), plural(builtin_results(v->name)), s->nnames);
-        else if (f && !f->is_kernel && helper_results(f) != s->nnames)
-            ERR(S, v->loc, "'%s' returns %d value%s, but %d names are bound", v->name,
-                helper_results(f), plural(helper_results(f)), s->nnames);
+                helper_results(f), plural(helper_results(f)), n);
     }
     for (int i = 0; i < s->nnames; i++) {
         for (int j = 0; j < i; j++)

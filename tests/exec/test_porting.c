@@ -2,7 +2,8 @@
  * builtins and keyword forms Triton kernels use. rint and round exactly (ties to even);
  * log1p and expm1 within 2 ulp of the correctly rounded value (f32: libm's double result
  * rounded; f64: within 3 ulp of glibc), near 0, -1 and the overflow edge included, on every
- * float type; bitcast against the bits C sees. */
+ * float type; bitcast against the bits C sees; Triton's keyword forms (program_id(axis=),
+ * max/min with return_indices, dot's out_dtype) exactly or within a summation's bound. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -137,6 +138,66 @@ static void bitcasts(int n)
                          P(up), P(one), I(n)), NO_CONSTS);
 }
 
+/* the first index of the extreme value in n values at stride st */
+static int first_extreme(const double *v, int n, int st, int is_max)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (is_max ? v[i * st] > v[best * st] : v[i * st] < v[best * st])
+            best = i;
+    return best;
+}
+
+static void arg_reduce(void)
+{
+    begin("program_id(axis=), num_programs(axis=), max/min with return_indices, 2x3 programs");
+    Buf *x = input("x", T_F32, 6 * 128, -3, 3); /* few distinct values: ties */
+    Buf *vmax = output("vmax", T_F32, 48, EXACT), *imax = output("imax", T_I32, 48, EXACT);
+    Buf *vmin = output("vmin", T_F32, 96, EXACT), *imin = output("imin", T_I32, 96, EXACT);
+    Buf *whole = output("whole", T_F32, 6, EXACT), *widx = output("widx", T_I32, 6, EXACT);
+    Buf *np = output("np", T_I32, 6, EXACT);
+    for (int i = 0; i < 6 * 128; i++)
+        x->v[i] = (double)rnd_int(-3, 3);
+    for (int p = 0; p < 6; p++) {
+        const double *t = x->v + p * 128;
+        for (int r = 0; r < 8; r++) {
+            int i = first_extreme(t + r * 16, 16, 1, 1);
+            vmax->v[p * 8 + r] = t[r * 16 + i], imax->v[p * 8 + r] = i;
+        }
+        for (int c = 0; c < 16; c++) {
+            int j = first_extreme(t + c, 8, 16, 0);
+            vmin->v[p * 16 + c] = t[j * 16 + c], imin->v[p * 16 + c] = j;
+        }
+        int k = first_extreme(t, 128, 1, 1);
+        whole->v[p] = t[k], widx->v[p] = k, np->v[p] = 23;
+    }
+    run(PT, "arg_reduce", ARGS(P(x), P(vmax), P(imax), P(vmin), P(imin), P(whole), P(widx), P(np)),
+        NO_CONSTS);
+}
+
+static void dot_out(void)
+{
+    begin("dot(..., out_dtype=) f32, f16 and i32 accumulators, 32x32x32");
+    Buf *a = input("a", T_F16, 1024, -1, 1), *b = input("b", T_F16, 1024, -1, 1);
+    Buf *a8 = input("a8", T_I8, 1024, -128, 127), *b8 = input("b8", T_I8, 1024, -128, 127);
+    Buf *c = output("c", T_F32, 1024, TOL_F32), *c16 = output("c16", T_F16, 1024, TOL_F16);
+    Buf *ci = output("ci", T_I32, 1024, EXACT), *cacc = output("cacc", T_F32, 1024, TOL_F32);
+    for (int i = 0; i < 32; i++)
+        for (int j = 0; j < 32; j++) {
+            double s = 0, abs_sum = 0, si = 0;
+            for (int k = 0; k < 32; k++) {
+                double p = a->v[i * 32 + k] * b->v[k * 32 + j];
+                s += p, abs_sum += fabs(p), si += a8->v[i * 32 + k] * b8->v[k * 32 + j];
+            }
+            c->v[i * 32 + j] = s, c16->v[i * 32 + j] = s, ci->v[i * 32 + j] = si;
+            cacc->v[i * 32 + j] = s + 1.5;
+            sum_bound(c, (size_t)i * 32 + j, abs_sum, 32);
+            sum_bound(c16, (size_t)i * 32 + j, abs_sum, 33); /* f16 sums, then the rounding */
+            sum_bound(cacc, (size_t)i * 32 + j, abs_sum + 1.5, 33);
+        }
+    run(PT, "dot_out", ARGS(P(a), P(b), P(a8), P(b8), P(c), P(c16), P(ci), P(cacc)), NO_CONSTS);
+}
+
 void t_porting(void)
 {
     for (int fn = 0; fn < 4; fn++)
@@ -145,4 +206,6 @@ void t_porting(void)
     sign_bits();
     bitcasts(1);
     bitcasts(333);
+    arg_reduce();
+    dot_out();
 }
