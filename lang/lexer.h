@@ -13,6 +13,8 @@ struct Lexer {
     const char *line_start;
     int line;
     SrcLoc loc, prev;     /* last token returned, and the one before it */
+    int last;             /* the last token's number */
+    SrcLoc floordiv;      /* the last `//` comment that reads as Python's floor division */
     int bad;              /* an error was reported while scanning the last token */
     int quiet, quiet_next; /* no syntax error at this token (after an unterminated string) */
     int oom;              /* an allocation failed */

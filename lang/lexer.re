@@ -48,14 +48,71 @@ static int block_comment(Lexer *lx) {
     return -1;
 }
 
+static int is_ident_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The identifier that ends just before p (NULL: none), its length in *n. */
+static const char *word_before(const Lexer *lx, const char *p, int *n) {
+    const char *b = p;
+    while (b > lx->file->text && is_ident_char(b[-1])) b--;
+    *n = (int)(p - b);
+    return *n ? b : NULL;
+}
+
+/* What Python habits a '.' at lx->tok comes from: Triton's `x.to(T)` casts, `tl.NAME`
+ * modules, methods and attributes in general; NULL for none of them. */
+static const char *dot_hint(const Lexer *lx) {
+    const char *p = lx->tok, *next = p + 1;
+    int n;
+    const char *w = word_before(lx, p, &n);
+    if (w && ((n == 2 && !strncmp(w, "tl", 2)) || (n == 6 && !strncmp(w, "triton", 6)) ||
+              (n == 9 && !strncmp(w, "libdevice", 9))))
+        return "tile has no modules: Triton's `tl.NAME(...)` is `NAME(...)` here";
+    int after_operand = p > lx->file->text && (is_ident_char(p[-1]) || p[-1] == ')' || p[-1] == ']');
+    if (!after_operand || next >= lx->lim || !is_ident_char(*next) || (*next >= '0' && *next <= '9'))
+        return NULL;
+    if (lx->lim - next >= 3 && !strncmp(next, "to", 2) && !is_ident_char(next[2]))
+        return "tile has no methods: the cast `x.to(T)` is written `x as T` (and "
+               "`x.to(T, bitcast=True)` is `bitcast(x, T)`)";
+    return "tile has no methods or attributes (a cast `x.to(T)` is written `x as T`)";
+}
+
 static void bad_char(Lexer *lx) {
     unsigned char c = (unsigned char)*lx->tok;
+    const char *hint = c == '.' ? dot_hint(lx) : NULL;
     lx->bad = 1;
     while (lx->cur < lx->lim && ((unsigned char)*lx->cur & 0xC0) == 0x80) lx->cur++;
-    if (c >= 0x20 && c < 0x7f)
+    if (hint)
+        diag_error(lx->diags, here(lx), "invalid character '.': %s", hint);
+    else if (c >= 0x20 && c < 0x7f)
         diag_error(lx->diags, here(lx), "invalid character '%c'", c);
     else
         diag_error(lx->diags, here(lx), "invalid byte 0x%02X in source", c);
+}
+
+/* A `//` comment right after an operand, on its line, whose text reads as the rest of an
+ * expression (`a // b;`, no two words in a row): Python's floor division, most likely. Its
+ * place is kept for the syntax error that follows (parser.y). */
+static void note_floor_division(Lexer *lx) {
+    const char *p = lx->tok + 2, *end = lx->cur;
+    int operand = lx->last == IDENT || lx->last == INT || lx->last == FLOAT ||
+                  lx->last == RPAREN || lx->last == RBRACKET;
+    if (!operand || lx->loc.line != lx->line) return;
+    while (p < end && (*p == ' ' || *p == '\t')) p++;
+    if (p == end || !(is_ident_char(*p) || *p == '(' || *p == '-')) return;
+    for (int word = 0, space = 0; p < end; p++) { /* English has words in a row */
+        if (is_ident_char(*p)) {
+            if (word && space) return;
+            while (p + 1 < end && is_ident_char(p[1])) p++;
+            word = 1, space = 0;
+        } else {
+            space = *p == ' ' || *p == '\t';
+            word = space && word;
+        }
+    }
+    lx->floordiv = here(lx);
+    lx->floordiv.len = 2;
 }
 
 /* A string literal after its opening quote (`import "PATH";`, atomics' sem=/scope=): no escapes, no
@@ -171,7 +228,7 @@ static int scan(Lexer *lx, TL_STYPE *lval) {
         }
         [ \t\r\f\v]+        { SYNC; continue; }
         "\n"                { SYNC; newline(lx, lx->cur); continue; }
-        "//" [^\n\x00]*     { SYNC; continue; }
+        "//" [^\n\x00]*     { SYNC; note_floor_division(lx); continue; }
         "/*"                { SYNC; if (block_comment(lx)) return END; continue; }
 
         "kernel"    { TOK(KERNEL); }
@@ -253,6 +310,7 @@ int tl_lex(TL_STYPE *lval, SrcLoc *lloc, Lexer *lx) {
     lx->quiet = lx->quiet_next;
     lx->quiet_next = 0;
     int t = scan(lx, lval);
+    lx->last = t;
     lx->prev = lx->loc;
     if (t == END && lx->prev.file) {
         /* end of file: point just past the last token, where something is missing */

@@ -701,11 +701,24 @@ static SrcLoc after_prev(Lexer *lx) {
     return l;
 }
 
+/* Whether the syntax error at the current token follows a `//` that reads as Python's floor
+ * division (lexer.re): right after the token before it, on that token's line. */
+static int after_floor_division(const Lexer *lx) {
+    const SrcLoc *f = &lx->floordiv, *p = &lx->prev;
+    return f->file && p->file && f->line == p->line && f->col >= p->col + p->len &&
+           lx->loc.line > f->line;
+}
+
 static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx, PtrVec *funcs,
                                  PtrVec *imports) {
     (void)funcs;
     (void)imports;
     if (lx->bad || lx->quiet) return 0; /* the scanner already reported this token */
+    if (after_floor_division(lx)) {
+        diag_error(lx->diags, lx->floordiv, "tile has no '//' operator ('//' starts a comment): "
+                   "integer '/' already truncates toward zero; for floats use floor(a / b)");
+        return 0;
+    }
     yysymbol_kind_t exp[YYNTOKENS];
     int n = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
     if (n < 0) return n;
