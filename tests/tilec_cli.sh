@@ -334,6 +334,31 @@ has "unknown name" err "run: a size over a @tune const: message"
 expect 0 "run: the flash example at head_dim 128 (its sizes follow HEAD_DIM)" -- "$tilec" run \
     examples/flash_attention.tile:flash_attention --backend=cpu --reps=1 batch=1 heads=1 seq=16 -D HEAD_DIM=128
 has "(2048 x f16 written)" out "run: the flash example at head_dim 128: the output's length"
+# run lines: only `// run:` and `// run KERNEL:` (KERNEL a kernel of the file) count; other
+# comments that start with the word are comments; a malformed one is an error at its place
+cat >"$tmp/runlines.tile" <<'TILE'
+// run: n=64 x=64
+// run other: bogus=1
+// run k: y=n*2
+// run this file with tilec: it needs nothing else
+// run-time sizes come from the caller
+@grid(1)
+kernel k(x: *f32, y: *f32, n: i32) {
+    let i = arange(0, 64);
+    store(y + i, 2.0, mask=i < n);
+}
+@grid(1)
+kernel other(x: *f32, bogus: i32) {
+    store(x, 1.0);
+}
+TILE
+expect 0 "run lines: for every kernel, for one, and comments" -- "$tilec" run "$tmp/runlines.tile:k" --backend=cpu --reps=1
+has "(128 x f32 written)" out "run lines: y's size from the kernel's line"
+printf '// run-time sizes come from the caller\n@grid(1)\nkernel k(x: *f32, n: i32) {\n    store(x, 1.0);\n}\n' >"$tmp/runword.tile"
+expect 0 "run lines: a comment that starts with 'run'" -- "$tilec" run "$tmp/runword.tile" n=4 x=4 --backend=cpu --reps=1
+printf '// run: n=64 x\n@grid(1)\nkernel k(x: *f32, n: i32) {\n    store(x, 1.0);\n}\n' >"$tmp/runbad.tile"
+expect 1 "run lines: malformed" -- "$tilec" run "$tmp/runbad.tile" --backend=cpu --reps=1
+has "runbad.tile:1:14: error: expected NAME=VALUE in this \`// run\` line, got 'x'" err "run lines: malformed: file:line:col"
 expect 2 "tune: --budget=inf" -- "$tilec" tune examples/add.tile:add --backend=cpu n=4 --budget=1e999
 expect 2 "tune: --samples beyond int" -- "$tilec" tune examples/add.tile:add --backend=cpu n=4 --samples=99999999999
 

@@ -46,27 +46,67 @@ typedef struct RunParam {
     tile_Arg arg;
 } RunParam;
 
-/* `// run: A=1 B=2` lines (for every kernel) and `// run KERNEL: ...` (for one). */
-static void values_from_hints(RunOpts *o, const char *text, const char *kernel, Arena *a)
+/* After "// run": the text after the colon of `// run:` (every kernel) or `// run KERNEL:`
+ * (KERNEL a kernel of the file, copied to name), or NULL: any other comment that starts with
+ * the word ("// run-time sizes ...", "// run this: ...") is no run line. */
+static const char *hint_values(const char *s, const Module *m, char *name, size_t size)
 {
+    name[0] = 0;
+    if (*s == ':')
+        return s + 1;
+    if (*s != ' ' && *s != '\t')
+        return NULL;
+    s += strspn(s, " \t");
+    size_t n = 0;
+    while (isalnum((unsigned char)s[n]) || s[n] == '_')
+        n++;
+    const char *colon = s + n + strspn(s + n, " \t");
+    if (n == 0 || n >= size || *colon != ':')
+        return NULL;
+    memcpy(name, s, n);
+    name[n] = 0;
+    const Func *f = module_find_func(m, name);
+    return f && f->is_kernel ? colon + 1 : NULL;
+}
+
+/* A NAME=VALUE of a run line, or a diagnostic at it (file:line:col, the line, a caret) and
+ * exit 1: the source is wrong, not the command line. */
+static void hint_value_add(RunOpts *o, const Source *src, const char *tok, size_t len, Arena *a)
+{
+    const char *eq = memchr(tok, '=', len);
+    if (!eq || eq == tok || eq + 1 == tok + len) {
+        const char *line = src->text;
+        int lineno = 1;
+        for (const char *p = src->text; p < tok; p++)
+            if (*p == '\n')
+                lineno++, line = p + 1;
+        Diags d;
+        diags_init(&d, a);
+        diag_error(&d, (SrcLoc){&src->file, lineno, (int)(tok - line) + 1, (int)len},
+                   "expected NAME=VALUE in this `// run` line, got '%.*s'", (int)len, tok);
+        diags_print(&d, stderr);
+        exit(EXIT_ERROR);
+    }
+    tilec_value_add(&o->vals, tilec_need(arena_strndup(a, tok, len)), 1, a);
+}
+
+/* `// run: A=1 B=2` lines (for every kernel) and `// run KERNEL: ...` (for one). */
+static void values_from_hints(RunOpts *o, const Source *src, const char *kernel, Arena *a)
+{
+    const char *text = src->text;
     for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
-        const char *s = line;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (strncmp(s, "// run", 6) != 0)
-            continue;
-        s += 6;
-        const char *colon = strchr(s, ':'), *eol = strchr(s, '\n');
-        if (!colon || (eol && colon > eol))
-            continue;
+        const char *s = line + strspn(line, " \t"), *eol = strchr(line, '\n');
         char name[128];
-        int n = sscanf(s, " %127[A-Za-z0-9_]", name);
-        if (n == 1 && strncmp(s + strspn(s, " "), name, strlen(name)) == 0 &&
-            strcmp(name, kernel) != 0)
+        if (strncmp(s, "// run", 6) != 0 || !(s = hint_values(s + 6, src->module, name, sizeof name)))
             continue;
-        char *rest = tilec_need(arena_strndup(a, colon + 1, eol ? (size_t)(eol - colon - 1) : strlen(colon)));
-        for (char *tok = strtok(rest, " \t\r"); tok; tok = strtok(NULL, " \t\r"))
-            tilec_value_add(&o->vals, tok, 1, a);
+        if (name[0] && strcmp(name, kernel) != 0)
+            continue;
+        const char *end = eol ? eol : s + strlen(s);
+        for (s += strspn(s, " \t\r"); s < end; s += strspn(s, " \t\r")) {
+            size_t len = strcspn(s, " \t\r\n");
+            hint_value_add(o, src, s, len, a);
+            s += len;
+        }
     }
 }
 
@@ -811,13 +851,13 @@ static void values_from_consts(RunOpts *o, const Func *f, Arena *a)
 
 /* `// run:` hints first, so that the command line (added later) wins in tilec_value_find;
  * before both, the kernel's const values. */
-static void values_load(RunOpts *o, const char *text, const Func *f, Arena *a)
+static void values_load(RunOpts *o, const Source *src, const Func *f, Arena *a)
 {
     TilecValues *given = tilec_need(malloc(sizeof *given));
     *given = o->vals;
     o->vals.n = 0;
     values_from_consts(o, f, a);
-    values_from_hints(o, text, f->name, a);
+    values_from_hints(o, src, f->name, a);
     for (int i = 0; i < given->n; i++) {
         if (o->vals.n == TILEC_MAX_VALUES)
             tilec_usage_error("too many NAME=VALUE arguments and `// run:` values (at most %d)",
@@ -844,7 +884,7 @@ int tilec_cmd_run(int argc, char **argv)
         goto out;
     const Func *f = src.module ? find_kernel(o, src.module, a) : NULL;
     if (f) {
-        values_load(o, src.text, f, a);
+        values_load(o, &src, f, a);
         rc = run_kernel(o, f) == 0 ? EXIT_OK : EXIT_ERROR;
     }
     tilec_source_free(&src);
@@ -873,7 +913,7 @@ static int session_setup(SessionPriv *p, TilecSession *s, const Func *f)
         tilec_usage_error("kernel '%s' has too many parameters", f->name);
     if (o->nsaves || o->verbose || o->cold)
         tilec_usage_error("--save, --verbose and --cold are options of run, not of tune");
-    values_load(o, p->src.text, f, p->arena);
+    values_load(o, &p->src, f, p->arena);
     params_setup(o, f, p->rps, &n);
     p->r = (Runner){.rps = p->rps, .n = n};
     consts_collect(o, f, p->r.consts, &p->r.nconsts);
