@@ -9,6 +9,7 @@ typedef struct Ax {
     const TirKernel *k;
     AxisInfo *tab;
     int64_t *assumed_div; /* by value id: a divisor an assume() states (0: none) */
+    unsigned char *assumed_one; /* by value id: assume(x == 1) holds */
 } Ax;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -126,19 +127,21 @@ static void add(Ax *a, TirOp *op, int64_t scale, int sub)
     }
 }
 
-/* Whether v is the integer 1 (a constant, or a tile of it). */
-static int is_one(const TirValue *v)
+/* Whether v is the integer 1 (a constant or a value assume() says is 1, or a tile of it). */
+static int is_one(const Ax *a, const TirValue *v)
 {
+    while (v->def && (v->def->code == TIR_SPLAT || v->def->code == TIR_BROADCAST ||
+                      v->def->code == TIR_EXPAND_DIMS))
+        v = v->def->ops[0];
     const TirOp *d = v->def;
-    while (d && (d->code == TIR_SPLAT || d->code == TIR_BROADCAST || d->code == TIR_EXPAND_DIMS))
-        d = d->ops[0]->def;
-    return d && d->code == TIR_CONST && et_is_int(d->results[0]->type.elem) && d->attr.i == 1;
+    return a->assumed_one[v->id] ||
+           (d && d->code == TIR_CONST && et_is_int(v->type.elem) && d->attr.i == 1);
 }
 
 static void mul(Ax *a, TirOp *op)
 {
-    if (is_one(op->ops[0]) || is_one(op->ops[1])) { /* x * 1: x's facts */
-        *at(a, op->results[0]) = *at(a, op->ops[is_one(op->ops[0]) ? 1 : 0]);
+    if (is_one(a, op->ops[0]) || is_one(a, op->ops[1])) { /* x * 1: x's facts */
+        *at(a, op->results[0]) = *at(a, op->ops[is_one(a, op->ops[0]) ? 1 : 0]);
         return;
     }
     AxisInfo p = *at(a, op->ops[0]), q = *at(a, op->ops[1]), *x = at(a, op->results[0]);
@@ -260,11 +263,30 @@ static const TirValue *assumed_multiple(const TirOp *as, int64_t *c)
     return rem->ops[0];
 }
 
+/* The integer x of `assume(x == 1)` (or `1 == x`); NULL otherwise. */
+static const TirValue *assumed_one(const TirOp *as)
+{
+    const TirOp *eq = as->ops[0]->def;
+    if (!eq || eq->code != TIR_CMP || eq->attr.i != CMP_EQ)
+        return NULL;
+    for (int i = 0; i < 2; i++) {
+        const TirOp *k = eq->ops[i]->def;
+        const TirValue *x = eq->ops[1 - i];
+        if (k && k->code == TIR_CONST && k->attr.i == 1 && et_is_int(x->type.elem) &&
+            !x->type.rank)
+            return x;
+    }
+    return NULL;
+}
+
 static void collect_assumes(Ax *a, const TirBlock *b)
 {
     for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
         int64_t c;
         const TirValue *x = op->code == TIR_ASSUME ? assumed_multiple(op, &c) : NULL;
+        const TirValue *one = op->code == TIR_ASSUME ? assumed_one(op) : NULL;
+        if (one)
+            a->assumed_one[one->id] = 1;
         if (x && x->type.rank == 0)
             a->assumed_div[x->id] = max64(a->assumed_div[x->id], c);
         for (int r = 0; r < op->nregions; r++)
@@ -309,11 +331,13 @@ static void walk_block(Ax *a, const TirBlock *b)
 
 AxisInfo *axis_analyze(const TirKernel *k)
 {
-    Ax a = {k, arena_alloc(k->arena, sizeof(AxisInfo) * (size_t)(k->next_value_id + 1)),
-            arena_alloc(k->arena, sizeof(int64_t) * (size_t)(k->next_value_id + 1))};
-    if (!a.tab || !a.assumed_div)
+    size_t n = (size_t)(k->next_value_id + 1);
+    Ax a = {k, arena_alloc(k->arena, sizeof(AxisInfo) * n),
+            arena_alloc(k->arena, sizeof(int64_t) * n), arena_alloc(k->arena, n)};
+    if (!a.tab || !a.assumed_div || !a.assumed_one)
         return NULL;
-    memset(a.assumed_div, 0, sizeof(int64_t) * (size_t)(k->next_value_id + 1));
+    memset(a.assumed_div, 0, sizeof(int64_t) * n);
+    memset(a.assumed_one, 0, n);
     collect_assumes(&a, k->body);
     for (int i = 0; i <= k->next_value_id; i++)
         for (int d = 0; d < TIR_MAX_RANK; d++)

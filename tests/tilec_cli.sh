@@ -213,6 +213,16 @@ expect 0 "strides unknown: no copies" -- "$tilec" emit --emit=ptx --target=sm_80
 lacks "cp.async" out "a stride that may be anything gives element loads"
 expect 2 "unit strides: not an integer" -- "$tilec" emit --emit=ptx --assume-one=a --kernel=mm_strided tests/exec/mma.tile
 has "not an integer parameter" err "--assume-one of a pointer is a usage error"
+cat >"$tmp/unit.tile" <<'TILE'
+@grid(rows)
+kernel copy_strided(x: *f16, y: *f16, rows: i32, stride_r: i32, stride_c: i32) {
+    let c = arange(0, 1024);
+    assume(stride_c == 1);
+    store(y + program_id(0) * 1024 + c, load(x + program_id(0) * stride_r + c * stride_c));
+}
+TILE
+expect 0 "assume(stride == 1): vector loads" -- "$tilec" emit --emit=ptx --target=sm_80 --assume-aligned "$tmp/unit.tile"
+has "ld.global.v4" out "a stride assumed to be 1 gives 16-byte loads"
 expect 0 "atomics: acq_rel on NVIDIA" -- "$tilec" emit --emit=ptx --kernel=last_program tests/exec/atomics.tile
 has "fence.acq_rel.gpu" out "an acq_rel atomic is fenced (LLVM 22 emits atomicrmw relaxed)"
 
