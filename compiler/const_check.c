@@ -80,7 +80,7 @@ int tc_check_tune(const Module *m, Diags *d) {
     int bad = 0;
     for (int i = 0; i < m->nfuncs; i++) {
         const Func *f = m->funcs[i];
-        for (int a = 0; f->is_kernel && a < f->nanns; a++) {
+        for (int a = 0; f->is_kernel && !f->sema_failed && a < f->nanns; a++) {
             if (f->anns[a].kind != ANN_TUNE) continue;
             for (int j = 0; j < f->anns[a].nargs; j++) {
                 const AnnArg *g = &f->anns[a].args[j];

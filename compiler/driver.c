@@ -1,5 +1,6 @@
 /* driver.c: the compile pipeline in one place. tc_parse_with parses, resolves imports and runs
- * sema; compile_stages reads top to bottom as the list of stages: resolve consts, specialize
+ * sema (tc_parse_for_report keeps a module whose errors are sema's, for tilec check);
+ * compile_stages reads top to bottom as the list of stages: resolve consts, specialize
  * (AST -> tile IR), verify, assign layouts, analyze axes, lower to LLVM IR, optimize, emit PTX
  * or a host object. Each stage can be the last one and be dumped (tilec --emit=...). tc_compile reports an arena allocation failure in any stage. */
 #include <string.h>
@@ -22,20 +23,43 @@
 static void sema_guarded(Module *m, Diags *diags) {
     jmp_buf jump;
     jmp_buf *prev = arena_set_failure_jump(diags->arena, &jump);
-    if (setjmp(jump) == 0) sema_check(m, diags);
-    else diag_error(diags, (SrcLoc){m->file, 0, 0, 0}, "out of memory checking %s", m->file->name);
+    if (setjmp(jump) == 0) {
+        sema_check(m, diags);
+    } else {
+        diag_error(diags, (SrcLoc){m->file, 0, 0, 0}, "out of memory checking %s", m->file->name);
+        for (int i = 0; i < m->nfuncs; i++) m->funcs[i]->sema_failed = 1;
+    }
     arena_set_failure_jump(diags->arena, prev);
 }
 
-Module *tc_parse_with(Arena *arena, const SrcFile *file, const ImportOptions *imports, Diags *diags) {
+/* Parsing, imports, @types and sema; then the @tune candidates of the kernels sema passed.
+ * NULL after an error before sema; *only_sema tells whether every error came from sema. */
+static Module *parse_stages(Arena *arena, const SrcFile *file, const ImportOptions *imports,
+                            Diags *diags, int *only_sema) {
     Module *m = parse_module(arena, file, diags);
+    *only_sema = 0;
     if (!m && !diags->errors) diag_error(diags, (SrcLoc){file, 0, 0, 0}, "out of memory parsing %s", file->name);
     if (!m || diags->errors) return NULL;
     if (imports_resolve(m, arena, imports, diags) || diags->errors) return NULL;
     if (expand_type_variants(m, arena, diags)) return NULL;
     sema_guarded(m, diags);
-    if (!diags->errors) tc_check_tune(m, diags);
+    int errors = diags->errors;
+    tc_check_tune(m, diags);
+    *only_sema = diags->errors == errors;
+    return m;
+}
+
+Module *tc_parse_with(Arena *arena, const SrcFile *file, const ImportOptions *imports, Diags *diags) {
+    int only_sema;
+    Module *m = parse_stages(arena, file, imports, diags, &only_sema);
     return diags->errors ? NULL : m;
+}
+
+Module *tc_parse_for_report(Arena *arena, const SrcFile *file, const ImportOptions *imports,
+                            Diags *diags) {
+    int only_sema;
+    Module *m = parse_stages(arena, file, imports, diags, &only_sema);
+    return !diags->errors || only_sema ? m : NULL;
 }
 
 Module *tc_parse(Arena *arena, const SrcFile *file, Diags *diags) {

@@ -83,6 +83,12 @@ typedef struct CompiledKernel {
 Module *tc_parse_with(Arena *arena, const SrcFile *file, const ImportOptions *imports, Diags *diags);
 /* tc_parse_with with the default import options. */
 Module *tc_parse(Arena *arena, const SrcFile *file, Diags *diags);
+/* tc_parse_with, but a module whose only errors are sema's comes back too (NULL after a
+ * syntax, import or @types error): its kernels whose Func.sema_failed is 0 (no error in them
+ * nor in a helper they call) can still be compiled, so that one kernel's unknown name does not
+ * hide the type and shape errors of the others (tilec check and emit). Never to be run. */
+Module *tc_parse_for_report(Arena *arena, const SrcFile *file, const ImportOptions *imports,
+                            Diags *diags);
 
 /* Runs the pipeline for one kernel and one set of const values up to req->stop_after.
  * Const params not bound take their default, else their first @tune candidate.
@@ -136,8 +142,9 @@ int tc_is_const_name(const Func *f, const char *name);
 /* Checks a value for const parameter `name` of f (num_warps and num_stages included): it
  * fits the declared type and follows the parameter's rule. 0, or -1 with an error at loc. */
 int tc_const_check(const Func *f, const char *name, int64_t v, SrcLoc loc, Diags *diags);
-/* Checks every @tune candidate of every kernel of m that needs no other const: it evaluates,
- * passes tc_const_check and is not a duplicate. 0, or -1 with errors. Part of tc_parse. */
+/* Checks every @tune candidate of every kernel of m that sema passed and that needs no other
+ * const: it evaluates, passes tc_const_check and is not a duplicate. 0, or -1 with errors.
+ * Part of tc_parse. */
 int tc_check_tune(const Module *m, Diags *diags);
 /* Evaluates the @grid expressions of f that use const parameters only, with their values:
  * overflow and dimensions outside 0..UINT32_MAX are errors here rather than at launch. */

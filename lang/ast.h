@@ -128,6 +128,9 @@ typedef struct Func {
     /* A kernel made by @types(T = [...]): T (type_alias) names this instance's element type
      * (type_alias_of) in its parameters and body. NULL otherwise. */
     const char *type_alias, *type_alias_of;
+    /* Set by sema: it found an error in this function or in a helper it calls (the other
+     * kernels can still be specialized, to report their errors too: tilec check). */
+    int sema_failed;
 } Func;
 
 /* `import "PATH";` as written; lang/imports.c resolves it. */
@@ -160,7 +163,7 @@ void ast_dump(const Module *m, FILE *out);
 /* Checks what can be checked before const values are known: duplicate names, undefined
  * names and functions, builtin arity, kernel parameter types, annotations referring to
  * parameters that exist, break/continue outside loops, helper returns. Reports to diags;
- * returns the number of errors found. */
+ * returns the number of errors found. Sets each function's sema_failed. */
 int sema_check(Module *m, Diags *diags);
 
 const Func *module_find_func(const Module *m, const char *name);

@@ -90,3 +90,26 @@ int callgraph_cyclic(Arena *a, int nfuncs, const CallEdge *edges, int nedges,
         cyclic[i] = t.comp[edges[i].caller] == t.comp[edges[i].callee];
     return 0;
 }
+
+int callgraph_taint(Arena *a, int n, const CallEdge *edges, int nedges, unsigned char *bad) {
+    int *first = arena_alloc(a, sizeof(int) * ((size_t)n + 2));
+    int *callers = arena_alloc(a, sizeof(int) * ((size_t)nedges + 1));
+    int *fill = arena_alloc(a, sizeof(int) * ((size_t)n + 1));
+    int *queue = arena_alloc(a, sizeof(int) * ((size_t)n + 1));
+    if (!first || !callers || !fill || !queue) return -1;
+    for (int i = 0; i < nedges; i++) first[edges[i].callee + 1]++; /* counting sort on callee */
+    for (int v = 0; v < n; v++) first[v + 1] += first[v];
+    for (int i = 0; i < nedges; i++) {
+        int v = edges[i].callee;
+        callers[first[v] + fill[v]++] = edges[i].caller;
+    }
+    int head = 0, tail = 0;
+    for (int v = 0; v < n; v++)
+        if (bad[v]) queue[tail++] = v;
+    while (head < tail) {
+        int v = queue[head++];
+        for (int j = first[v]; j < first[v + 1]; j++)
+            if (!bad[callers[j]]) bad[callers[j]] = 1, queue[tail++] = callers[j];
+    }
+    return 0;
+}

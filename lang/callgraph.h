@@ -1,5 +1,6 @@
 /* callgraph.h: which helper calls close a call cycle (helpers are inlined, so a cycle could
- * never end), found in time linear in the number of functions and calls. */
+ * never end), and which functions reach one with an error, found in time linear in the number
+ * of functions and calls. */
 #ifndef TILE_CALLGRAPH_H
 #define TILE_CALLGRAPH_H
 #include "arena.h"
@@ -13,5 +14,9 @@ typedef struct {
  * connected component; a call of a function by itself included). 0, or -1 out of memory. */
 int callgraph_cyclic(Arena *a, int nfuncs, const CallEdge *edges, int nedges,
                      unsigned char *cyclic);
+
+/* Sets bad[v] for every function that calls one already marked bad, directly or through
+ * others (a breadth-first walk of the calls backwards: linear time). 0, or -1 out of memory. */
+int callgraph_taint(Arena *a, int nfuncs, const CallEdge *edges, int nedges, unsigned char *bad);
 
 #endif

@@ -1,6 +1,7 @@
 /* sema.c: checks of the syntax tree that need no const values: names and scopes, calls to
  * builtins and helpers (arity, keyword names), parameter types, annotations, loops and
- * returns. Types and shapes are inferred later, at specialization. */
+ * returns. Types and shapes are inferred later, at specialization. Each function with an
+ * error, or calling one, is marked (Func.sema_failed), so that the others can be checked on. */
 #include <string.h>
 #include "ast.h"
 #include "callgraph.h"
@@ -29,6 +30,7 @@ typedef struct {
     CallEdge *calls; /* helper calls, for the recursion check */
     int ncalls, calls_cap;
     int errors;
+    unsigned char *bad; /* per function: an error in it (then in what it calls: sema_check) */
 } Sema;
 
 typedef struct {
@@ -614,24 +616,38 @@ static void check_recursion(Sema *S) {
         return; /* out of memory: the arena's owner reports it */
     for (int i = 0; i < S->ncalls; i++) {
         const Expr *e = S->calls[i].site;
-        if (cyclic[i])
-            ERR(S, loc_first(e->loc, strlen(e->name)),
-                "recursive call to '%s' (helpers are inlined and cannot recurse)", e->name);
+        if (!cyclic[i]) continue;
+        ERR(S, loc_first(e->loc, strlen(e->name)),
+            "recursive call to '%s' (helpers are inlined and cannot recurse)", e->name);
+        if (S->bad) S->bad[S->calls[i].caller] = 1;
     }
+}
+
+/* Func.sema_failed for each function with an error, or calling one that has (directly or not),
+ * so that the kernels free of them can still be specialized and their errors reported. */
+static void mark_failed(Sema *S) {
+    if (!S->bad || callgraph_taint(S->d->arena, S->m->nfuncs, S->calls, S->ncalls, S->bad))
+        for (int i = 0; i < S->m->nfuncs; i++) S->m->funcs[i]->sema_failed = 1; /* out of memory */
+    else
+        for (int i = 0; i < S->m->nfuncs; i++) S->m->funcs[i]->sema_failed = S->bad[i];
 }
 
 int sema_check(Module *m, Diags *diags) {
     Sema S = {.m = m, .d = diags};
+    S.bad = arena_alloc(diags->arena, (size_t)m->nfuncs + 1);
     for (int i = 0; i < m->nfuncs; i++) {
         const Func *f = m->funcs[i];
-        int first = func_position(m, f->name); /* the first function of that name */
+        int first = func_position(m, f->name), errors = S.errors; /* the first of that name */
         if (first >= 0 && first < i) {
             ERR(&S, f->loc, "redefinition of '%s'", f->name);
             diag_note(diags, m->funcs[first]->loc, "previous definition of '%s' is here", f->name);
+            if (S.bad) S.bad[first] = 1; /* calls by the name: which one? */
         }
         S.fn_pos = i;
         check_func(&S, f);
+        if (S.bad && S.errors > errors) S.bad[i] = 1;
     }
     check_recursion(&S);
+    mark_failed(&S);
     return S.errors;
 }

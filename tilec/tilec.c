@@ -266,7 +266,8 @@ static int source_load_failed(Source *src)
     return -1;
 }
 
-int tilec_source_load(Source *src, const char *path)
+/* Reads and parses path; with `report`, a module whose only errors are sema's is kept. */
+static int source_load(Source *src, const char *path, int report)
 {
     memset(src, 0, sizeof *src);
     char err[1200];
@@ -283,11 +284,27 @@ int tilec_source_load(Source *src, const char *path)
     src->file.name = path;
     src->file.text = src->text;
     diags_init(&src->diags, src->arena);
-    src->module = tc_parse_with(src->arena, &src->file, tilec_import_options(), &src->diags);
+    const ImportOptions *io = tilec_import_options();
+    src->module = report ? tc_parse_for_report(src->arena, &src->file, io, &src->diags)
+                         : tc_parse_with(src->arena, &src->file, io, &src->diags);
     diags_print(&src->diags, stderr);
-    if (src->diags.errors)
+    if (src->diags.errors && !report)
         src->module = NULL;
     return 0;
+}
+
+int tilec_source_load(Source *src, const char *path) { return source_load(src, path, 0); }
+
+int tilec_source_load_report(Source *src, const char *path) { return source_load(src, path, 1); }
+
+/* ks[0..n) without the kernels sema found an error in (reported already); the new count. */
+static int drop_failed(const Func **ks, int n)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!ks[i]->sema_failed)
+            ks[m++] = ks[i];
+    return m;
 }
 
 void tilec_source_free(Source *src)
@@ -485,13 +502,14 @@ static int cmd_check(int argc, char **argv)
     opts_parse(&o, argc, argv, arena);
     Source src;
     int rc = EXIT_ERROR;
-    if (tilec_source_load(&src, o.file) != 0)
+    if (tilec_source_load_report(&src, o.file) != 0)
         goto out;
     if (src.module) {
         const Func **ks = kernel_slots(&src);
-        int n = kernels_or_fail(&src, o.kernel, ks), bad = n < 0;
+        int n = kernels_or_fail(&src, o.kernel, ks), bad = n < 0 || src.diags.errors;
         if (n > 0 && defines_or_fail(ks, n, &o) != 0)
             bad = 1, n = 0;
+        n = n > 0 ? drop_failed(ks, n) : n;
         Diags d;
         diags_init(&d, arena);
         for (int i = 0; i < n; i++)
@@ -626,6 +644,7 @@ static int emit_module(const Source *src, const Opts *o, const EmitKind *ek, FIL
                     src->file.name, n, ek->name);
         return -1;
     }
+    n = n > 0 ? drop_failed(ks, n) : n; /* the others are compiled for their errors */
     const char *target = o->target ? o->target : ek->default_target;
     if (ek->stage == STAGE_ASM && n > 1 && target && !strncmp(target, "sm_", 3))
         return emit_ptx_module(src, ks, n, o, ek, out);
@@ -652,7 +671,7 @@ static int cmd_emit(int argc, char **argv)
         tilec_usage_error("unknown --dump-after=%s (expected one of: %s)", o.dump_after, TC_DUMP_POINTS);
     Source src;
     int rc = EXIT_ERROR;
-    if (tilec_source_load(&src, o.file) != 0)
+    if (tilec_source_load_report(&src, o.file) != 0)
         goto out;
     TilecOutput out;
     if (tilec_output_open(&out, o.output, o.file, ek->stage == STAGE_OBJECT) != 0) {
@@ -662,8 +681,8 @@ static int cmd_emit(int argc, char **argv)
     if (ek->stage == STAGE_TOKENS) {
         lex_dump_tokens(&src.file, out.f);
         rc = EXIT_OK;
-    } else if (src.module) {
-        rc = emit_module(&src, &o, ek, out.f) == 0 ? EXIT_OK : EXIT_ERROR;
+    } else if (src.module) { /* with sema's errors: the other kernels' are reported too */
+        rc = emit_module(&src, &o, ek, out.f) == 0 && !src.diags.errors ? EXIT_OK : EXIT_ERROR;
     }
     if (tilec_output_close(&out, rc == EXIT_OK) != 0)
         rc = EXIT_ERROR;

@@ -31,6 +31,10 @@ void *tilec_need(void *p);
 /* Reads and parses `path`; prints diagnostics to stderr. Returns 0, or -1 when the file could
  * not be read (already reported). On parse errors src->module is NULL. */
 int tilec_source_load(Source *src, const char *path);
+/* tilec_source_load, but a module whose only errors are sema's stays loaded (src->diags.errors
+ * says there were some): check and emit compile its other kernels (Func.sema_failed 0) so that
+ * their errors are reported too. */
+int tilec_source_load_report(Source *src, const char *path);
 void tilec_source_free(Source *src);
 
 /* Parses "NAME=VALUE" (VALUE an integer, true or false) into *out (name in `arena`). */
