@@ -152,19 +152,31 @@ static int shared_ll(const TirLayout *l, LinearLayout *ll)
     return rc;
 }
 
-/* The stored map at ll's (parent) shape; a sliced dim (size 1 there) is reduced away as a
- * reduction's result would be (its registers merged, its lanes and warps replicas). */
+/* The coordinates past `from` along dim d, held by each thread in registers (as a blocked
+ * layout holds the repetitions past its coverage). */
+static int grow_along(LinearLayout *ll, int d, int from)
+{
+    int c[TIR_MAX_RANK], rc = 0;
+    for (int v = from; v < ll->shape[d]; v *= 2)
+        unit(ll->rank, d, v, c), rc |= ll_push(ll, LL_REG, c);
+    return rc;
+}
+
+/* The stored map at ll's (parent) shape. A sliced dim (size 1 there) is reduced away as a
+ * reduction's result would be (its registers merged, its lanes and warps replicas). A value
+ * of a class may have other sizes than the one the map was made for (a broadcast shares its
+ * operand's class, and index vectors join classes of tiles of several shapes): as a blocked
+ * layout does, a smaller dim takes the coordinates modulo its size (registers past it are
+ * gone, lanes and warps hold replicas) and a larger one adds registers; so the layout at a
+ * broadcast's operand shape stays the projection of the one at its result's. */
 static int linear_ll(const TirLayout *l, LinearLayout *ll)
 {
     if (!l->ll || l->ll->rank != ll->rank)
         return -1;
     LinearLayout cur = *l->ll;
     for (int d = ll->rank - 1; d >= 0; d--) {
-        if (!((l->sliced >> d) & 1)) {
-            if (cur.shape[d] != ll->shape[d] && ll->shape[d] != 1)
-                return -1;
+        if (!((l->sliced >> d) & 1))
             continue;
-        }
         LinearLayout red;
         if (ll->shape[d] != 1 || ll_reduce(&cur, d, &red))
             return -1;
@@ -174,17 +186,18 @@ static int linear_ll(const TirLayout *l, LinearLayout *ll)
         red.shape[d] = 1, red.rank++;
         cur = red;
     }
-    /* dims of size 1 here (a value broadcast along them): registers that moved along them
-     * are gone (as a blocked layout's are), lanes and warps hold replicas */
     LinearLayout proj;
     ll_project(&cur, ll->shape, &proj);
-    int n = 0;
+    int n = 0, rc = 0;
     for (int i = 0; i < proj.nbits[LL_REG]; i++)
         if (proj.basis[LL_REG][i])
             proj.basis[LL_REG][n++] = proj.basis[LL_REG][i];
     proj.nbits[LL_REG] = n;
+    for (int d = 0; d < ll->rank; d++)
+        if (ll->shape[d] > cur.shape[d])
+            rc |= grow_along(&proj, d, cur.shape[d]);
     *ll = proj;
-    return 0;
+    return rc || !ll_covers(ll) ? -1 : 0;
 }
 
 /* The parent shape: the value's shape with size 1 at each sliced dim. */
@@ -376,6 +389,47 @@ TirLayout layout_permute2(const TirLayout *l)
     for (int j = 0; j < l->rank; j++)
         t.order[j] = l->order[j] == p0 ? p1 : l->order[j] == p1 ? p0 : l->order[j];
     return t;
+}
+
+/* A zero (replica) lane or warp basis of ll, or NULL. */
+static uint32_t *replica_basis(LinearLayout *ll)
+{
+    for (int k = LL_LANE; k < LL_NDIMS; k++)
+        for (int i = 0; i < ll->nbits[k]; i++)
+            if (!ll->basis[k][i])
+                return &ll->basis[k][i];
+    return NULL;
+}
+
+int layout_grow(Arena *a, TirLayout *l, const int *shape, int vrank)
+{
+    int S[TIR_MAX_RANK], c[TIR_MAX_RANK], rc = 0;
+    if (l->kind != LAYOUT_LINEAR || !l->ll || l->sliced || l->rank != vrank ||
+        (l->transposed && vrank != 2))
+        return 0;
+    int grows = 0;
+    for (int d = 0; d < vrank; d++) {
+        S[d] = shape[l->transposed ? vrank - 1 - d : d];
+        grows |= S[d] > l->ll->shape[d];
+        S[d] = S[d] > l->ll->shape[d] ? S[d] : l->ll->shape[d];
+    }
+    if (!grows)
+        return 0;
+    LinearLayout *g = arena_alloc(a, sizeof *g);
+    if (!g || ll_init(g, vrank, S))
+        return -1;
+    ll_project(l->ll, S, g);
+    for (int d = 0; d < vrank; d++)
+        for (int v = l->ll->shape[d]; v < S[d]; v *= 2) {
+            unit(vrank, d, v, c);
+            uint32_t *free_bit = replica_basis(g);
+            if (free_bit)
+                *free_bit = ll_flat(g, c);
+            else
+                rc |= ll_push(g, LL_REG, c);
+        }
+    l->ll = g;
+    return rc ? -1 : 0;
 }
 
 TirLayout layout_mma(int warps_m, int warps_n)

@@ -48,6 +48,12 @@ TirLayout layout_axis_in_thread(int rank, const int *shape, int axis, int num_wa
                                 int threads_per_warp);
 TirLayout layout_slice(const TirLayout *parent, int value_axis);
 TirLayout layout_permute2(const TirLayout *l); /* rank-2 transpose */
+/* Grows a linear layout (not sliced) to cover a value of `shape` in its class (a broadcast's
+ * result, a tile sharing index vectors with the one the map was made for): the map is
+ * replaced by one at the larger shape whose replica lanes and warps take the new coordinates
+ * first, then registers; the class's smaller values are its projections (layout_ll). 0, or
+ * -1 when the map has no room. */
+int layout_grow(Arena *a, TirLayout *l, const int *shape, int vrank);
 TirLayout layout_mma(int warps_m, int warps_n);
 /* AMD MFMA accumulators: `inst` 16 (16x16x16) or 32 (32x32x8), warps as for layout_mma. */
 TirLayout layout_mfma(int inst, int warps_m, int warps_n);

@@ -448,6 +448,23 @@ static void anchor_dots(LP *p)
     each_dot(p, p->k->body, anchor_dot, NULL);
 }
 
+/* A class whose layout is a linear map made for one of its values (by a shape op) may hold
+ * larger values (broadcasts of it, tiles that share its index vectors): the map grows to the
+ * class's largest shape, so that each value's layout is a projection of it. */
+static int grow_linear(LP *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        TirValue *v = p->vals[i];
+        TirLayout *l = v && v->type.rank > 0 ? cls_of(p, v) : NULL;
+        if (l && layout_grow(p->k->arena, l, v->type.shape, v->type.rank) != 0) {
+            diag_error(p->d, v->def ? v->def->loc : (SrcLoc){0},
+                       "internal compiler error: a linear layout grows past its input bits");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* ---- applying ---- */
 static void apply(LP *p)
 {
@@ -590,6 +607,8 @@ int pass_assign_layouts(TirKernel *k, const Target *t, Diags *d)
     do
         propagate(&p);
     while (pick_default(&p));
+    if (grow_linear(&p))
+        return -1;
     apply(&p);
     for (int i = 0; i < p.nrels; i++)
         fix_rel(&p, &p.rels[i]);

@@ -85,6 +85,23 @@ static void combine3d(void)
     run(CMB, "combine3d", ARGS(P(x), P(scan), P(red)), NO_CONSTS);
 }
 
+static void combine_widths(int warps)
+{
+    begin("reduce(max_abs) of [64, 32] beside a [64, 8] sum, num_warps=%d", warps);
+    Buf *x = input("x", T_F32, 64 * 32, -1, 1), *y = input("y", T_I32, 64 * 8, -100, 100);
+    Buf *o = output("reduce(max_abs)", T_F32, 64, EXACT), *o2 = output("sum", T_I32, 64, EXACT);
+    for (int r = 0; r < 64; r++) {
+        double best = 0, s = 0;
+        for (int c = 0; c < 32; c++)
+            if (fabs(x->v[r * 32 + c]) > fabs(best))
+                best = x->v[r * 32 + c];
+        for (int c = 0; c < 8; c++)
+            s += y->v[r * 8 + c];
+        o->v[r] = best, o2->v[r] = s;
+    }
+    run(CMB, "combine_widths", ARGS(P(x), P(y), P(o), P(o2)), CONSTS({"num_warps", warps}));
+}
+
 void t_combine(void)
 {
     combine2d(8, 16);
@@ -93,4 +110,6 @@ void t_combine(void)
     combine_f32(4, 64);
     combine_f32(3, 37);
     combine3d();
+    combine_widths(1);
+    combine_widths(4);
 }

@@ -288,6 +288,26 @@ static void triton_helpers(int n)
     run(SH, "triton_helpers", ARGS(P(x), I(n), P(o), P(o0), P(h), P(oh), P(sq), P(flat)), NO_CONSTS);
 }
 
+/* a reshaped column and a sorted one broadcast across columns (found by tests/difffuzz: the
+ * linear layout of a reshape had no form at the broadcast shape, an internal error on GPUs) */
+static void broadcast_column(int warps)
+{
+    enum { R = 128, C = 32 };
+    begin("broadcast of a reshaped and of a sorted column, num_warps=%d", warps);
+    Buf *x = input("x", T_F32, R, -1, 1);
+    Buf *o = output("o", T_F32, R * C, EXACT), *o2 = output("o2", T_F32, R * C, EXACT);
+    double sorted[R];
+    for (int r = 0; r < R; r++)
+        sorted[r] = x->v[r];
+    qsort(sorted, R, sizeof sorted[0], cmp_up);
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) {
+            o->v[r * C + c] = (float)(x->v[r] + c);
+            o2->v[r * C + c] = fmax(0, sorted[r]);
+        }
+    run(SH, "broadcast_column", ARGS(P(x), P(o), P(o2), I(2)), CONSTS({"num_warps", warps}));
+}
+
 void t_shapes(void)
 {
     triton_helpers(64);
@@ -302,6 +322,8 @@ void t_shapes(void)
     sorts_1k(8);
     flips(1);
     flips(4);
+    broadcast_column(2);
+    broadcast_column(4);
     for (int w = 1; w <= 4; w *= 4) {
         reshapes(4, 32, w);
         reshapes(16, 64, w);
