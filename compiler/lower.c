@@ -377,10 +377,12 @@ static int lower_op(Lower *L, TirOp *op)
     }
 }
 
+/* Stops at the first op that fails, or that reported an error and went on (a value without
+ * a linear layout): later ops would read values it never made. */
 int lower_block(Lower *L, TirBlock *b)
 {
     for (TirOp *op = b->first; op; op = op->next)
-        if (lower_op(L, op) != 0)
+        if (lower_op(L, op) != 0 || L->failed)
             return -1;
     return 0;
 }
