@@ -373,13 +373,31 @@ TirLayout layout_slice(const TirLayout *parent, int value_axis)
     return l;
 }
 
-TirLayout layout_permute2(const TirLayout *l)
+/* A linear map's parent dims p0 and p1 swapped. (The transposed flag of the other encodings
+ * stands for a swap of a rank-2 encoding's dims; a linear map may be a slice of a larger
+ * one, so its dims are swapped in the map itself.) */
+static const LinearLayout *swap_ll(Arena *a, const LinearLayout *ll, int p0, int p1)
+{
+    int perm[TIR_MAX_RANK];
+    LinearLayout *t = arena_alloc(a, sizeof *t);
+    if (!t)
+        return NULL;
+    for (int d = 0; d < ll->rank; d++)
+        perm[d] = d == p0 ? p1 : d == p1 ? p0 : d;
+    ll_permute(ll, perm, t);
+    return t;
+}
+
+TirLayout layout_permute2(Arena *a, const TirLayout *l)
 {
     TirLayout t = *l;
     int p0 = layout_parent_dim(l, 0), p1 = layout_parent_dim(l, 1);
     if (p0 < 0 || p1 < 0)
         return t;
+    if (l->kind == LAYOUT_LINEAR && l->ll && a && (t.ll = swap_ll(a, l->ll, p0, p1)))
+        return t;
     if (l->kind != LAYOUT_BLOCKED) {
+        t.ll = l->ll;
         t.transposed = !t.transposed;
         return t;
     }

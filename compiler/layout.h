@@ -47,7 +47,7 @@ TirLayout layout_coalesced(int rank, const int *shape, int elem_bytes, const int
 TirLayout layout_axis_in_thread(int rank, const int *shape, int axis, int num_warps,
                                 int threads_per_warp);
 TirLayout layout_slice(const TirLayout *parent, int value_axis);
-TirLayout layout_permute2(const TirLayout *l); /* rank-2 transpose */
+TirLayout layout_permute2(Arena *a, const TirLayout *l); /* a rank-2 value's transpose */
 /* Grows a linear layout (not sliced) to cover a value of `shape` in its class (a broadcast's
  * result, a tile sharing index vectors with the one the map was made for): the map is
  * replaced by one at the larger shape whose replica lanes and warps take the new coordinates

@@ -290,9 +290,9 @@ static int propagate_rel(LP *p, const Rel *r)
         return 0;
     case REL_TRANS:
         if (la && !lr)
-            return set_cls(p, res, layout_permute2(la));
+            return set_cls(p, res, layout_permute2(p->k->arena, la));
         if (lr && !la)
-            return set_cls(p, a, layout_permute2(lr));
+            return set_cls(p, a, layout_permute2(p->k->arena, lr));
         return 0;
     case REL_STORE: case REL_SHAPE: case REL_SCAN: return 0;
     }
@@ -561,7 +561,7 @@ static void fix_rel(LP *p, const Rel *r)
             r->op->ops[0] = convert_before(p, r->op, NULL, a, &want);
         break;
     case REL_TRANS:
-        want = layout_permute2(a->layout);
+        want = layout_permute2(p->k->arena, a->layout);
         if (!tir_layout_equal(&want, res->layout))
             convert_result(p, r->op, &want);
         break;

@@ -308,6 +308,22 @@ static void broadcast_column(int warps)
     run(SH, "broadcast_column", ARGS(P(x), P(o), P(o2), I(2)), CONSTS({"num_warps", warps}));
 }
 
+static void trans_sliced(int n)
+{
+    begin("trans of a tile with a slice of a rank-3 linear layout, n=%d", n);
+    Buf *x = input("x", T_F32, 128, -1, 1), *o = output("o", T_F32, 128, EXACT);
+    Buf *oi = output("oi", T_I32, 1, EXACT), *os = output("os", T_F32, 1, EXACT);
+    int first = 0;
+    for (int r = 0; r < 128; r++) {
+        double v = r < n ? x->v[r] : 0, best = first < n ? x->v[first] : 0;
+        o->v[r] = 2 * v;
+        if (v < best)
+            first = r;
+    }
+    oi->v[0] = os->v[0] = first;
+    run(SH, "trans_sliced", ARGS(P(x), P(o), P(oi), P(os), I(n)), NO_CONSTS);
+}
+
 void t_shapes(void)
 {
     triton_helpers(64);
@@ -324,6 +340,8 @@ void t_shapes(void)
     flips(4);
     broadcast_column(2);
     broadcast_column(4);
+    trans_sliced(99);
+    trans_sliced(128);
     for (int w = 1; w <= 4; w *= 4) {
         reshapes(4, 32, w);
         reshapes(16, 64, w);

@@ -485,7 +485,7 @@ static int t_slices_and_transposes(void)
         TirLayout l = iter % 2 ? random_blocked(2, 32, 1 << rnd(3)) : layout_mma(1 << rnd(3), 1 << rnd(2));
         int S[2] = {16 << rnd(4), 16 << rnd(4)}, T[2] = {S[1], S[0]};
         LinearLayout a, t;
-        TirLayout lt = layout_permute2(&l);
+        TirLayout lt = layout_permute2(NULL, &l);
         CHECK(layout_ll(&l, S, 2, &a) == 0 && layout_ll(&lt, T, 2, &t) == 0);
         for (uint32_t w = 0; w < 1u << a.nbits[LL_WARP]; w++)
             for (uint32_t ln = 0; ln < 32; ln++)
