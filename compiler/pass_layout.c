@@ -254,14 +254,30 @@ static TirLayout scan_layout(LP *p, const TirOp *op, const TirValue *v)
                                  p->t->threads_per_warp);
 }
 
-/* A shape op's layouts follow each other's (layout_shape.c). */
+/* Whether layout l crowds value v into fewer threads than it fills: more than twice the
+ * registers a thread holds when v's elements are spread evenly, and more than `few`. */
+static int crowded(LP *p, const TirValue *v, const TirLayout *l, int few)
+{
+    int threads = p->k->num_warps * p->t->threads_per_warp, numel = tir_type_numel(&v->type);
+    int ideal = numel > threads ? numel / threads : 1;
+    int regs = layout_regs(l, v->type.shape, v->type.rank);
+    return regs > 2 * ideal && regs > few;
+}
+
+/* A shape op's layouts follow each other's (layout_shape.c); a split's operand takes its
+ * results' only where that does not crowd it past 64 registers: each split back doubles the
+ * registers, and the chains of splits that narrow a tile down (a reduce with a helper, topk)
+ * would pull a small result's replicated layout back into a tile that every thread then holds
+ * whole, past the limit of 255 (where the chain stops, its operand is converted to the
+ * results' layout mapped back: at most 128 registers). */
 static int propagate_shape(LP *p, TirOp *op)
 {
     TirValue *in = op->ops[0], *out = op->results[0];
     TirLayout *li = cls_of(p, in), *lo = cls_of(p, out), t;
     if (li && !lo && layout_through(p->k->arena, op, 1, li, &t) == 0)
         return set_cls(p, out, t);
-    if (lo && !li && layout_through(p->k->arena, op, 0, lo, &t) == 0)
+    if (lo && !li && layout_through(p->k->arena, op, 0, lo, &t) == 0 &&
+        !(op->code == TIR_SPLIT && crowded(p, in, &t, 64)))
         return set_cls(p, in, t);
     return 0;
 }
@@ -338,11 +354,9 @@ static int pick_default(LP *p)
         return 0;
     int rank = best->type.rank;
     TirLayout l = default_for(p, rank, p->hint[rank]);
-    /* where the rank's default would crowd this value into fewer threads than it fills (dims
-     * of size 1 taking the lanes), fit its own shape */
-    int threads = p->k->num_warps * p->t->threads_per_warp, numel = tir_type_numel(&best->type);
-    int ideal = numel > threads ? numel / threads : 1;
-    if (layout_regs(&l, best->type.shape, rank) > 2 * ideal)
+    /* where the rank's default would crowd this value (dims of size 1 taking the lanes), fit
+     * its own shape */
+    if (crowded(p, best, &l, 0))
         l = default_for(p, rank, best->type.shape);
     return set_cls(p, best, l);
 }

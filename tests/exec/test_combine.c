@@ -102,6 +102,21 @@ static void combine_widths(int warps)
     run(CMB, "combine_widths", ARGS(P(x), P(y), P(o), P(o2)), CONSTS({"num_warps", warps}));
 }
 
+static void combine_back(int warps)
+{
+    begin("x - reduce(x, 0, max_abs, keep_dims) of [128, 32], num_warps=%d", warps);
+    Buf *x = input("x", T_F32, 128 * 32, -1, 1), *o = output("o", T_F32, 128 * 32, EXACT);
+    for (int c = 0; c < 32; c++) {
+        double best = 0;
+        for (int r = 0; r < 128; r++)
+            if (fabs(x->v[r * 32 + c]) > fabs(best))
+                best = x->v[r * 32 + c];
+        for (int r = 0; r < 128; r++)
+            o->v[r * 32 + c] = (float)(x->v[r * 32 + c] - best);
+    }
+    run(CMB, "combine_back", ARGS(P(x), P(o)), CONSTS({"num_warps", warps}));
+}
+
 void t_combine(void)
 {
     combine2d(8, 16);
@@ -112,4 +127,6 @@ void t_combine(void)
     combine3d();
     combine_widths(1);
     combine_widths(4);
+    combine_back(1);
+    combine_back(8);
 }

@@ -308,6 +308,18 @@ static void broadcast_column(int warps)
     run(SH, "broadcast_column", ARGS(P(x), P(o), P(o2), I(2)), CONSTS({"num_warps", warps}));
 }
 
+static void topk_back(int warps)
+{
+    begin("x - topk(ravel(x), 1) of [16, 32], num_warps=%d", warps);
+    Buf *x = input("x", T_F32, 512, -1, 1), *o = output("o", T_F32, 512, EXACT);
+    double top = x->v[0];
+    for (int i = 1; i < 512; i++)
+        top = fmax(top, x->v[i]);
+    for (int i = 0; i < 512; i++)
+        o->v[i] = (float)(x->v[i] - top);
+    run(SH, "topk_back", ARGS(P(x), P(o)), CONSTS({"num_warps", warps}));
+}
+
 static void trans_sliced(int n)
 {
     begin("trans of a tile with a slice of a rank-3 linear layout, n=%d", n);
@@ -340,6 +352,8 @@ void t_shapes(void)
     flips(4);
     broadcast_column(2);
     broadcast_column(4);
+    topk_back(1);
+    topk_back(8);
     trans_sliced(99);
     trans_sliced(128);
     for (int w = 1; w <= 4; w *= 4) {
