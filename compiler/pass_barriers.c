@@ -86,18 +86,39 @@ static void barrier_before(BP *p, TirOp *op, State *s)
     s->n = 0;
 }
 
-/* A dot that reads its operand's buffer itself (mma fragments loaded K step by K step,
- * lower_smem.c): the read happens at the dot. Ring writes since the local_load filled other
+/* Whether a dot's read of r conflicts with what is pending. A dot that reads its operand's
+ * buffer itself (mma fragments loaded K step by K step, lower_smem.c; again: the operand is
+ * a local_load's result) reads it at the dot: ring writes since the local_load filled other
  * stages, so only other writes count. */
-static void read_again(BP *p, TirOp *op, State *s, Range r)
+static int dot_conflicts(const State *s, Range r, int again)
 {
     State t = {0};
     for (int i = 0; i < s->n; i++)
-        if (!s->r[i].ring)
+        if (!again || !s->r[i].ring)
             t.r[t.n++] = s->r[i];
-    if (conflicts(&t, r))
+    return conflicts(&t, r);
+}
+
+/* Both operands of a dot are read at the dot: one barrier before it covers both, and both
+ * reads stay pending after it (a barrier placed for the second operand's read must not drop
+ * the first's, or a later write to the first's buffer would race with the dot). */
+static void dot_reads(BP *p, TirOp *op, State *s)
+{
+    Range r[2];
+    int again[2], n = 0, need = 0;
+    for (int i = 0; i < 2; i++) {
+        const TirValue *x = op->ops[i];
+        if (x->type.buffers > 0)
+            r[n] = buffer_range(x, NULL, 0), again[n++] = 0;
+        else if (x->def && x->def->code == TIR_LOCAL_LOAD)
+            r[n] = buffer_range(x->def->ops[0], x->def->ops[1], 0), again[n++] = 1;
+    }
+    for (int i = 0; i < n; i++)
+        need |= dot_conflicts(s, r[i], again[i]);
+    if (need)
         barrier_before(p, op, s);
-    add(s, r);
+    for (int i = 0; i < n; i++)
+        add(s, r[i]);
 }
 
 static void access(BP *p, TirOp *op, State *s, Range r)
@@ -156,15 +177,7 @@ static void visit(BP *p, TirOp *op, State *s)
             add(s, p->async_dst[i]);
         break;
     case TIR_BARRIER: s->n = 0; break;
-    case TIR_DOT:
-        for (int i = 0; i < 2; i++) {
-            const TirValue *x = op->ops[i];
-            if (x->type.buffers > 0)
-                access(p, op, s, buffer_range(x, NULL, 0));
-            else if (x->def && x->def->code == TIR_LOCAL_LOAD)
-                read_again(p, op, s, buffer_range(x->def->ops[0], x->def->ops[1], 0));
-        }
-        break;
+    case TIR_DOT: dot_reads(p, op, s); break;
     case TIR_FOR: case TIR_WHILE: walk_loop(p, op, s); break;
     case TIR_IF: walk_if(p, op, s); break;
     default: break;

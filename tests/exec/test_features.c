@@ -636,8 +636,27 @@ void t_reduce(void)
 
 /* ---- dot.tile ---- */
 
+/* between two reductions across warps, a dot of operands in shared memory */
+static void dot_between(int warps)
+{
+    begin("dot_between reductions, num_warps=%d", warps);
+    Buf *x = input("x", T_F32, 128, -1, 1), *y = input("y", T_F32, 128, -1, 1);
+    Buf *z = input("z", T_I32, 128, 0, 6), *o = output("o", T_I32, 3, EXACT);
+    int first = 0;
+    for (int k = 0; k < 128; k++) {
+        first = x->v[k] < x->v[first] ? k : first;
+        o->v[1] += x->v[k] > 0 && y->v[k] > 0;
+        o->v[2] += z->v[k] > 3;
+    }
+    o->v[0] = first;
+    run("tests/exec/dot.tile", "dot_between", ARGS(P(x), P(y), P(z), P(o)),
+        CONSTS({"num_warps", warps}));
+}
+
 void t_dot(void)
 {
+    dot_between(4);
+    dot_between(8);
     /* M, N, K, BM, BN, BK */
     static const int cases[][6] = {{16, 16, 16, 16, 16, 16}, {5, 9, 13, 16, 16, 16},
                                    {32, 16, 64, 32, 16, 64}, {20, 11, 50, 32, 16, 64},
