@@ -2,7 +2,7 @@
 masked loads of [BM, BN] blocks (row- or column-major), of rows, columns and scalars, scalar
 parameters, constants and random numbers."""
 
-from model import INF, Val, is_float, literal
+from model import INF, Val, is_float, is_int, literal
 
 LOAD_TYPES = ["f32", "f32", "f16", "bf16", "i32", "i32", "i8", "u8", "i16", "u32", "i64"]
 
@@ -82,6 +82,20 @@ def random_numbers(k):
     return Val(text, "u32", (k.bm, k.bn), mag=INF, frac=0)
 
 
+def gather(k):
+    """Elements at indices computed from an integer tile in scope (wrapped into the buffer):
+    addresses with no pattern the compiler can see, or a broken one it must not assume."""
+    idx = k.body.pick(lambda v: v.rank >= 1 and (is_int(v.dt) or v.dt == "bool"))
+    if idx is None:
+        return None
+    dt = k.rng.choice(LOAD_TYPES)
+    n = k.rng.choice([k.m * k.n, k.m, 7])
+    x, mag = k.input(dt, n)
+    at = "(((%s as i32) %% %d) + %d) %% %d" % (idx.expr, n, n, n)
+    return Val("load(%s + %s)" % (x, at), dt, idx.shape, mag=max(mag, 1.0),
+               frac=None if is_float(dt) else 0)
+
+
 def add_source(k):
     r = k.rng.random()
     if r < 0.45:
@@ -92,7 +106,9 @@ def add_source(k):
         v = scalar_param(k)
     elif r < 0.93:
         v = constant(k)
-    else:
+    elif r < 0.965:
         v = random_numbers(k)
+    else:
+        v = gather(k)
     return k.add(v)
 
