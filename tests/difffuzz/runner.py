@@ -5,6 +5,8 @@ finding (mismatch, sim check, compile error, crash, hang)."""
 
 import os
 import re
+import resource
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -73,17 +75,26 @@ def run(tilec, path, cfg, fills, timeout=120):
 
 
 def run_args(tilec, path, args, extra_env, timeout=120):
-    """`tilec run PATH ARGS...` with extra_env, classified."""
+    """`tilec run PATH ARGS...` with extra_env, classified. A hang is timeout seconds of CPU
+    time (a loaded machine slows a run down without making it one); the wall clock allows ten
+    times that."""
     env = base_env()
     env.update(extra_env)
+
+    def limit_cpu():
+        resource.setrlimit(resource.RLIMIT_CPU, (timeout, timeout + 5))
+
     t0 = time.time()
     try:
         p = subprocess.run([tilec, "run", path] + args, capture_output=True, text=True,
-                           timeout=timeout, env=env)
+                           timeout=10 * timeout, env=env, preexec_fn=limit_cpu)
     except subprocess.TimeoutExpired:
-        return Outcome("hang", "no result after %d s" % timeout, timeout)
+        return Outcome("hang", "no result after %d s" % (10 * timeout), 10 * timeout)
+    spent = time.time() - t0
+    if p.returncode == -signal.SIGXCPU or (p.returncode == -signal.SIGKILL and spent >= timeout):
+        return Outcome("hang", "no result after %d s of CPU time" % timeout, spent)
     o = classify(p.returncode, p.stdout, p.stderr)
-    o.seconds = time.time() - t0
+    o.seconds = spent
     return o
 
 
