@@ -205,10 +205,30 @@ static void binary(Ax *a, TirOp *op)
     }
 }
 
+/* Element bytes of a pointer; a number counts in bytes. */
+static int step_bytes(const TirValue *v) { return v->type.elem == ET_PTR ? et_bytes(v->type.pointee) : 1; }
+
+/* An address as a number, a number as an address, or a pointer to other elements: the same
+ * bytes, so divisibility and constancy carry; contiguity (in elements) only where both sides
+ * count the same step. */
+static void address_cast(Ax *a, TirOp *op)
+{
+    AxisInfo src = *at(a, op->ops[0]), *x = at(a, op->results[0]);
+    *x = src;
+    if (step_bytes(op->ops[0]) == step_bytes(op->results[0]))
+        return;
+    for (int d = 0; d < TIR_MAX_RANK; d++) {
+        x->div[d] = div_at(&src, d, 1);
+        x->contig[d] = 1;
+    }
+}
+
 static void cast(Ax *a, TirOp *op)
 {
     ElemKind from = op->ops[0]->type.elem, to = op->results[0]->type.elem;
-    if (et_is_int(from) && et_is_int(to))
+    if (from == ET_PTR || to == ET_PTR)
+        address_cast(a, op);
+    else if (et_is_int(from) && et_is_int(to))
         copy(a, op);
     else
         elementwise(a, op);

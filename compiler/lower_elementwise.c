@@ -81,10 +81,21 @@ static LLVMValueRef float_to_int(Lower *L, LLVMValueRef x, ElemKind to)
     return target_intrinsic(&L->tc, name, overload, 2, &x, 1);
 }
 
+/* A pointer's address as an i64/u64 and back (spec_expr.c's cast_pointer). */
+static LLVMValueRef pointer_cast(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to)
+{
+    LLVMTypeRef tt = lw_type(L, to), xt = LLVMTypeOf(x);
+    if (LLVMGetTypeKind(xt) == LLVMVectorTypeKind)
+        tt = LLVMVectorType(tt, LLVMGetVectorSize(xt));
+    return from == ET_PTR ? LLVMBuildPtrToInt(L->b, x, tt, "") : LLVMBuildIntToPtr(L->b, x, tt, "");
+}
+
 LLVMValueRef lw_cast(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to)
 {
     if (from == to)
         return x;
+    if (from == ET_PTR || to == ET_PTR)
+        return pointer_cast(L, x, from, to);
     if (et_is_fp8(from)) { /* everything from fp8 goes through f32 (exact) */
         x = lw_fp8_to_f32(L, x, from);
         from = ET_F32;

@@ -404,21 +404,49 @@ static Val spec_index(Spec *s, const Expr *e) {
     return val_tile(v);
 }
 
+/* `x as *T` (x an i64/u64 address, or a pointer to another type) and `p as i64`/`u64`: a
+ * pointer's address as a number and back, for arrays of pointers (grouped GEMM) and for
+ * viewing memory as another element type. */
+static Val cast_pointer(Spec *s, const Expr *e, Val a, ElemKind et) {
+    int to_ptr = e->type->ptr_depth > 0;
+    ElemKind from = val_elem(&a);
+    const char *star = to_ptr ? "*" : "";
+    if (to_ptr && from != ET_PTR && !(et_is_int(from) && et_bits(from) == 64) &&
+        !(a.kind == V_CONST && et_is_int(a.ct))) {
+        diag_error(s->diags, e->loc, "cannot cast %s to *%s (an address converts from i64 or u64)",
+                   val_type_str(s, &a), et_name(et));
+        return val_error();
+    }
+    if (!to_ptr && !(et_is_int(et) && et_bits(et) == 64)) {
+        diag_error(s->diags, e->loc, "cannot cast %s to %s%s (a pointer converts to i64 or u64)",
+                   val_type_str(s, &a), star, et_name(et));
+        return val_error();
+    }
+    TirValue *v = a.kind == V_CONST ? spec_const_scalar(s, ET_I64, a.i, 0, e->loc) : a.v;
+    TirType t = v->type;
+    t.elem = to_ptr ? ET_PTR : et;
+    t.pointee = to_ptr ? et : ET_VOID;
+    if (tir_type_equal(&t, &v->type)) return val_tile(v);
+    return val_tile(spec_emit(s, TIR_CAST, e->loc, &v, 1, t));
+}
+
 static Val spec_cast_expr(Spec *s, const Expr *e) {
     Val a = spec_expr(s, e->a);
     if (a.kind == V_ERROR) return a;
-    ElemKind et = e->type->ptr_depth ? ET_VOID : et_from_name(e->type->name);
-    Binding *named = et == ET_VOID && !e->type->ptr_depth ? spec_lookup(s, e->type->name) : NULL;
+    ElemKind et = et_from_name(e->type->name);
+    Binding *named = et == ET_VOID ? spec_lookup(s, e->type->name) : NULL;
     if (named && named->val.kind == V_TYPE) et = named->val.ct; /* @types' T, a type argument */
     if (et == ET_VOID) {
         diag_error(s->diags, e->type->loc, "cannot cast to '%s%s'%s", e->type->ptr_depth ? "*" : "",
                    e->type->name, named ? " (it is a value, not a type)" : "");
         return val_error();
     }
-    if (!val_is_value(&a) || val_elem(&a) == ET_PTR) {
-        diag_error(s->diags, e->loc, "cannot cast %s to %s", val_type_str(s, &a), et_name(et));
+    if (!val_is_value(&a)) {
+        diag_error(s->diags, e->loc, "cannot cast %s to %s%s", val_type_str(s, &a),
+                   e->type->ptr_depth ? "*" : "", et_name(et));
         return val_error();
     }
+    if (e->type->ptr_depth || val_elem(&a) == ET_PTR) return cast_pointer(s, e, a, et);
     if (a.kind == V_CONST && et == ET_U64 && et_is_float(a.ct) && a.f >= 0x1p63) {
         diag_error(s->diags, e->loc, "constant %g as u64 is past the largest u64 constant (%lld)",
                    a.f, (long long)INT64_MAX);

@@ -136,7 +136,7 @@ static const Sym *lookup(const Sema *S, const char *name) {
 
 static void check_type(Sema *S, const TypeRef *t) {
     if (t->ptr_depth > 1)
-        ERR(S, t->loc, "pointers to pointers are not supported");
+        ERR(S, t->loc, "pointers to pointers are not supported (keep addresses as u64 and cast one: `load(ptrs + i) as *f32`)");
     else if (!is_type_name(t->name))
         ERR(S, t->loc, "unknown %stype '%s'", t->ptr_depth ? "element " : "", t->name);
 }

@@ -22,7 +22,7 @@
 #define TEST_SOURCE_DIR "."
 #endif
 
-enum { GUARD = 16, MAX_BUFS = 16, MAX_MODULES = 64 };
+enum { GUARD = 16, MAX_BUFS = 32, MAX_MODULES = 64 };
 
 const TyInfo TY[T_COUNT] = {
     {"bool", 1, 0, 0}, {"i8", 1, 0, 1},  {"i16", 2, 0, 1},  {"i32", 4, 0, 1}, {"i64", 8, 0, 1},

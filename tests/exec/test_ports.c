@@ -380,6 +380,53 @@ static void grouped_gemm(int groups, const int (*mnk)[3], int programs)
         ARGS(P(a), P(b), P(c), P(sizes), P(ao), P(bo), P(co), I(groups), I(programs)), NO_CONSTS);
 }
 
+/* The same through arrays of addresses (Triton's tutorial): each problem in buffers of its
+ * own, with leading dimensions larger than the sizes (padding columns never read or written) */
+static void grouped_gemm_ptrs(int groups, const int (*mnk)[3], int programs)
+{
+    begin("grouped gemm f16 through address arrays, %d problems (%dx%dx%d, ...), programs=%d",
+          groups, mnk[0][0], mnk[0][1], mnk[0][2], programs);
+    Buf *ap = input("a_ptrs", T_U64, groups, 0, 0), *bp = input("b_ptrs", T_U64, groups, 0, 0);
+    Buf *cp = input("c_ptrs", T_I64, groups, 0, 0), *sizes = input("sizes", T_I32, 3 * (size_t)groups, 0, 0);
+    Buf *lds = input("lds", T_I32, 3 * (size_t)groups, 0, 0);
+    for (int g = 0; g < groups; g++) {
+        int m = mnk[g][0], n = mnk[g][1], k = mnk[g][2], lda = k + g % 2, ldb = n + 3 * (g % 2), ldc = n + g;
+        Buf *a = input("a_g", T_F16, (size_t)m * lda, -1, 1), *b = input("b_g", T_F16, (size_t)k * ldb, -1, 1);
+        Buf *c = inout("c_g", T_F16, (size_t)m * ldc, TOL_F16);
+        for (size_t i = 0; i < (size_t)m * ldc; i++)
+            c->init[i] = c->v[i] = -7; /* the padding columns keep it */
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                double s = 0;
+                for (int q = 0; q < k; q++)
+                    s += a->v[(size_t)i * lda + q] * b->v[(size_t)q * ldb + j];
+                c->v[(size_t)i * ldc + j] = s;
+            }
+        ap->v[g] = (double)a->d, bp->v[g] = (double)b->d, cp->v[g] = (double)c->d;
+        sizes->v[3 * g] = m, sizes->v[3 * g + 1] = n, sizes->v[3 * g + 2] = k;
+        lds->v[3 * g] = lda, lds->v[3 * g + 1] = ldb, lds->v[3 * g + 2] = ldc;
+    }
+    run(MM, "grouped_gemm_ptrs", ARGS(P(ap), P(bp), P(cp), P(sizes), P(lds), I(groups), I(programs)),
+        NO_CONSTS);
+}
+
+/* x's address as an integer, moved and cast back; x's floats read as u32 bits */
+static void address_casts(int n)
+{
+    begin("addresses as i64/u64 and back, f32 read as u32 through a pointer cast, n=%d", n);
+    Buf *x = input("x", T_F32, n > 2 ? (size_t)n : 2, -100, 100);
+    Buf *addrs = output("addrs", T_I64, 4, EXACT), *bits = output("bits", T_U32, (size_t)n, EXACT);
+    addrs->v[0] = (double)x->d, addrs->v[1] = (double)(x->d + 4), addrs->v[2] = (double)(x->d + 3);
+    addrs->v[3] = trunc(x->v[1]);
+    for (int i = 0; i < n; i++) {
+        float f = (float)x->v[i];
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        bits->v[i] = u;
+    }
+    run(MM, "address_casts", ARGS(P(x), P(addrs), P(bits), I(n)), NO_CONSTS);
+}
+
 /* The tutorial's strided form: a [M, K] row-major or stored transposed ([K, M]), b [K, N] or
  * stored transposed ([N, K], a linear layer's weight), c [M, N] or [N, M] */
 static void matmul_strided(int M, int N, int K, int at, int bt, int ct)
@@ -434,6 +481,10 @@ void t_ports_matmul(void)
     grouped_gemm(4, g4, 1);
     static const int g1[][3] = {{70, 40, 50}};
     grouped_gemm(1, g1, 64);
+    grouped_gemm_ptrs(4, g4, 6);
+    grouped_gemm_ptrs(1, g1, 3);
+    address_casts(37);
+    address_casts(64);
     matmul_strided(100, 77, 129, 0, 0, 0);
     matmul_strided(100, 77, 129, 0, 1, 0);
     matmul_strided(33, 64, 50, 1, 1, 1);
