@@ -410,6 +410,55 @@ static void grouped_gemm_ptrs(int groups, const int (*mnk)[3], int programs)
         NO_CONSTS);
 }
 
+/* vLLM's fused MoE: num_tokens tokens each routed to topk of E experts; the pairs sorted by
+ * expert into blocks of BM (moe_align_block_size), padded with num_valid */
+static void fused_moe(int num_tokens, int topk, int E, int N, int K, int bm, int mul_weight, int warps)
+{
+    int nv = num_tokens * topk, cap = nv + E * (bm - 1) + bm;
+    begin("fused MoE f16 (vLLM's): %d tokens, top-%d of %d experts, N=%d K=%d, BM=%d%s, %d warps",
+          num_tokens, topk, E, N, K, bm, mul_weight ? ", routing weights" : "", warps);
+    Buf *a = input("a", T_F16, (size_t)num_tokens * K, -1, 1), *b = input("b", T_F16, (size_t)E * N * K, -1, 1);
+    Buf *w = input("w", T_F32, nv, 0, 1), *ids = input("ids", T_I32, cap, 0, 0);
+    Buf *ex = input("experts", T_I32, cap / bm + 1, 0, 0), *c = output("c", T_F16, (size_t)nv * N, TOL_F16);
+    int *expert_of = malloc(sizeof(int) * (size_t)(nv ? nv : 1));
+    for (int t = 0; t < num_tokens; t++) /* topk distinct experts per token */
+        for (int j = 0; j < topk; j++) {
+            int e, dup;
+            do {
+                e = (int)rnd_int(0, E - 1), dup = 0;
+                for (int q = 0; q < j; q++)
+                    dup |= expert_of[t * topk + q] == e;
+            } while (dup);
+            expert_of[t * topk + j] = e;
+        }
+    int blocks = 0, n = 0;
+    for (int e = 0; e < E; e++) {
+        int start = n;
+        for (int p = 0; p < nv; p++)
+            if (expert_of[p] == e)
+                ids->v[n++] = p;
+        if (n == start)
+            continue; /* an expert no token chose has no block */
+        while (n % bm)
+            ids->v[n++] = nv;
+        for (int q = start / bm; q < n / bm; q++)
+            ex->v[q] = e, blocks++;
+    }
+    for (int q = n; q < cap; q++)
+        ids->v[q] = nv;
+    for (int p = 0; p < nv; p++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            const double *ar = a->v + (size_t)(p / topk) * K, *br = b->v + ((size_t)expert_of[p] * N + j) * K;
+            for (int q = 0; q < K; q++)
+                s += ar[q] * br[q];
+            c->v[(size_t)p * N + j] = mul_weight ? (double)(float)((float)s * (float)w->v[p]) : s;
+        }
+    free(expert_of);
+    run(MM, "fused_moe", ARGS(P(a), P(b), P(c), P(w), P(ids), P(ex), I(blocks), I(num_tokens), I(topk), I(N), I(K)),
+        CONSTS({"MUL_WEIGHT", mul_weight}, {"BM", bm}, {"num_warps", warps}));
+}
+
 /* x's address as an integer, moved and cast back; x's floats read as u32 bits */
 static void address_casts(int n)
 {
@@ -484,6 +533,9 @@ void t_ports_matmul(void)
     grouped_gemm_ptrs(4, g4, 6);
     grouped_gemm_ptrs(1, g1, 3);
     address_casts(37);
+    fused_moe(37, 2, 4, 96, 80, 16, 1, 4);
+    fused_moe(5, 1, 8, 33, 40, 32, 0, 2);
+    fused_moe(64, 4, 6, 64, 128, 64, 1, 8);
     address_casts(64);
     matmul_strided(100, 77, 129, 0, 0, 0);
     matmul_strided(100, 77, 129, 0, 1, 0);
