@@ -40,6 +40,7 @@ def generate(seed):
     """The kernel of seed (a Kernel: render() gives its source)."""
     rng = random.Random(seed)
     k = Kernel(rng, with_dot=rng.random() < 0.3)
+    k.aux = random.Random(seed * 7919 + 1)  # choices added later, leaving rng's stream as it was
     sources.prologue(k)
     for _ in range(rng.randint(2, 5)):
         sources.add_source(k)

@@ -30,9 +30,21 @@ def other_value(k, dt):
     return ", other=%d" % k.rng.choice([1, 7, 100 if dt != "i8" else -3])
 
 
+def through_address(k, x, dt):
+    """x, or x through its address: as an integer and back, or viewed as bytes first."""
+    aux = getattr(k, "aux", None)
+    r = aux.random() if aux else 1.0
+    if r < 0.1:
+        return "((%s as i64) as *%s)" % (x, dt)
+    if r < 0.2:
+        return "(((%s as u64) + 0) as *u8 as *%s)" % (x, dt)
+    return x
+
+
 def load_block(k, dt):
     """A [BM, BN] block of an [M, N] input, row-major or (transposed) column-major."""
     x, mag = k.input(dt, k.m * k.n)
+    x = through_address(k, x, dt)
     offs = "offs" if k.rng.random() < 0.7 else "rn[None, :] * M + rm[:, None]"
     text = "load(%s + %s, mask=mask%s)" % (x, offs, other_value(k, dt))
     return Val(text, dt, (k.bm, k.bn), mag=max(mag, 4.0 if is_float(dt) else 100.0),
