@@ -30,8 +30,8 @@ if [ $full -eq 1 ]; then
         -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
     # the whole-tree ptxas and AMDGPU checks and the differential fuzzer ran on build/ above;
-    # under the sanitizers the
-    # tensor-core examples and one AMD code object cover the same code generation paths
+    # under the sanitizers the tensor-core examples and one AMD code object cover the same
+    # code generation paths
     (cd build-asan && ctest --output-on-failure -j"$jobs" -E '^(exec_.*|ptxas|amdgpu|difffuzz)$')
     tests/ptxas_check.sh build-asan/tilec examples/flash_attention.tile examples/matmul.tile
     build-asan/tilec emit --emit=hsaco --target=gfx942 --kernel=flash_attention \
