@@ -121,16 +121,19 @@ Val spec_print(Spec *s, const char *prefix, const Val *vals, const Expr *const *
 Val spec_device_assert(Spec *s, Val cond, const Expr *cond_expr, const char *msg, SrcLoc at);
 
 /* spec_combine.c: reduce and associative_scan with helper f as the combine function, along
- * axis of tile x (reduce: axis -1 reduces every element; keep_dims keeps the reduced dims as
- * size 1); reverse scans from the end, combining in index order */
+ * axis of the k tiles x[0..k) of one shape (a tuple: f takes the k members of each operand and
+ * gives k results; one tile when k is 1) (reduce: axis -1 reduces every element; keep_dims
+ * keeps the reduced dims as size 1); reverse scans from the end, combining in index order.
+ * The result: one tile, or a V_TUPLE of k. */
+enum { SPEC_TUPLE_MAX = 8 };
 /* x with `axis` last and its other dims flattened, in their order: [M, n]; and back from
  * [M, n'] to the shape of `like` with that axis n' long. */
 TirValue *spec_to_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
 /* x viewed with another shape of as many elements (TIR_RESHAPE). */
 TirValue *spec_reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLoc at);
 TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, SrcLoc at);
-Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, SrcLoc at);
-Val spec_scan_with(Spec *s, TirValue *x, int axis, const Func *f, int reverse, SrcLoc at);
+Val spec_reduce_with(Spec *s, TirValue *const *x, int k, int axis, const Func *f, int keep, SrcLoc at);
+Val spec_scan_with(Spec *s, TirValue *const *x, int k, int axis, const Func *f, int reverse, SrcLoc at);
 /* cumsum (OP_ADD) and cumprod (OP_MUL) from shape ops, and flip: where the in-thread TIR_SCAN
  * and TIR_FLIP, which hold the axis whole in each thread, would need more than
  * SPEC_IN_THREAD_AXIS registers per thread on a GPU-like target (spec_axis_in_thread: 0; the

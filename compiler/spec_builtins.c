@@ -24,6 +24,18 @@ static int is_string_slot(const char *slot) {
            strcmp(slot, "prefix") == 0;
 }
 
+/* The members of a tuple (a, b, ...) of values: a V_TUPLE, or an error after a diagnostic. */
+static Val tuple_arg(Spec *s, const Expr *e) {
+    Val t = {.kind = V_TUPLE, .nitems = e->nargs};
+    t.items = arena_alloc(s->arena, sizeof(Val) * (size_t)e->nargs);
+    if (!t.items) return val_error();
+    for (int i = 0; i < e->nargs; i++) {
+        t.items[i] = spec_expr(s, e->args[i]);
+        if (t.items[i].kind == V_ERROR) return val_error();
+    }
+    return t;
+}
+
 /* Binds positional and keyword arguments to named slots; missing optional slots stay
  * V_VOID. Returns 0 after a diagnostic. */
 static int bind_args(Spec *s, const Expr *call, const char *const *slots, int nslots, int nreq, Args *a) {
@@ -51,6 +63,11 @@ static int bind_args(Spec *s, const Expr *call, const char *const *slots, int ns
         a->e[slot] = call->args[i];
         if (call->args[i]->kind == EX_STRING && is_string_slot(slots[slot])) continue; /* read by name */
         if (call->args[i]->kind == EX_NAME && is_function_slot(slots[slot])) continue; /* a helper */
+        if (call->args[i]->kind == EX_TUPLE && slot == 0 && nslots > 2 && is_function_slot(slots[2])) {
+            a->v[slot] = tuple_arg(s, call->args[i]); /* reduce's, associative_scan's operand */
+            if (a->v[slot].kind == V_ERROR) return 0;
+            continue;
+        }
         a->v[slot] = spec_expr(s, call->args[i]);
         if (a->v[slot].kind == V_ERROR) return 0;
     }
@@ -394,18 +411,73 @@ static const Func *combine_fn(Spec *s, Args *a, int i) {
     return f;
 }
 
+/* Where member i of the tuple operand is written: (a, b, ...), or a helper's results. */
+static SrcLoc member_loc(Args *a, int i) {
+    return a->e[0]->kind == EX_TUPLE ? a->e[0]->args[i]->loc : a->e[0]->loc;
+}
+
+/* The members of reduce's or associative_scan's tuple operand broadcast to one shape, as
+ * tiles; 0 after a diagnostic. */
+static int tuple_tiles(Spec *s, Args *a, TirValue **x) {
+    const Val *m = a->v[0].items;
+    int n = a->v[0].nitems, rank = 0, shape[TIR_MAX_RANK];
+    if (n > SPEC_TUPLE_MAX) {
+        diag_error(s->diags, a->e[0]->loc, "%s() of %d tiles: at most %d", a->call->name, n, SPEC_TUPLE_MAX);
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!val_is_value(&m[i])) {
+            diag_error(s->diags, member_loc(a, i), "a member of %s()'s tuple must be a value, got %s",
+                       a->call->name, val_type_str(s, &m[i]));
+            return 0;
+        }
+        if (val_rank(&m[i]) > rank) rank = val_rank(&m[i]);
+    }
+    for (int d = 0; d < rank; d++) shape[d] = 1;
+    for (int i = 0; i < n; i++)
+        for (int d = 0, r = val_rank(&m[i]); d < r; d++) {
+            int sd = val_shape(&m[i])[d], *td = &shape[rank - r + d];
+            if (sd != *td && sd != 1 && *td != 1) {
+                diag_error(s->diags, member_loc(a, i), "the members of %s()'s tuple must have "
+                           "one shape (or broadcast to one): %s does not fit the shape of those "
+                           "before it", a->call->name, val_type_str(s, &m[i]));
+                return 0;
+            }
+            if (sd != 1) *td = sd;
+        }
+    if (rank == 0) {
+        diag_error(s->diags, a->e[0]->loc, "%s() needs tiles in its tuple, got scalars only", a->call->name);
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (!(x[i] = spec_materialize(s, m[i], val_elem(&m[i]), rank, shape, member_loc(a, i))))
+            return 0;
+    return 1;
+}
+
 /* reduce(x, axis, combine_fn [, keep_dims=B]) and associative_scan(x, axis, combine_fn
- * [, reverse=B]): with axis None, reduce takes every element. */
+ * [, reverse=B]): with axis None, reduce takes every element. x may be a tuple of k tiles:
+ * combine_fn then takes the k members of each operand and returns k values. */
 static Val b_combine(Spec *s, Args *a) {
-    int scan = a->call->name[0] == 'a', rank, axis = -1, flag = 0;
-    TirValue *x = tile_arg(s, a, 0, a->call->name);
-    const Func *f = x ? combine_fn(s, a, 2) : NULL;
+    int scan = a->call->name[0] == 'a', axis = -1, flag = 0, k = 1;
+    TirValue *x[SPEC_TUPLE_MAX];
+    if (a->v[0].kind == V_TUPLE) {
+        k = a->v[0].nitems;
+        if (!tuple_tiles(s, a, x)) return val_error();
+    } else if (!(x[0] = tile_arg(s, a, 0, a->call->name)))
+        return val_error();
+    const Func *f = combine_fn(s, a, 2);
     if (!f) return val_error();
-    rank = x->type.rank;
+    if (a->v[0].kind == V_TUPLE && (f->nparams < 2 * k || (f->nparams > 2 * k && !f->params[2 * k].default_value))) {
+        diag_error(s->diags, a->e[2]->loc, "combine function '%s' must take %d parameters (%s), "
+                   "it takes %d", f->name, 2 * k, k == 1 ? "one for each operand" :
+                   arena_printf(s->arena, "the %d members of one operand, then the other's", k), f->nparams);
+        return val_error();
+    }
     if (a->e[3] && !bool_flag(s, a, 3, scan ? "reverse" : "keep_dims", &flag)) return val_error();
-    if ((scan || a->v[1].kind != V_NONE) && !axis_arg(s, a, 1, rank, &axis)) return val_error();
-    return scan ? spec_scan_with(s, x, axis, f, flag, a->call->loc)
-                : spec_reduce_with(s, x, axis, f, flag, a->call->loc);
+    if ((scan || a->v[1].kind != V_NONE) && !axis_arg(s, a, 1, x[0]->type.rank, &axis)) return val_error();
+    return scan ? spec_scan_with(s, x, k, axis, f, flag, a->call->loc)
+                : spec_reduce_with(s, x, k, axis, f, flag, a->call->loc);
 }
 
 /* print(prefix, values...): each element's values, once per program run of the call. */

@@ -17,7 +17,8 @@ typedef struct Combine {
     Spec *s;
     const Func *f; /* the helper, or NULL: the operator op */
     OpKind op;
-    ElemKind et;
+    int k; /* members of each operand: a tuple's, or 1 */
+    ElemKind et[SPEC_TUPLE_MAX];
     SrcLoc at;
 } Combine;
 
@@ -48,29 +49,62 @@ static TirValue *interleave(Spec *s, TirValue *a, TirValue *b, SrcLoc at)
     return spec_reshape(s, j, 2, (const int[]){m, 2 * k}, at);
 }
 
-/* combine_fn(a, b) (or a op b), checked to give a's type and shape. */
-static TirValue *apply(Combine *c, TirValue *a, TirValue *b)
+/* The helper's results as k values, or NULL after a diagnostic. */
+static const Val *results(Combine *c, const Val *r)
+{
+    int n = r->kind == V_TUPLE ? r->nitems : r->kind == V_VOID ? 0 : 1;
+    if (n == c->k)
+        return r->kind == V_TUPLE ? r->items : r;
+    if (c->k == 1)
+        diag_error(c->s->diags, c->at, "combine function '%s' must return one value of its "
+                   "operands' type (%s), got %s", c->f->name, et_name(c->et[0]), val_type_str(c->s, r));
+    else
+        diag_error(c->s->diags, c->at, "combine function '%s' must return %d values (one for each "
+                   "member of the tuple), got %s", c->f->name, c->k,
+                   n == 1 ? "one" : arena_printf(c->s->arena, "%d", n));
+    return NULL;
+}
+
+/* Result i of the helper, checked to have member i's type and a's shape (or to broadcast). */
+static TirValue *result(Combine *c, const Val *r, int i, const TirValue *a)
+{
+    if (!val_is_value(r) || val_elem(r) != c->et[i]) {
+        if (c->k == 1)
+            diag_error(c->s->diags, c->at, "combine function '%s' must return one value of its "
+                       "operands' type (%s), got %s", c->f->name, et_name(c->et[0]), val_type_str(c->s, r));
+        else
+            diag_error(c->s->diags, c->at, "combine function '%s' must return member %d's type (%s) "
+                       "as its result %d, got %s", c->f->name, i + 1, et_name(c->et[i]), i + 1,
+                       val_type_str(c->s, r));
+        return NULL;
+    }
+    if (val_rank(r) && memcmp(val_shape(r), a->type.shape, sizeof(int) * 2)) {
+        diag_error(c->s->diags, c->at, "combine function '%s' must work element by element (a "
+                   "result of its operands' shape), got %s", c->f->name, val_type_str(c->s, r));
+        return NULL;
+    }
+    return spec_materialize(c->s, *r, c->et[i], 2, a->type.shape, c->at);
+}
+
+/* out = combine_fn(a..., b...) (or a op b), member by member; 0 after a diagnostic. */
+static int apply(Combine *c, TirValue *const *a, TirValue *const *b, TirValue **out)
 {
     if (!c->f) {
-        Val r = spec_binary(c->s, c->op, val_tile(a), val_tile(b), c->at);
-        return r.kind == V_ERROR ? NULL : spec_materialize(c->s, r, c->et, 2, a->type.shape, c->at);
+        Val r = spec_binary(c->s, c->op, val_tile(a[0]), val_tile(b[0]), c->at);
+        out[0] = r.kind == V_ERROR ? NULL : spec_materialize(c->s, r, c->et[0], 2, a[0]->type.shape, c->at);
+        return out[0] != NULL;
     }
-    Val args[2] = {val_tile(a), val_tile(b)};
-    Val r = spec_apply_helper(c->s, c->f, args, 2, c->at);
-    if (r.kind == V_ERROR)
-        return NULL;
-    if (!val_is_value(&r) || val_elem(&r) != c->et) {
-        diag_error(c->s->diags, c->at, "combine function '%s' must return one value of its "
-                   "operands' type (%s), got %s", c->f->name, et_name(c->et),
-                   val_type_str(c->s, &r));
-        return NULL;
-    }
-    if (val_rank(&r) && memcmp(val_shape(&r), a->type.shape, sizeof(int) * 2)) {
-        diag_error(c->s->diags, c->at, "combine function '%s' must work element by element (a "
-                   "result of its operands' shape), got %s", c->f->name, val_type_str(c->s, &r));
-        return NULL;
-    }
-    return spec_materialize(c->s, r, c->et, 2, a->type.shape, c->at);
+    Val args[2 * SPEC_TUPLE_MAX];
+    for (int i = 0; i < c->k; i++)
+        args[i] = val_tile(a[i]), args[c->k + i] = val_tile(b[i]);
+    Val r = spec_apply_helper(c->s, c->f, args, 2 * c->k, c->at);
+    const Val *rs = r.kind == V_ERROR ? NULL : results(c, &r);
+    if (!rs)
+        return 0;
+    for (int i = 0; i < c->k; i++)
+        if (!(out[i] = result(c, &rs[i], i, a[i])))
+            return 0;
+    return 1;
 }
 
 TirValue *spec_to_rows(Spec *s, TirValue *x, int axis, SrcLoc at)
@@ -128,33 +162,71 @@ static int check_x(Spec *s, TirValue *x, const char *what, SrcLoc at)
     return 1;
 }
 
-Val spec_reduce_with(Spec *s, TirValue *x, int axis, const Func *f, int keep, SrcLoc at)
+static Combine combine_new(Spec *s, TirValue *const *x, int k, const Func *f, SrcLoc at)
 {
-    Combine c = {s, f, OP_ADD, x->type.elem, at};
-    if (!check_x(s, x, "reduce", at))
+    Combine c = {s, f, OP_ADD, k, {ET_I32}, at};
+    for (int i = 0; i < k; i++)
+        c.et[i] = x[i]->type.elem;
+    return c;
+}
+
+static int check_xs(Spec *s, TirValue *const *x, int k, const char *what, SrcLoc at)
+{
+    for (int i = 0; i < k; i++)
+        if (!check_x(s, x[i], what, at))
+            return 0;
+    return 1;
+}
+
+/* The k results: one value, or a tuple of them. */
+static Val tuple_of(Spec *s, TirValue *const *r, int k)
+{
+    if (k == 1)
+        return val_tile(r[0]);
+    Val t = {.kind = V_TUPLE, .nitems = k};
+    t.items = arena_alloc(s->arena, sizeof(Val) * (size_t)k);
+    if (!t.items)
         return val_error();
-    int rank = x->type.rank, whole = axis < 0;
-    int numel = tir_type_numel(&x->type);
-    TirValue *r = whole ? spec_reshape(s, x, 2, (const int[]){1, numel}, at) : spec_to_rows(s, x, axis, at);
-    while (r && r->type.shape[1] > 1) {
-        TirValue *a, *b;
-        halves(s, r, &a, &b, at);
-        r = apply(&c, a, b);
-    }
-    if (!r)
-        return val_error();
-    int shape[TIR_MAX_RANK], n = 0;
-    for (int i = 0; i < rank; i++)
+    for (int i = 0; i < k; i++)
+        t.items[i] = val_tile(r[i]);
+    return t;
+}
+
+/* Row i of the reduction [M, 1] in its final shape: x's other dims (keep: the reduced ones as
+ * 1), or a scalar. */
+static TirValue *reduced_shape(Spec *s, TirValue *r, const TirType *like, int axis, int keep, SrcLoc at)
+{
+    int shape[TIR_MAX_RANK], n = 0, whole = axis < 0;
+    for (int i = 0; i < like->rank; i++)
         if (keep || (!whole && i != axis))
-            shape[n++] = keep && (whole || i == axis) ? 1 : x->type.shape[i];
-    if (n == 0) { /* a scalar: the one element of [1] */
-        TirValue *one = spec_reshape(s, r, 1, (const int[]){1}, at);
-        TirValue *v = spec_emit(s, TIR_REDUCE, at, &one, 1, tir_type_make(c.et, 0, NULL));
-        v->def->attr.i = RED_MAX;
-        v->def->attr.i2 = 0;
-        return val_tile(v);
+            shape[n++] = keep && (whole || i == axis) ? 1 : like->shape[i];
+    if (n > 0)
+        return spec_reshape(s, r, n, shape, at);
+    TirValue *one = spec_reshape(s, r, 1, (const int[]){1}, at); /* the one element of [1] */
+    TirValue *v = spec_emit(s, TIR_REDUCE, at, &one, 1, tir_type_make(r->type.elem, 0, NULL));
+    v->def->attr.i = RED_MAX;
+    v->def->attr.i2 = 0;
+    return v;
+}
+
+Val spec_reduce_with(Spec *s, TirValue *const *x, int k, int axis, const Func *f, int keep, SrcLoc at)
+{
+    Combine c = combine_new(s, x, k, f, at);
+    if (!check_xs(s, x, k, "reduce", at))
+        return val_error();
+    int numel = tir_type_numel(&x[0]->type);
+    TirValue *r[SPEC_TUPLE_MAX], *a[SPEC_TUPLE_MAX], *b[SPEC_TUPLE_MAX];
+    for (int i = 0; i < k; i++)
+        r[i] = axis < 0 ? spec_reshape(s, x[i], 2, (const int[]){1, numel}, at) : spec_to_rows(s, x[i], axis, at);
+    while (r[0]->type.shape[1] > 1) {
+        for (int i = 0; i < k; i++)
+            halves(s, r[i], &a[i], &b[i], at);
+        if (!apply(&c, a, b, r))
+            return val_error();
     }
-    return val_tile(spec_reshape(s, r, n, shape, at)); /* [M, 1]: x's other dims, in their order */
+    for (int i = 0; i < k; i++)
+        r[i] = reduced_shape(s, r[i], &x[0]->type, axis, keep, at);
+    return tuple_of(s, r, k);
 }
 
 /* A bool [M, n / 2] tile: true at position `at` of each row. */
@@ -167,45 +239,54 @@ static TirValue *position_is(Combine *c, int m, int half, int at)
     return spec_materialize(c->s, is, ET_BOOL, 2, (const int[]){m, half}, c->at);
 }
 
-/* The inclusive scan of x [M, n] and its exclusive one (element 0 of each row: any value);
- * `reverse`: suffixes instead, the exclusive one's last element any value. */
-static int scan_rows(Combine *c, TirValue *x, int reverse, TirValue **incl, TirValue **excl)
+/* The inclusive scan of the members x [M, n] and their exclusive one (element 0 of each
+ * row: any value); `reverse`: suffixes instead, the exclusive one's last element any value. */
+static int scan_rows(Combine *c, TirValue *const *x, int reverse, TirValue **incl, TirValue **excl)
 {
-    int m = x->type.shape[0], n = x->type.shape[1];
+    int k = c->k, m = x[0]->type.shape[0], n = x[0]->type.shape[1];
     if (n == 1) {
-        *incl = *excl = x;
+        for (int i = 0; i < k; i++)
+            incl[i] = excl[i] = x[i];
         return 1;
     }
-    TirValue *a, *b, *t, *et;
-    halves(c->s, x, &a, &b, c->at);
-    TirValue *pairs = apply(c, a, b);
-    if (!pairs || !scan_rows(c, pairs, reverse, &t, &et))
+    TirValue *a[SPEC_TUPLE_MAX], *b[SPEC_TUPLE_MAX], *pairs[SPEC_TUPLE_MAX];
+    TirValue *t[SPEC_TUPLE_MAX], *et[SPEC_TUPLE_MAX], *joined[SPEC_TUPLE_MAX];
+    for (int i = 0; i < k; i++)
+        halves(c->s, x[i], &a[i], &b[i], c->at);
+    if (!apply(c, a, b, pairs) || !scan_rows(c, pairs, reverse, t, et))
         return 0;
     /* forward: the prefix before each even element, then it; reverse: each odd element,
      * then the suffix after it */
-    TirValue *joined = reverse ? apply(c, b, et) : apply(c, et, a);
-    TirValue *edge = joined ? position_is(c, m, n / 2, reverse ? n / 2 - 1 : 0) : NULL;
+    if (!(reverse ? apply(c, b, et, joined) : apply(c, et, a, joined)))
+        return 0;
+    TirValue *edge = position_is(c, m, n / 2, reverse ? n / 2 - 1 : 0);
     if (!edge)
         return 0;
-    TirValue *sel[3] = {edge, reverse ? b : a, joined};
-    TirValue *own = spec_emit(c->s, TIR_SELECT, c->at, sel, 3, a->type);
-    *incl = reverse ? interleave(c->s, t, own, c->at) : interleave(c->s, own, t, c->at);
-    *excl = reverse ? interleave(c->s, own, et, c->at) : interleave(c->s, et, own, c->at);
+    for (int i = 0; i < k; i++) {
+        TirValue *sel[3] = {edge, reverse ? b[i] : a[i], joined[i]};
+        TirValue *own = spec_emit(c->s, TIR_SELECT, c->at, sel, 3, a[i]->type);
+        incl[i] = reverse ? interleave(c->s, t[i], own, c->at) : interleave(c->s, own, t[i], c->at);
+        excl[i] = reverse ? interleave(c->s, own, et[i], c->at) : interleave(c->s, et[i], own, c->at);
+    }
     return 1;
 }
 
-static Val scan_along(Combine *c, TirValue *x, int axis, int reverse)
+static Val scan_along(Combine *c, TirValue *const *x, int axis, int reverse)
 {
-    TirValue *rows = spec_to_rows(c->s, x, axis, c->at), *incl, *excl;
-    if (!scan_rows(c, rows, reverse, &incl, &excl))
+    TirValue *rows[SPEC_TUPLE_MAX], *incl[SPEC_TUPLE_MAX], *excl[SPEC_TUPLE_MAX];
+    for (int i = 0; i < c->k; i++)
+        rows[i] = spec_to_rows(c->s, x[i], axis, c->at);
+    if (!scan_rows(c, rows, reverse, incl, excl))
         return val_error();
-    return val_tile(spec_from_rows(c->s, incl, &x->type, axis, c->at));
+    for (int i = 0; i < c->k; i++)
+        incl[i] = spec_from_rows(c->s, incl[i], &x[i]->type, axis, c->at);
+    return tuple_of(c->s, incl, c->k);
 }
 
-Val spec_scan_with(Spec *s, TirValue *x, int axis, const Func *f, int reverse, SrcLoc at)
+Val spec_scan_with(Spec *s, TirValue *const *x, int k, int axis, const Func *f, int reverse, SrcLoc at)
 {
-    Combine c = {s, f, OP_ADD, x->type.elem, at};
-    if (!check_x(s, x, "associative_scan", at))
+    Combine c = combine_new(s, x, k, f, at);
+    if (!check_xs(s, x, k, "associative_scan", at))
         return val_error();
     return scan_along(&c, x, axis, reverse);
 }
@@ -221,8 +302,9 @@ int spec_axis_in_thread(const Spec *s, const TirValue *x, int axis)
 
 Val spec_scan_op(Spec *s, TirValue *x, int axis, OpKind op, int reverse, SrcLoc at)
 {
-    Combine c = {s, NULL, op, x->type.elem, at};
-    return scan_along(&c, x, axis, reverse);
+    Combine c = combine_new(s, &x, 1, NULL, at);
+    c.op = op;
+    return scan_along(&c, &x, axis, reverse);
 }
 
 /* flip of x [M, n]: viewed as [M, f1, .., fk] (factors of at most SPEC_IN_THREAD_AXIS), n - 1 - p

@@ -508,6 +508,10 @@ Val spec_expr(Spec *s, const Expr *e) {
     case EX_INDEX: return spec_index(s, e);
     case EX_CAST: return spec_cast_expr(s, e);
     case EX_LIST: return spec_list(s, e);
+    case EX_TUPLE:
+        diag_error(s->diags, e->loc, "a tuple (a, b, ...) is only allowed as the first argument of "
+                   "reduce() and associative_scan()");
+        return val_error();
     case EX_STRING:
         diag_error(s->diags, e->loc, "a string literal is only an argument such as sem= or scope= of an atomic, a message or print()'s prefix");
         return val_error();

@@ -114,6 +114,11 @@ static void dump_expr(const Expr *e, FILE *out) {
         dump_args(e, out);
         fputc(']', out);
         break;
+    case EX_TUPLE:
+        fputs("(tuple", out);
+        dump_args(e, out);
+        fputc(')', out);
+        break;
     }
 }
 

@@ -24,6 +24,7 @@ typedef enum {
     EX_CAST,   /* a as type */
     EX_LIST,   /* [args...] */
     EX_STRING, /* name: the text between the quotes (only sem=/scope= of atomics take one) */
+    EX_TUPLE,  /* (args...): only the operand of reduce and associative_scan takes one */
 } ExprKind;
 
 typedef enum {

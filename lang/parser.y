@@ -46,6 +46,7 @@ static Expr *ex_new(Lexer *lx, ExprKind k, SrcLoc loc);
 static Expr *ex_binary(Lexer *lx, OpKind op, Expr *a, Expr *b, SrcLoc loc);
 static Expr *ex_unary(Lexer *lx, OpKind op, Expr *a, SrcLoc loc);
 static Expr *ex_list(Lexer *lx, ExprKind k, PtrVec *items, SrcLoc loc);
+static void tuple_first(PtrVec *v);
 static Expr *ex_call(Lexer *lx, const char *name, ArgList *args, SrcLoc loc);
 static Stmt *st_new(Lexer *lx, StmtKind k, SrcLoc loc);
 static Stmt *st_let(Lexer *lx, PtrVec *names, Expr *value, SrcLoc loc);
@@ -335,6 +336,9 @@ primary: INT            { MK($$, ex_new(lx, EX_INT, @1)); $$->ival = $1; }
        | IDENT          { MK($$, ex_new(lx, EX_NAME, @1)); $$->name = $1; }
        | STRING         { MK($$, ex_new(lx, EX_STRING, @1)); $$->name = $1; }
        | "(" expr ")"   { $$ = $2; }
+       | "(" expr "," expr_list_opt ")"
+            { PUSH(lx->arena, $4, $2); tuple_first($4);
+              MK($$, ex_list(lx, EX_TUPLE, $4, @$)); }
        | "[" expr_list_opt "]"  { MK($$, ex_list(lx, EX_LIST, $2, @$)); }
        ;
 
@@ -390,6 +394,13 @@ static Expr *ex_unary(Lexer *lx, OpKind op, Expr *a, SrcLoc loc) {
         e->a = a;
     }
     return e;
+}
+
+/* A tuple's first member was pushed last: move it to the front. */
+static void tuple_first(PtrVec *v) {
+    void *first = v->items[v->len - 1];
+    memmove(v->items + 1, v->items, sizeof(void *) * (size_t)(v->len - 1));
+    v->items[0] = first;
 }
 
 static Expr *ex_list(Lexer *lx, ExprKind k, PtrVec *items, SrcLoc loc) {

@@ -260,9 +260,29 @@ static void check_function_arg(Sema *S, const Expr *arg) {
         record_call(S, pos, arg);
 }
 
+/* Argument i of call e is the operand of the built-in reduce or associative_scan (first, or
+ * x=): the one place that takes a tuple of tiles. */
+static int takes_tuple(Sema *S, const Expr *e, int i) {
+    if ((strcmp(e->name, "reduce") && strcmp(e->name, "associative_scan")) || func_position(S->m, e->name) >= 0)
+        return 0;
+    const char *kw = e->arg_names ? e->arg_names[i] : NULL;
+    return kw ? !strcmp(kw, "x") : i == 0;
+}
+
+static void check_tuple_arg(Sema *S, const Expr *e, int i) {
+    const Expr *t = e->args[i];
+    if (!takes_tuple(S, e, i)) {
+        ERR(S, t->loc, "%s() takes a single value here, not a tuple (a tuple of tiles is only the "
+            "first argument of reduce() and associative_scan())", e->name);
+        return;
+    }
+    for (int j = 0; j < t->nargs; j++) check_expr(S, t->args[j]);
+}
+
 static void check_call(Sema *S, const Expr *e) {
     for (int i = 0; i < e->nargs; i++)
         if (names_function(e, i) && func_position(S->m, e->name) < 0) check_function_arg(S, e->args[i]);
+        else if (e->args[i]->kind == EX_TUPLE) check_tuple_arg(S, e, i);
         else check_expr(S, e->args[i]);
     const Builtin *b = builtin_find(e->name);
     int pos = func_position(S->m, e->name);
@@ -302,6 +322,10 @@ static void check_expr_kind(Sema *S, const Expr *e) {
     switch (e->kind) {
     case EX_NAME: check_name(S, e); return;
     case EX_CALL: check_call(S, e); return;
+    case EX_TUPLE:
+        ERR(S, e->loc, "a tuple (a, b, ...) is only allowed as the first argument of reduce() and "
+            "associative_scan()");
+        return;
     case EX_CAST: /* a type, or a name bound to one (@types' T, a helper's type argument) */
         if (e->type->ptr_depth || !lookup(S, e->type->name)) check_type(S, e->type);
         break;
@@ -332,9 +356,19 @@ static int keyword_set(const Expr *e, const char *kw) {
 }
 
 /* The number of values a builtin call returns (split gives two halves; max and min, with
- * return_indices, the values and their indices). */
+ * return_indices, the values and their indices; reduce and associative_scan one per member of
+ * a tuple operand), or -1 where a helper's results decide it. */
 static int builtin_results(const Expr *e) {
     if (!strcmp(e->name, "split")) return 2;
+    if (!strcmp(e->name, "reduce") || !strcmp(e->name, "associative_scan")) { /* one per member */
+        for (int i = 0; i < e->nargs; i++) {
+            const char *kw = e->arg_names ? e->arg_names[i] : NULL;
+            if (kw ? strcmp(kw, "x") : i > 0) continue;
+            if (e->args[i]->kind == EX_TUPLE) return e->args[i]->nargs;
+            if (e->args[i]->kind == EX_CALL && !builtin_find(e->args[i]->name)) return -1; /* a helper's */
+        }
+        return 1;
+    }
     if (!strcmp(e->name, "max") || !strcmp(e->name, "min")) return 1 + keyword_set(e, "return_indices");
     return 1;
 }
@@ -355,7 +389,7 @@ static void check_let(Sema *S, const Stmt *s) {
     if (n > 1 || several) {
         if (v->kind != EX_CALL)
             ERR(S, v->loc, "'let' with %d names needs a helper call on the right", n);
-        else if (!f && builtin_find(v->name) && builtin_results(v) != n)
+        else if (!f && builtin_find(v->name) && builtin_results(v) >= 0 && builtin_results(v) != n)
             ERR(S, v->loc, "'%s' returns %d value%s, but %d name%s bound", v->name,
                 builtin_results(v), plural(builtin_results(v)), n, n == 1 ? " is" : "s are");
         else if (f && !f->is_kernel && helper_results(f) != n)

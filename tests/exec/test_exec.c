@@ -722,6 +722,7 @@ static const Group GROUPS[] = {
     {"ports_norm", t_ports_norm}, {"ports_loss", t_ports_loss},
     {"ports_matmul", t_ports_matmul}, {"ports_misc", t_ports_misc},
     {"barrier", t_barrier},   {"porting", t_porting},
+    {"tuple_reduce", t_tuple_reduce},
 };
 
 static int usage(void)

@@ -128,5 +128,6 @@ void t_ports_matmul(void);
 void t_ports_misc(void);
 void t_barrier(void);
 void t_porting(void);
+void t_tuple_reduce(void);
 
 #endif

@@ -1,0 +1,121 @@
+/* test_tuple_reduce.c: the tuple_reduce group of the execution tests (tests/exec/
+ * tuple_reduce.tile): reduce and associative_scan over tuples of tiles against C references:
+ * Welford mean and variance of f16 and f32 rows (a two-pass float64 reference), argmax with
+ * the last index among ties, a (min, argmin, count) triple of mixed types over every element
+ * and with keep_dims, at odd sizes (masked) and 1 to 4 warps. */
+#include <math.h>
+#include "test_exec.h"
+
+#define TUP "tests/exec/tuple_reduce.tile"
+
+static void welford(Ty t, int rows, int cols, int warps)
+{
+    int f16 = t == T_F16;
+    begin("Welford mean and variance of %s rows, [%d, %d], num_warps=%d", TY[t].name, rows, cols, warps);
+    Buf *x = input("x", t, (size_t)rows * cols, 1, 3);
+    Buf *mean = output("mean", T_F32, rows, TOL_F32), *var = output("var", T_F32, rows, 1e-4);
+    for (int r = 0; r < rows; r++) {
+        const double *v = x->v + (size_t)r * cols;
+        double s = 0, q = 0;
+        for (int c = 0; c < cols; c++)
+            s += v[c];
+        s /= cols;
+        for (int c = 0; c < cols; c++)
+            q += (v[c] - s) * (v[c] - s);
+        mean->v[r] = s, var->v[r] = q / cols;
+    }
+    run(TUP, f16 ? "welford_f16" : "welford_f32",
+        ARGS(P(x), P(mean), P(var), I(rows), I(cols)), CONSTS({"num_warps", warps}));
+}
+
+static void argmax_ties(int rows, int cols, int warps)
+{
+    begin("argmax with the last index among ties, i32 [%d, %d] of [16, 32], num_warps=%d", rows,
+          cols, warps);
+    Buf *x = input("x", T_I32, (size_t)rows * cols, -2, 2);
+    Buf *vmax = output("max along axis 0", T_I32, cols, EXACT);
+    Buf *imax = output("last row of it", T_I32, cols, EXACT);
+    Buf *rmax = output("max along axis 1 (keep_dims)", T_I32, rows, EXACT);
+    Buf *rimax = output("last column of it", T_I32, rows, EXACT);
+    for (int c = 0; c < cols; c++) {
+        vmax->v[c] = -1e9;
+        for (int r = 0; r < rows; r++)
+            if (x->v[r * cols + c] >= vmax->v[c])
+                vmax->v[c] = x->v[r * cols + c], imax->v[c] = r;
+    }
+    for (int r = 0; r < rows; r++) {
+        rmax->v[r] = -1e9;
+        for (int c = 0; c < cols; c++)
+            if (x->v[r * cols + c] >= rmax->v[r])
+                rmax->v[r] = x->v[r * cols + c], rimax->v[r] = c;
+    }
+    run(TUP, "argmax_ties", ARGS(P(x), P(vmax), P(imax), P(rmax), P(rimax), I(rows), I(cols)),
+        CONSTS({"num_warps", warps}));
+}
+
+/* The minimum of v[0..n) at stride `step`, its first position, how many times it occurs. */
+static void min_count(const double *v, int n, int step, double *mv, double *mi, double *mn,
+                      const int *pos)
+{
+    *mv = INFINITY, *mn = 0;
+    for (int i = 0; i < n; i++) {
+        double e = v[i * step];
+        if (e < *mv)
+            *mv = e, *mi = pos[i], *mn = 1;
+        else if (e == *mv)
+            *mn += 1;
+    }
+}
+
+static void min_triple(int d1, int d2, int warps)
+{
+    enum { D1 = 4, D2 = 8 };
+    begin("(min, argmin, count) of f32 [2, %d, %d] of [2, %d, %d], num_warps=%d", d1, d2, D1, D2, warps);
+    int n = 2 * d1 * d2, pos[2 * D1 * D2];
+    Buf *x = input("x", T_F32, (size_t)n, -2, 2);
+    for (int i = 0; i < n; i++) /* few distinct values: ties */
+        x->v[i] = floor(x->v[i]);
+    Buf *vmin = output("min", T_F32, 1, EXACT), *imin = output("argmin", T_I32, 1, EXACT);
+    Buf *nmin = output("count", T_I64, 1, EXACT);
+    Buf *kv = output("min along axis 2", T_F32, (size_t)2 * d1, EXACT);
+    Buf *ki = output("argmin along axis 2", T_I32, (size_t)2 * d1, EXACT);
+    Buf *kn = output("count along axis 2", T_I64, (size_t)2 * d1, EXACT);
+    for (int i = 0; i < n; i++)
+        pos[i] = i;
+    min_count(x->v, n, 1, vmin->v, imin->v, nmin->v, pos);
+    for (int i = 0; i < d2; i++)
+        pos[i] = i;
+    for (int r = 0; r < 2 * d1; r++)
+        min_count(x->v + r * d2, d2, 1, &kv->v[r], &ki->v[r], &kn->v[r], pos);
+    run(TUP, "min_triple", ARGS(P(x), P(vmin), P(imin), P(nmin), P(kv), P(ki), P(kn), I(d1), I(d2)),
+        CONSTS({"num_warps", warps}));
+}
+
+static void one_member(int n)
+{
+    begin("reduce and associative_scan of one-member tuples, i32 [%d] of [64]", n);
+    Buf *x = input("x", T_I32, (size_t)n, -100, 100);
+    Buf *s = output("reduce((x,), add)", T_I32, 1, EXACT), *cs = output("scan((x,), add)", T_I32, (size_t)n, EXACT);
+    double acc = 0;
+    for (int i = 0; i < n; i++)
+        acc += x->v[i], cs->v[i] = acc;
+    s->v[0] = acc;
+    run(TUP, "one_member", ARGS(P(x), P(s), P(cs), I(n)), NO_CONSTS);
+}
+
+void t_tuple_reduce(void)
+{
+    welford(T_F32, 4, 128, 4);
+    welford(T_F32, 7, 101, 1);
+    welford(T_F32, 5, 3, 2);
+    welford(T_F16, 3, 255, 4);
+    welford(T_F16, 2, 1, 1);
+    argmax_ties(16, 32, 4);
+    argmax_ties(11, 29, 1);
+    argmax_ties(1, 1, 2);
+    min_triple(4, 8, 4);
+    min_triple(3, 5, 1);
+    min_triple(1, 1, 2);
+    one_member(64);
+    one_member(37);
+}
