@@ -2,7 +2,8 @@
  * tuple_reduce.tile): reduce and associative_scan over tuples of tiles against C references:
  * Welford mean and variance of f16 and f32 rows (a two-pass float64 reference), argmax with
  * the last index among ties, a (min, argmin, count) triple of mixed types over every element
- * and with keep_dims, at odd sizes (masked) and 1 to 4 warps. */
+ * and with keep_dims, linear recurrences forward and reversed and segmented sums as scans of
+ * pairs, at odd sizes (masked) and 1 to 4 warps. */
 #include <math.h>
 #include "test_exec.h"
 
@@ -103,6 +104,49 @@ static void one_member(int n)
     run(TUP, "one_member", ARGS(P(x), P(s), P(cs), I(n)), NO_CONSTS);
 }
 
+static void recurrence(int rows, int t, int warps)
+{
+    begin("h[t] = a[t] h[t-1] + b[t] as a scan of (a, b), forward and reversed, f32 [%d, %d] of "
+          "[2, 256], num_warps=%d", rows, t, warps);
+    size_t n = (size_t)rows * t;
+    Buf *a = input("a", T_F32, n, -0.95, 0.95), *b = input("b", T_F32, n, -1, 1);
+    Buf *h = output("h", T_F32, n, TOL_F32), *hr = output("h reversed", T_F32, n, TOL_F32);
+    for (int r = 0; r < rows; r++) {
+        const double *av = a->v + (size_t)r * t, *bv = b->v + (size_t)r * t;
+        double acc = 0;
+        for (int i = 0; i < t; i++)
+            acc = av[i] * acc + bv[i], h->v[(size_t)r * t + i] = acc;
+        acc = 0;
+        for (int i = t - 1; i >= 0; i--)
+            acc = av[i] * acc + bv[i], hr->v[(size_t)r * t + i] = acc;
+    }
+    run(TUP, "recurrence", ARGS(P(a), P(b), P(h), P(hr), I(rows), I(t)), CONSTS({"num_warps", warps}));
+}
+
+/* The segmented running sums of v[0..n) at stride `step`: a nonzero flag starts anew. */
+static void segmented(const double *f, const double *v, double *o, int n, int step)
+{
+    double acc = 0;
+    for (int i = 0; i < n; i++)
+        acc = (f[i * step] != 0 ? 0 : acc) + v[i * step], o[i * step] = acc;
+}
+
+static void segments(int n, int warps)
+{
+    begin("segmented sums as a scan of (bool, i32) along the middle axis of [2, 8, 4] and along "
+          "[%d] of [512], num_warps=%d", n, warps);
+    Buf *f = input("f", T_I32, 64, 0, 1), *v = input("v", T_I32, 64, -50, 50);
+    Buf *f1 = input("f1", T_I32, (size_t)n, 0, 1), *v1 = input("v1", T_I32, (size_t)n, -50, 50);
+    for (int i = 0; i < n; i++) /* segments of about 8 */
+        f1->v[i] = rnd_int(0, 7) == 0;
+    Buf *o = output("o", T_I32, 64, EXACT), *o1 = output("o1", T_I32, (size_t)n, EXACT);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 4; k++)
+            segmented(f->v + i * 32 + k, v->v + i * 32 + k, o->v + i * 32 + k, 8, 4);
+    segmented(f1->v, v1->v, o1->v, n, 1);
+    run(TUP, "segments", ARGS(P(f), P(v), P(o), P(f1), P(v1), P(o1), I(n)), CONSTS({"num_warps", warps}));
+}
+
 void t_tuple_reduce(void)
 {
     welford(T_F32, 4, 128, 4);
@@ -118,4 +162,10 @@ void t_tuple_reduce(void)
     min_triple(1, 1, 2);
     one_member(64);
     one_member(37);
+    recurrence(2, 256, 4);
+    recurrence(5, 201, 1);
+    recurrence(3, 1, 2);
+    segments(512, 4);
+    segments(333, 1);
+    segments(1, 2);
 }
