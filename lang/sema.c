@@ -260,13 +260,12 @@ static void check_function_arg(Sema *S, const Expr *arg) {
         record_call(S, pos, arg);
 }
 
-/* Argument i of call e is the operand of the built-in reduce or associative_scan (first, or
- * x=): the one place that takes a tuple of tiles. */
+/* Argument i of call e is the operand of the built-in reduce or associative_scan (the first,
+ * positional): the one place that takes a tuple of tiles. */
 static int takes_tuple(Sema *S, const Expr *e, int i) {
     if ((strcmp(e->name, "reduce") && strcmp(e->name, "associative_scan")) || func_position(S->m, e->name) >= 0)
         return 0;
-    const char *kw = e->arg_names ? e->arg_names[i] : NULL;
-    return kw ? !strcmp(kw, "x") : i == 0;
+    return i == 0 && !(e->arg_names && e->arg_names[0]);
 }
 
 static void check_tuple_arg(Sema *S, const Expr *e, int i) {
@@ -360,14 +359,9 @@ static int keyword_set(const Expr *e, const char *kw) {
  * a tuple operand), or -1 where a helper's results decide it. */
 static int builtin_results(const Expr *e) {
     if (!strcmp(e->name, "split")) return 2;
-    if (!strcmp(e->name, "reduce") || !strcmp(e->name, "associative_scan")) { /* one per member */
-        for (int i = 0; i < e->nargs; i++) {
-            const char *kw = e->arg_names ? e->arg_names[i] : NULL;
-            if (kw ? strcmp(kw, "x") : i > 0) continue;
-            if (e->args[i]->kind == EX_TUPLE) return e->args[i]->nargs;
-            if (e->args[i]->kind == EX_CALL && !builtin_find(e->args[i]->name)) return -1; /* a helper's */
-        }
-        return 1;
+    if ((!strcmp(e->name, "reduce") || !strcmp(e->name, "associative_scan")) && e->nargs > 0) {
+        if (e->args[0]->kind == EX_TUPLE) return e->args[0]->nargs; /* one per member */
+        if (e->args[0]->kind == EX_CALL) return -1; /* as many as that call's results */
     }
     if (!strcmp(e->name, "max") || !strcmp(e->name, "min")) return 1 + keyword_set(e, "return_indices");
     return 1;
