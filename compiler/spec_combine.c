@@ -9,7 +9,8 @@
  * 2n in all); a reverse scan mirrors it (suffixes from even positions, each odd element
  * combined with the suffix after it). The function must be associative; it need not be
  * commutative: operands keep their index order. Tiles are spread over the threads as usual, so
- * the shape ops move data between threads where they must (layout conversions). */
+ * the shape ops move data between threads where they must (layout conversions). A tuple of k
+ * tiles goes through the same steps member by member, the helper taking and giving k values. */
 #include <string.h>
 #include "spec.h"
 
@@ -192,7 +193,7 @@ static Val tuple_of(Spec *s, TirValue *const *r, int k)
     return t;
 }
 
-/* Row i of the reduction [M, 1] in its final shape: x's other dims (keep: the reduced ones as
+/* The reduction r [M, 1] in its final shape: x's other dims (keep: the reduced ones as
  * 1), or a scalar. */
 static TirValue *reduced_shape(Spec *s, TirValue *r, const TirType *like, int axis, int keep, SrcLoc at)
 {
