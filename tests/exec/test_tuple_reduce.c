@@ -2,7 +2,7 @@
  * tuple_reduce.tile): reduce and associative_scan over tuples of tiles against C references:
  * Welford mean and variance of f16 and f32 rows (a two-pass float64 reference), argmax with
  * the last index among ties, a (min, argmin, count) triple of mixed types over every element
- * and with keep_dims, linear recurrences forward and reversed and segmented sums as scans of
+ * and with keep_dims (a whole tile too), a helper's results as the tuple, linear recurrences forward and reversed and segmented sums as scans of
  * pairs, at odd sizes (masked) and 1 to 4 warps. */
 #include <math.h>
 #include "test_exec.h"
@@ -104,6 +104,27 @@ static void one_member(int n)
     run(TUP, "one_member", ARGS(P(x), P(s), P(cs), I(n)), NO_CONSTS);
 }
 
+static void whole_keep(int rows, int cols, int warps)
+{
+    begin("argmax over every element with keep_dims, sums of a helper's (x, x * x), i32 [%d, %d] "
+          "of [8, 16], num_warps=%d", rows, cols, warps);
+    Buf *x = input("x", T_I32, (size_t)rows * cols, -3, 3);
+    Buf *vmax = output("max", T_I32, 1, EXACT), *imax = output("last flat index of it", T_I32, 1, EXACT);
+    Buf *s1 = output("sum", T_I32, rows, EXACT), *s2 = output("sum of squares", T_I32, rows, EXACT);
+    vmax->v[0] = -1e9;
+    for (int r = 0; r < rows; r++) {
+        s1->v[r] = s2->v[r] = 0;
+        for (int c = 0; c < cols; c++) {
+            double e = x->v[r * cols + c];
+            if (e >= vmax->v[0])
+                vmax->v[0] = e, imax->v[0] = r * cols + c;
+            s1->v[r] += e, s2->v[r] += e * e;
+        }
+    }
+    run(TUP, "whole_keep", ARGS(P(x), P(vmax), P(imax), P(s1), P(s2), I(rows), I(cols)),
+        CONSTS({"num_warps", warps}));
+}
+
 static void recurrence(int rows, int t, int warps)
 {
     begin("h[t] = a[t] h[t-1] + b[t] as a scan of (a, b), forward and reversed, f32 [%d, %d] of "
@@ -162,6 +183,8 @@ void t_tuple_reduce(void)
     min_triple(1, 1, 2);
     one_member(64);
     one_member(37);
+    whole_keep(8, 16, 4);
+    whole_keep(5, 13, 1);
     recurrence(2, 256, 4);
     recurrence(5, 201, 1);
     recurrence(3, 1, 2);
