@@ -1,9 +1,9 @@
 /* test_tuple_reduce.c: the tuple_reduce group of the execution tests (tests/exec/
  * tuple_reduce.tile): reduce and associative_scan over tuples of tiles against C references:
  * Welford mean and variance of f16 and f32 rows (a two-pass float64 reference), argmax with
- * the last index among ties, a (min, argmin, count) triple of mixed types over every element
- * and with keep_dims (a whole tile too), a helper's results as the tuple, linear recurrences forward and reversed and segmented sums as scans of
- * pairs, at odd sizes (masked) and 1 to 4 warps. */
+ * the last index among ties (over a whole tile with keep_dims too), a (min, argmin, count)
+ * triple of mixed types, a helper's results as the tuple, linear recurrences forward and
+ * reversed and segmented sums as scans of pairs, at odd sizes (masked) and 1 to 4 warps. */
 #include <math.h>
 #include "test_exec.h"
 
