@@ -124,6 +124,8 @@ static int lower_for(Lower *L, TirOp *op)
     LLVMBuildBr(L->b, head);
     LLVMPositionBuilderAtEnd(L->b, exit);
     slots_bind(L, op->results, n, slots);
+    if (lw_epoch_wanted(L, op))
+        lw_new_epoch(L);
     return rc;
 }
 

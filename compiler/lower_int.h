@@ -135,6 +135,11 @@ int lower_block(Lower *L, TirBlock *b);
 /* lower_control.c */
 int lower_control(Lower *L, TirOp *op);
 
+/* lower_epoch.c: after the kernel's last top-level loop with dots (NVIDIA), the epilogue's
+ * values are computed from a thread index read afresh */
+int lw_epoch_wanted(const Lower *L, const TirOp *loop);
+void lw_new_epoch(Lower *L);
+
 /* lower_elementwise.c */
 int lower_elementwise(Lower *L, TirOp *op);
 LLVMValueRef lw_cast(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to);

@@ -1,0 +1,73 @@
+/* lower_epoch.c: the epilogue's per-thread index values computed afresh (NVIDIA).
+ *
+ * The lowering computes a layout's per-thread index parts once, in the kernel's first block
+ * (lower.c's thread parts), and LLVM and ptxas share every such value between the code
+ * before a loop and the code after it. Across the last loop with dots, whose accumulators
+ * keep most registers busy, the epilogue's values (the output rows' addresses and masks)
+ * are dead weight: at sm_80 with head_dim 128 ptxas kept them from the kernel's start and
+ * spilled them to local memory. After that loop the thread index is read again plus a zero
+ * that neither LLVM nor ptxas can see through (a volatile load of a shared word every thread
+ * set to 0 at the start), and the thread parts start over: the epilogue's values are
+ * computed there, from nothing live across the loop. */
+#include "lower_int.h"
+
+static int has_dot(const TirBlock *b)
+{
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == TIR_DOT)
+            return 1;
+        for (int r = 0; r < op->nregions; r++)
+            if (has_dot(op->regions[r]))
+                return 1;
+    }
+    return 0;
+}
+
+static int op_has_dot(const TirOp *op)
+{
+    if (op->code == TIR_DOT)
+        return 1;
+    for (int r = 0; r < op->nregions; r++)
+        if (has_dot(op->regions[r]))
+            return 1;
+    return 0;
+}
+
+int lw_epoch_wanted(const Lower *L, const TirOp *loop)
+{
+    const Target *t = L->t;
+    if (t->kind != TARGET_NVPTX || L->loop || L->region || !op_has_dot(loop))
+        return 0;
+    /* the shared word must fit, with the dynamic buffer after it at its 1024-byte alignment */
+    if (t->smem_limit && L->smem_bytes + 1024 > t->smem_limit)
+        return 0;
+    for (const TirOp *op = loop->next; op; op = op->next) /* the last loop with dots */
+        if (op_has_dot(op))
+            return 0;
+    return 1;
+}
+
+/* The shared word, set to 0 by every thread in the kernel's first block. */
+static LLVMValueRef zero_word(Lower *L)
+{
+    LLVMTypeRef i32 = lw_i32(L);
+    LLVMValueRef g = LLVMAddGlobalInAddressSpace(L->mod, i32, "tile_epoch_zero",
+                                                 (unsigned)L->t->shared_as);
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetInitializer(g, LLVMGetUndef(i32));
+    LLVMSetAlignment(g, 4);
+    LLVMBuildStore(L->prologue, lw_i32c(L, 0), g); /* still the kernel's first block */
+    return g;
+}
+
+void lw_new_epoch(Lower *L)
+{
+    LLVMValueRef z = LLVMBuildLoad2(L->b, lw_i32(L), zero_word(L), "epoch.zero");
+    LLVMSetVolatile(z, 1);
+    L->tid = LLVMBuildAdd(L->b, L->t->thread_id(&L->tc), z, "tid");
+    LLVMBasicBlockRef next = lw_block(L, "epoch");
+    LLVMValueRef br = LLVMBuildBr(L->b, next);
+    LLVMPositionBuilderBefore(L->prologue, br);
+    L->thread_parts = NULL;
+    LLVMPositionBuilderAtEnd(L->b, next);
+}
