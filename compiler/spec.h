@@ -18,6 +18,7 @@ typedef enum {
     V_TUPLE,  /* several results of a helper */
     V_NONE,   /* None in an index */
     V_SLICE,  /* : in an index */
+    V_BLOCKPTR, /* make_block_ptr(): items as spec_blockptr.c lays them out, i its rank */
 } ValKind;
 
 typedef struct Val {
@@ -42,11 +43,19 @@ typedef struct Scope {
     struct Scope *parent;
 } Scope;
 
+/* A value a loop or branch carries: a variable's, or part `part` (spec_bp_part) of the block
+ * pointer it holds (-1: the whole value). */
+typedef struct Slot {
+    Binding *b;
+    int part;
+} Slot;
+
 typedef struct LoopCtx {
     Scope *scope;          /* holds the carried variables (bound to block args) */
-    const char **carried;
-    int ncarried;
+    Slot *slots;           /* the carried values, bound in that scope */
+    int nslots;
     TirType *types;
+    Val *entry;            /* per slot: the variable's value where the body starts */
 } LoopCtx;
 
 typedef struct Spec {
@@ -146,9 +155,39 @@ Val spec_flip_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
  * first kk (0: all) along `axis`, as a bitonic network of shape ops across threads. */
 Val spec_sort_rows(Spec *s, TirValue *x, int axis, int desc, int want_idx, int kk, SrcLoc at);
 
-/* spec_builtins.c */
+/* spec_builtins.c: a builtin call's arguments, bound to its named slots (V_VOID: not given) */
+typedef struct Args {
+    const Expr *call;
+    Val v[6];
+    const Expr *e[6];
+    int n; /* number of filled slots */
+} Args;
 int spec_is_builtin(const char *name);
 Val spec_builtin(Spec *s, const Expr *call);
+
+/* spec_blockptr.c: block pointers (Triton's make_block_ptr), lowered here to scalars: a base
+ * pointer and, per dim, a shape, a stride, an offset (i32 or i64) and a block size. A load or
+ * store of one is a load or store of a pointer tile with a mask, so later passes see nothing
+ * new. */
+Val spec_make_block_ptr(Spec *s, Args *a);
+Val spec_advance(Spec *s, Args *a);
+/* load(bp, boundary_check=, padding_option=) and store(bp, value, boundary_check=): slots
+ * ptr, mask, other, boundary_check, padding_option (load) or ptr, value, mask,
+ * boundary_check (store). */
+Val spec_load_block(Spec *s, Args *a);
+Val spec_store_block(Spec *s, Args *a);
+int spec_bp_rank(const Val *bp);
+TirType spec_bp_type(const Val *bp); /* its block: element type and block shape */
+/* The components of a block pointer that may change (its base, shapes, strides and
+ * offsets), as spec_bp_part numbers them: 1 + 3 * rank of them. */
+int spec_bp_nparts(const Val *bp);
+Val spec_bp_part(const Val *bp, int i);
+/* bp with part i replaced (a new value: block pointers are never changed in place). */
+Val spec_bp_with_part(Spec *s, const Val *bp, int i, Val part);
+/* Whether part i is an offset (what advance() changes: a loop carries those). */
+int spec_bp_is_offset(const Val *bp, int i);
+/* Whether two block pointers have the same element type and block shape. */
+int spec_bp_same_block(const Val *a, const Val *b);
 
 /* specialize.c: helper calls */
 Val spec_call_helper(Spec *s, const Func *f, const Expr *call);

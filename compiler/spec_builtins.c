@@ -6,13 +6,6 @@
 #include <string.h>
 #include "spec.h"
 
-typedef struct Args {
-    const Expr *call;
-    Val v[6];
-    const Expr *e[6];
-    int n; /* number of filled slots */
-} Args;
-
 typedef Val (*BuiltinFn)(Spec *s, Args *a);
 
 /* Slots that take a string literal (atomics' memory order and scope). */
@@ -21,7 +14,7 @@ static int is_function_slot(const char *slot) { return strcmp(slot, "combine_fn"
 
 static int is_string_slot(const char *slot) {
     return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0 || strcmp(slot, "msg") == 0 ||
-           strcmp(slot, "prefix") == 0;
+           strcmp(slot, "prefix") == 0 || strcmp(slot, "padding_option") == 0;
 }
 
 /* The members of a tuple (a, b, ...) of values: a V_TUPLE, or an error after a diagnostic. */
@@ -245,9 +238,22 @@ static TirValue *mask_operand(Spec *s, Args *a, int slot, int rank, const int *s
     return spec_materialize(s, m, ET_BOOL, rank, shape, a->e[slot]->loc);
 }
 
+/* boundary_check= and padding_option= (slots from `first`) belong to block pointers. */
+static int no_block_args(Spec *s, Args *a, int first, int last) {
+    for (int i = first; i <= last; i++)
+        if (a->e[i] && val_is_value(&a->v[0])) {
+            diag_error(s->diags, a->e[i]->loc, "%s() takes %s with a block pointer (make_block_ptr); "
+                       "a pointer tile takes mask= instead", a->call->name,
+                       i == 3 ? "boundary_check=" : "padding_option=");
+            return 0;
+        }
+    return 1;
+}
+
 static Val b_load(Spec *s, Args *a) {
+    if (a->v[0].kind == V_BLOCKPTR) return spec_load_block(s, a);
     int rank, shape[TIR_MAX_RANK];
-    if (!pointer_shape(s, a, &rank, shape)) return val_error();
+    if (!pointer_shape(s, a, &rank, shape) || !no_block_args(s, a, 3, 4)) return val_error();
     TirValue *ops[3] = {a->v[0].v};
     int nops = 1;
     ElemKind et = a->v[0].v->type.pointee;
@@ -267,8 +273,10 @@ static Val b_load(Spec *s, Args *a) {
 }
 
 static Val b_store(Spec *s, Args *a) {
+    if (a->v[0].kind == V_BLOCKPTR) return spec_store_block(s, a);
     int rank, shape[TIR_MAX_RANK];
-    if (!pointer_shape(s, a, &rank, shape) || !need_value(s, a, 1)) return val_error();
+    if (!pointer_shape(s, a, &rank, shape) || !no_block_args(s, a, 3, 3) || !need_value(s, a, 1))
+        return val_error();
     ElemKind et = a->v[0].v->type.pointee;
     Val both[2] = {a->v[0], a->v[1]};
     int r, sh[TIR_MAX_RANK];
@@ -1401,8 +1409,10 @@ static const struct {
     {"arange", b_arange, 2, {"start", "end"}},
     {"zeros", b_zeros, 1, {"shape", "dtype"}},
     {"full", b_full, 2, {"shape", "value", "dtype"}},
-    {"load", b_load, 1, {"ptr", "mask", "other"}},
-    {"store", b_store, 2, {"ptr", "value", "mask"}},
+    {"load", b_load, 1, {"ptr", "mask", "other", "boundary_check", "padding_option"}},
+    {"store", b_store, 2, {"ptr", "value", "mask", "boundary_check"}},
+    {"make_block_ptr", spec_make_block_ptr, 5, {"base", "shape", "strides", "offsets", "block_shape", "order"}},
+    {"advance", spec_advance, 2, {"base", "offsets"}},
     {"exp", b_unary_math, 1, {"x"}},   {"exp2", b_unary_math, 1, {"x"}},
     {"log", b_unary_math, 1, {"x"}},   {"log2", b_unary_math, 1, {"x"}},
     {"sqrt", b_unary_math, 1, {"x"}},  {"rsqrt", b_unary_math, 1, {"x"}},

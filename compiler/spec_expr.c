@@ -34,6 +34,10 @@ ElemKind val_elem(const Val *v) { return v->kind == V_TILE ? v->v->type.elem : v
 char *val_type_str(Spec *s, const Val *v) {
     if (v->kind == V_TILE) return tir_type_str(s->arena, &v->v->type);
     if (v->kind == V_CONST) return arena_printf(s->arena, "%s%s", et_name(v->ct), v->weak ? " literal" : "");
+    if (v->kind == V_BLOCKPTR) {
+        TirType t = spec_bp_type(v);
+        return arena_printf(s->arena, "a block pointer to %s", tir_type_str(s->arena, &t));
+    }
     static const char *const names[] = {"error", "nothing", "", "", "a type", "a list",
                                         "several values", "None", "':'"};
     return arena_strdup(s->arena, names[v->kind]);
@@ -314,6 +318,12 @@ static int check_operand_kinds(Spec *s, OpKind op, ElemKind et, SrcLoc loc) {
 
 Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
     if (a.kind == V_ERROR || b.kind == V_ERROR) return val_error();
+    if (a.kind == V_BLOCKPTR || b.kind == V_BLOCKPTR) {
+        diag_error(s->diags, loc, "operator '%s' is not defined on %s: it is no tile of pointers "
+                   "(move it with advance(bp, [d0, ...]), read its block with load(bp))", op_spelling[op],
+                   val_type_str(s, a.kind == V_BLOCKPTR ? &a : &b));
+        return val_error();
+    }
     if (!val_is_value(&a) || !val_is_value(&b)) {
         diag_error(s->diags, loc, "operator '%s' needs values, got %s and %s", op_spelling[op],
                    val_type_str(s, &a), val_type_str(s, &b));

@@ -71,7 +71,7 @@ static int same_val(const Val *a, const Val *b) {
     if (a->kind != b->kind) return 0;
     if (a->kind == V_TILE) return a->v == b->v;
     if (a->kind == V_CONST) return a->ct == b->ct && a->i == b->i && a->f == b->f;
-    return a->kind == V_LIST || a->kind == V_TYPE ? a->items == b->items && a->ct == b->ct : 1;
+    return a->kind == V_LIST || a->kind == V_TYPE || a->kind == V_BLOCKPTR ? a->items == b->items && a->ct == b->ct : 1;
 }
 
 static int carried_type(Spec *s, const char *name, Val v, TirType *t, SrcLoc loc) {
@@ -105,11 +105,68 @@ static TirValue *flow_value(Spec *s, const char *name, Val v, const TirType *t, 
     return v.v;
 }
 
-static void emit_terminator(Spec *s, TirOpcode code, Binding **bs, const TirType *types, int n, SrcLoc loc) {
+/* ---- slots: carried values, block pointers carried part by part ---- */
+static Val slot_get(const Slot *sl) { return sl->part < 0 ? sl->b->val : spec_bp_part(&sl->b->val, sl->part); }
+
+static void slot_set(Spec *s, const Slot *sl, Val v) {
+    sl->b->val = sl->part < 0 ? v : spec_bp_with_part(s, &sl->b->val, sl->part, v);
+}
+
+/* The slots of bindings bs[0..n): one per variable, and a block pointer's offsets (a loop
+ * changes only those: loop_check_block_ptrs). */
+static int loop_slots(Spec *s, Binding **bs, int n, Slot **out) {
+    int count = 0;
+    for (int i = 0; i < n; i++)
+        count += bs[i]->val.kind == V_BLOCKPTR ? spec_bp_rank(&bs[i]->val) : 1;
+    Slot *sl = *out = arena_alloc(s->arena, sizeof(Slot) * (size_t)(count + 1));
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const Val *v = &bs[i]->val;
+        if (v->kind != V_BLOCKPTR) {
+            sl[k++] = (Slot){bs[i], -1};
+            continue;
+        }
+        for (int p = 0; p < spec_bp_nparts(v); p++)
+            if (spec_bp_is_offset(v, p)) sl[k++] = (Slot){bs[i], p};
+    }
+    return count;
+}
+
+static void emit_terminator(Spec *s, TirOpcode code, const Slot *sl, const TirType *types, int n, SrcLoc loc) {
     TirValue **vals = arena_alloc(s->arena, sizeof(TirValue *) * (size_t)(n + 1));
     for (int i = 0; i < n; i++)
-        if (!(vals[i] = flow_value(s, bs[i]->name, bs[i]->val, &types[i], loc))) return;
+        if (!(vals[i] = flow_value(s, sl[i].b->name, slot_get(&sl[i]), &types[i], loc))) return;
     tir_op_append(s->k, s->block, code, loc, vals, n, NULL, 0);
+}
+
+/* A loop carries a block pointer's offsets only: where the body ends (or breaks or continues)
+ * the variable must still be a block pointer of the same block, base, shapes and strides. */
+static int loop_check_block_ptrs(Spec *s, const LoopCtx *c, SrcLoc loc) {
+    for (int i = 0; i < c->nslots; i++) {
+        const Slot *sl = &c->slots[i];
+        if (sl->part < 0 || (i > 0 && c->slots[i - 1].b == sl->b)) continue;
+        const Val *now = &sl->b->val, *was = &c->entry[i];
+        if (now->kind == V_ERROR) return 0;
+        if (now->kind != V_BLOCKPTR || !spec_bp_same_block(now, was)) {
+            diag_error(s->diags, loc, "variable '%s' changes from %s to %s inside this loop", sl->b->name,
+                       val_type_str(s, was), val_type_str(s, now));
+            return 0;
+        }
+        for (int p = 0; p < spec_bp_nparts(now); p++) {
+            Val x = spec_bp_part(now, p), y = spec_bp_part(was, p);
+            if (spec_bp_is_offset(now, p) || same_val(&x, &y)) continue;
+            diag_error(s->diags, loc, "block pointer '%s' gets another base, shape or strides inside this "
+                       "loop: a loop carries only its offsets (move it with advance(); make the block "
+                       "pointer inside the loop with let instead)", sl->b->name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void loop_terminator(Spec *s, TirOpcode code, SrcLoc loc) {
+    if (loop_check_block_ptrs(s, s->loop, loc))
+        emit_terminator(s, code, s->loop->slots, s->loop->types, s->loop->nslots, loc);
 }
 
 /* ---- if ---- */
@@ -144,6 +201,47 @@ static int merge_type(Spec *s, const char *name, const Val *a, const Val *b, Tir
     return 1;
 }
 
+/* The if-results of a variable that holds a block pointer after each path (a and b) : each
+ * part that differs, or that differs from the value before the if (saved). */
+static int merge_block_ptr(Spec *s, Binding *bd, const Val *a, const Val *b, const Val *saved, Slot *rs,
+                           TirType *types, int *nres, SrcLoc loc) {
+    if (!spec_bp_same_block(a, b)) {
+        diag_error(s->diags, loc, "variable '%s' holds %s on one path and %s on the other", bd->name,
+                   val_type_str(s, a), val_type_str(s, b));
+        return 0;
+    }
+    int same_block = saved->kind == V_BLOCKPTR && spec_bp_same_block(a, saved);
+    for (int p = 0; p < spec_bp_nparts(a); p++) {
+        Val x = spec_bp_part(a, p), y = spec_bp_part(b, p), z = same_block ? spec_bp_part(saved, p) : val_error();
+        if (same_val(&x, &y) && same_block && same_val(&x, &z)) continue;
+        if (!merge_type(s, bd->name, &x, &y, &types[*nres], loc)) return 0;
+        rs[(*nres)++] = (Slot){bd, p};
+    }
+    return 1;
+}
+
+/* The slots whose values differ between the paths that fall through: the if's results.
+ * after[i]: bs[i]'s value once the results are set into it. */
+static int if_results(Spec *s, Binding **bs, int n, const Branch *br, const Val *saved, Slot *rs,
+                      TirType *types, Val *after, SrcLoc loc) {
+    int nres = 0;
+    for (int i = 0; i < n; i++) {
+        after[i] = saved[i];
+        const Val *a = br[0].terminated ? &br[1].vals[i] : &br[0].vals[i];
+        const Val *b = br[1].terminated ? a : &br[1].vals[i];
+        if (br[0].terminated && br[1].terminated) continue;
+        if (a->kind == V_BLOCKPTR && b->kind == V_BLOCKPTR) {
+            if (!merge_block_ptr(s, bs[i], a, b, &saved[i], rs, types, &nres, loc)) return -1;
+            after[i] = *a;
+            continue;
+        }
+        if (same_val(a, b) && same_val(a, &saved[i])) continue;
+        if (!merge_type(s, bs[i]->name, a, b, &types[nres], loc)) return -1;
+        rs[nres++] = (Slot){bs[i], -1};
+    }
+    return nres;
+}
+
 static void spec_if_runtime(Spec *s, const Stmt *st, TirValue *cond) {
     Binding **bs;
     int n = assigned_bindings(s, st->body, st->else_body, &bs);
@@ -152,26 +250,20 @@ static void spec_if_runtime(Spec *s, const Stmt *st, TirValue *cond) {
     Branch br[2];
     build_branch(s, st->body, bs, saved, n, &br[0]);
     build_branch(s, st->else_body, bs, saved, n, &br[1]);
-    /* results: variables whose value differs between the paths that fall through */
-    Binding **rb = arena_alloc(s->arena, sizeof(Binding *) * (size_t)(n + 1));
-    TirType *types = arena_alloc(s->arena, sizeof(TirType) * (size_t)(n + 1));
-    int nres = 0;
-    for (int i = 0; i < n; i++) {
-        const Val *a = br[0].terminated ? &br[1].vals[i] : &br[0].vals[i];
-        const Val *b = br[1].terminated ? a : &br[1].vals[i];
-        if (same_val(a, b) && same_val(a, &saved[i])) continue;
-        if (br[0].terminated && br[1].terminated) continue;
-        if (!merge_type(s, bs[i]->name, a, b, &types[nres], st->loc)) return;
-        rb[nres++] = bs[i];
-    }
+    size_t most = (size_t)n * (1 + 3 * TIR_MAX_RANK) + 1; /* a block pointer has that many parts */
+    Slot *rs = arena_alloc(s->arena, sizeof(Slot) * most);
+    TirType *types = arena_alloc(s->arena, sizeof(TirType) * most);
+    Val *after = arena_alloc(s->arena, sizeof(Val) * (size_t)(n + 1));
+    int nres = if_results(s, bs, n, br, saved, rs, types, after, st->loc);
+    if (nres < 0) return;
     TirBlock *outer = s->block;
     for (int r = 0; r < 2; r++) {
         if (br[r].terminated) continue;
         s->block = br[r].block;
-        for (int i = 0, j = 0; i < n; i++) /* each branch yields its own values */
-            if (j < nres && bs[i] == rb[j]) rb[j++]->val = br[r].vals[i];
-        emit_terminator(s, TIR_YIELD, rb, types, nres, st->loc);
+        for (int i = 0; i < n; i++) bs[i]->val = br[r].vals[i]; /* each branch yields its own values */
+        emit_terminator(s, TIR_YIELD, rs, types, nres, st->loc);
     }
+    for (int i = 0; i < n; i++) bs[i]->val = after[i];
     s->block = outer;
     TirOp *op = tir_op_append(s->k, s->block, TIR_IF, st->loc, &cond, 1, types, nres);
     tir_op_add_regions(s->k, op, 2);
@@ -179,7 +271,7 @@ static void spec_if_runtime(Spec *s, const Stmt *st, TirValue *cond) {
         op->regions[r] = br[r].block;
         br[r].block->parent = op;
     }
-    for (int j = 0; j < nres; j++) rb[j]->val = val_tile(op->results[j]);
+    for (int j = 0; j < nres; j++) slot_set(s, &rs[j], val_tile(op->results[j]));
     s->terminated = br[0].terminated && br[1].terminated;
 }
 
@@ -204,34 +296,52 @@ static void spec_if(Spec *s, const Stmt *st) {
 }
 
 /* ---- loops ---- */
-static int loop_inits(Spec *s, Binding **bs, int n, TirValue **inits, TirType *types, SrcLoc loc) {
-    for (int i = 0; i < n; i++) {
-        if (!carried_type(s, bs[i]->name, bs[i]->val, &types[i], loc)) return 0;
-        if (bs[i]->val.kind == V_CONST && bs[i]->val.weak && et_is_int(types[i].elem)) types[i].elem = ET_I32;
-        if (!(inits[i] = flow_value(s, bs[i]->name, bs[i]->val, &types[i], loc))) return 0;
+enum { LOOP_MAX_CARRIED = 64 };
+
+/* The loop's slots (at most LOOP_MAX_CARRIED, else reported) and their types and first values. */
+static int loop_inits(Spec *s, Binding **bs, int n, Slot **sl, TirValue **inits, TirType *types, SrcLoc loc) {
+    int count = loop_slots(s, bs, n, sl);
+    if (count > LOOP_MAX_CARRIED) {
+        diag_error(s->diags, loc, "too many variables carried by this loop (%d, at most %d)", count,
+                   LOOP_MAX_CARRIED);
+        return -1;
     }
-    return 1;
+    for (int i = 0; i < count; i++) {
+        const Slot *x = &(*sl)[i];
+        Val v = slot_get(x);
+        if (!carried_type(s, x->b->name, v, &types[i], loc)) return -1;
+        if (v.kind == V_CONST && v.weak && et_is_int(types[i].elem)) types[i].elem = ET_I32;
+        if (!(inits[i] = flow_value(s, x->b->name, v, &types[i], loc))) return -1;
+    }
+    return count;
 }
 
-/* Binds the carried variables to a region's arguments in a fresh loop scope. */
-static Binding **bind_region_args(Spec *s, Binding **outer, int n, TirBlock *b, int first) {
-    Binding **inner = arena_alloc(s->arena, sizeof(Binding *) * (size_t)(n + 1));
+/* Binds the carried variables to a region's arguments in a fresh loop scope; the slots of
+ * the inner bindings. */
+static Slot *bind_region_args(Spec *s, const Slot *outer, int n, TirBlock *b, int first) {
+    Slot *inner = arena_alloc(s->arena, sizeof(Slot) * (size_t)(n + 1));
     for (int i = 0; i < n; i++) {
-        b->args[first + i]->name = outer[i]->name;
-        spec_bind(s, outer[i]->name, val_tile(b->args[first + i]));
-        inner[i] = s->scope->vars;
+        inner[i].part = outer[i].part;
+        if (i > 0 && outer[i - 1].b == outer[i].b) inner[i].b = inner[i - 1].b; /* another part */
+        else {
+            spec_bind(s, outer[i].b->name, outer[i].b->val);
+            inner[i].b = s->scope->vars;
+        }
+        b->args[first + i]->name = outer[i].b->name;
+        slot_set(s, &inner[i], val_tile(b->args[first + i]));
     }
     return inner;
 }
 
-static void loop_body(Spec *s, const Stmt *body, TirBlock *blk, Binding **inner, TirType *types, int n, SrcLoc loc) {
-    LoopCtx ctx = {s->scope, NULL, n, types}, *saved = s->loop;
-    ctx.carried = (const char **)inner; /* bindings, see spec_jump */
+static void loop_body(Spec *s, const Stmt *body, TirBlock *blk, Slot *inner, TirType *types, int n, SrcLoc loc) {
+    LoopCtx ctx = {s->scope, inner, n, types, NULL}, *saved = s->loop;
+    ctx.entry = arena_alloc(s->arena, sizeof(Val) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) ctx.entry[i] = inner[i].b->val;
     s->loop = &ctx;
     s->block = blk;
     s->terminated = 0;
     spec_stmts_scoped(s, body);
-    if (!s->terminated) emit_terminator(s, TIR_YIELD, inner, types, n, loc);
+    if (!s->terminated) loop_terminator(s, TIR_YIELD, loc);
     s->loop = saved;
     s->terminated = 0;
 }
@@ -272,17 +382,15 @@ static int for_bounds(Spec *s, const Stmt *st, TirValue **bounds) {
 }
 
 static void spec_for(Spec *s, const Stmt *st) {
-    TirValue *ops[64 + 3];
+    TirValue *ops[LOOP_MAX_CARRIED + 3];
     if (!for_bounds(s, st, ops)) return;
     Binding **bs;
-    int n = assigned_bindings(s, st->body, NULL, &bs);
-    if (n > 64) {
-        diag_error(s->diags, st->loc, "too many variables carried by this loop (%d, at most 64)", n);
-        return;
-    }
-    TirType types[65];
-    if (!loop_inits(s, bs, n, ops + 3, types, st->loc)) return;
-    TirType args[66] = {ops[0]->type};
+    Slot *sl;
+    int nb = assigned_bindings(s, st->body, NULL, &bs);
+    TirType types[LOOP_MAX_CARRIED + 1];
+    int n = loop_inits(s, bs, nb, &sl, ops + 3, types, st->loc);
+    if (n < 0) return;
+    TirType args[LOOP_MAX_CARRIED + 2] = {ops[0]->type};
     memcpy(args + 1, types, sizeof(TirType) * (size_t)n);
     TirBlock *blk = tir_block_new(s->k, n + 1, args);
     TirOp *op = tir_op_append(s->k, s->block, TIR_FOR, st->loc, ops, n + 3, types, n);
@@ -293,11 +401,11 @@ static void spec_for(Spec *s, const Stmt *st) {
     scope_push(s);
     blk->args[0]->name = st->names[0];
     spec_bind(s, st->names[0], val_tile(blk->args[0]));
-    Binding **inner = bind_region_args(s, bs, n, blk, 1);
+    Slot *inner = bind_region_args(s, sl, n, blk, 1);
     loop_body(s, st->body, blk, inner, types, n, st->loc);
     scope_pop(s);
     s->block = outer;
-    for (int i = 0; i < n; i++) bs[i]->val = val_tile(op->results[i]);
+    for (int i = 0; i < n; i++) slot_set(s, &sl[i], val_tile(op->results[i]));
 }
 
 /* for i in static_range(...): the body once per value of i, in order, i a compile-time
@@ -360,14 +468,12 @@ static void spec_static_for(Spec *s, const Stmt *st) {
 
 static void spec_while(Spec *s, const Stmt *st) {
     Binding **bs;
-    int n = assigned_bindings(s, st->body, NULL, &bs);
-    if (n > 64) {
-        diag_error(s->diags, st->loc, "too many variables carried by this loop (%d, at most 64)", n);
-        return;
-    }
-    TirValue *inits[65];
-    TirType types[65];
-    if (!loop_inits(s, bs, n, inits, types, st->loc)) return;
+    Slot *sl;
+    int nb = assigned_bindings(s, st->body, NULL, &bs);
+    TirValue *inits[LOOP_MAX_CARRIED + 1];
+    TirType types[LOOP_MAX_CARRIED + 1];
+    int n = loop_inits(s, bs, nb, &sl, inits, types, st->loc);
+    if (n < 0) return;
     TirBlock *before = tir_block_new(s->k, n, types), *body = tir_block_new(s->k, n, types);
     TirOp *op = tir_op_append(s->k, s->block, TIR_WHILE, st->loc, inits, n, types, n);
     tir_op_add_regions(s->k, op, 2);
@@ -376,21 +482,21 @@ static void spec_while(Spec *s, const Stmt *st) {
     before->parent = body->parent = op;
     TirBlock *outer = s->block;
     scope_push(s);
-    bind_region_args(s, bs, n, before, 0);
+    bind_region_args(s, sl, n, before, 0);
     s->block = before;
     TirValue *cond = scalar_condition(s, st->cond, spec_expr(s, st->cond));
     if (cond) {
-        TirValue *cops[66] = {cond};
+        TirValue *cops[LOOP_MAX_CARRIED + 2] = {cond};
         if (n) memcpy(cops + 1, before->args, sizeof(TirValue *) * (size_t)n);
         tir_op_append(s->k, before, TIR_CONDITION, st->cond->loc, cops, n + 1, NULL, 0);
     }
     scope_pop(s);
     scope_push(s);
-    Binding **inner = bind_region_args(s, bs, n, body, 0);
+    Slot *inner = bind_region_args(s, sl, n, body, 0);
     loop_body(s, st->body, body, inner, types, n, st->loc);
     scope_pop(s);
     s->block = outer;
-    for (int i = 0; i < n; i++) bs[i]->val = val_tile(op->results[i]);
+    for (int i = 0; i < n; i++) slot_set(s, &sl[i], val_tile(op->results[i]));
 }
 
 static void spec_jump(Spec *s, const Stmt *st) {
@@ -398,8 +504,7 @@ static void spec_jump(Spec *s, const Stmt *st) {
         diag_error(s->diags, st->loc, "'%s' outside a loop", st->kind == ST_BREAK ? "break" : "continue");
         return;
     }
-    emit_terminator(s, st->kind == ST_BREAK ? TIR_BREAK : TIR_CONTINUE, (Binding **)s->loop->carried,
-                    s->loop->types, s->loop->ncarried, st->loc);
+    loop_terminator(s, st->kind == ST_BREAK ? TIR_BREAK : TIR_CONTINUE, st->loc);
     s->terminated = 1;
 }
 

@@ -37,13 +37,16 @@ typedef struct {
     const char *name;
     int min, max;
     int kwfrom;           /* first argument that may also be given by keyword */
-    const char *kw[3];    /* their names, in positional order */
+    const char *kw[6];    /* their names, in positional order */
 } Builtin;
 
 static const Builtin builtins[] = {
     {"program_id", 1, 1, 0, {"axis"}}, {"num_programs", 1, 1, 0, {"axis"}}, {"arange", 2, 2, 2, {0}},
     {"zeros", 1, 2, 2, {0}}, {"full", 2, 3, 3, {0}},
-    {"load", 1, 3, 1, {"mask", "other"}}, {"store", 2, 3, 2, {"mask"}},
+    {"load", 1, 5, 1, {"mask", "other", "boundary_check", "padding_option"}},
+    {"store", 2, 4, 2, {"mask", "boundary_check"}},
+    {"make_block_ptr", 5, 6, 0, {"base", "shape", "strides", "offsets", "block_shape", "order"}},
+    {"advance", 2, 2, 0, {"base", "offsets"}},
     {"exp", 1, 1, 1, {0}}, {"exp2", 1, 1, 1, {0}}, {"log", 1, 1, 1, {0}},
     {"log2", 1, 1, 1, {0}}, {"sqrt", 1, 1, 1, {0}}, {"rsqrt", 1, 1, 1, {0}},
     {"abs", 1, 1, 1, {0}}, {"sin", 1, 1, 1, {0}}, {"cos", 1, 1, 1, {0}},
