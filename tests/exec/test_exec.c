@@ -722,7 +722,7 @@ static const Group GROUPS[] = {
     {"ports_norm", t_ports_norm}, {"ports_loss", t_ports_loss},
     {"ports_matmul", t_ports_matmul}, {"ports_misc", t_ports_misc},
     {"barrier", t_barrier},   {"porting", t_porting},
-    {"tuple_reduce", t_tuple_reduce},
+    {"tuple_reduce", t_tuple_reduce}, {"block_ptr", t_block_ptr},
 };
 
 static int usage(void)

@@ -129,5 +129,6 @@ void t_ports_misc(void);
 void t_barrier(void);
 void t_porting(void);
 void t_tuple_reduce(void);
+void t_block_ptr(void);
 
 #endif
