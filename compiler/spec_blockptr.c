@@ -110,6 +110,18 @@ static Val offset_value(Spec *s, Val v, SrcLoc loc) {
     return val_tile(spec_cast(s, v.v, et_bits(et) == 64 || et == ET_U32 ? ET_I64 : ET_I32, loc));
 }
 
+/* "(1, 0)": list argument i as written, for messages. */
+static const char *list_text(Spec *s, Args *a, int i) {
+    const Val *it;
+    int n = list_items(a, i, &it);
+    char *t = arena_strdup(s->arena, "(");
+    for (int d = 0; d < n; d++)
+        t = arena_printf(s->arena, "%s%s%s", t, d ? ", " : "",
+                         it[d].kind == V_CONST && et_is_int(it[d].ct) ? arena_printf(s->arena, "%lld", (long long)it[d].i)
+                                                                     : val_type_str(s, &it[d]));
+    return arena_printf(s->arena, "%s)", t);
+}
+
 static int check_order(Spec *s, Args *a, int rank) {
     if (!a->e[5]) return 1;
     const Val *it;
@@ -120,8 +132,7 @@ static int check_order(Spec *s, Args *a, int rank) {
     }
     if (!ok)
         diag_error(s->diags, a->e[5]->loc, "make_block_ptr(): order must list each dim from 0 to %d once "
-                   "(compile-time integers, the fastest-varying dim first), got %s", rank - 1,
-                   n == rank ? "another list" : arena_printf(s->arena, "%d entr%s", n, n == 1 ? "y" : "ies"));
+                   "(compile-time integers, the fastest-varying dim first), got %s", rank - 1, list_text(s, a, 5));
     return ok;
 }
 

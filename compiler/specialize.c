@@ -112,13 +112,25 @@ static void slot_set(Spec *s, const Slot *sl, Val v) {
     sl->b->val = sl->part < 0 ? v : spec_bp_with_part(s, &sl->b->val, sl->part, v);
 }
 
-/* The slots of bindings bs[0..n): one per variable, and a block pointer's offsets (a loop
- * changes only those: loop_check_block_ptrs). */
-static int loop_slots(Spec *s, Binding **bs, int n, Slot **out) {
-    int count = 0;
-    for (int i = 0; i < n; i++)
-        count += bs[i]->val.kind == V_BLOCKPTR ? spec_bp_rank(&bs[i]->val) : 1;
-    Slot *sl = *out = arena_alloc(s->arena, sizeof(Slot) * (size_t)(count + 1));
+/* Whether every assignment to `name` in st is `name = advance(name, ...)`: then a loop around
+ * st changes only the offsets of the block pointer it holds. */
+static int advances_only(const Stmt *st, const char *name) {
+    if (!st) return 1;
+    if (st->kind == ST_ASSIGN && strcmp(st->names[0], name) == 0) {
+        const Expr *v = st->value;
+        return st->op < 0 && v->kind == EX_CALL && strcmp(v->name, "advance") == 0 && v->nargs > 0 &&
+               v->args[0]->kind == EX_NAME && strcmp(v->args[0]->name, name) == 0;
+    }
+    for (int i = 0; i < st->nstmts; i++)
+        if (!advances_only(st->stmts[i], name)) return 0;
+    return advances_only(st->body, name) && advances_only(st->else_body, name);
+}
+
+/* The slots of bindings bs[0..n) that loop body `body` assigns: one per variable, and a block
+ * pointer's parts: its offsets alone where the body only advances it (loop_check_block_ptrs
+ * holds it to that), else every part. */
+static int loop_slots(Spec *s, const Stmt *body, Binding **bs, int n, Slot **out) {
+    Slot *sl = *out = arena_alloc(s->arena, sizeof(Slot) * ((size_t)n * (1 + 3 * TIR_MAX_RANK) + 1));
     int k = 0;
     for (int i = 0; i < n; i++) {
         const Val *v = &bs[i]->val;
@@ -126,10 +138,11 @@ static int loop_slots(Spec *s, Binding **bs, int n, Slot **out) {
             sl[k++] = (Slot){bs[i], -1};
             continue;
         }
+        int all = !advances_only(body, bs[i]->name);
         for (int p = 0; p < spec_bp_nparts(v); p++)
-            if (spec_bp_is_offset(v, p)) sl[k++] = (Slot){bs[i], p};
+            if (all || spec_bp_is_offset(v, p)) sl[k++] = (Slot){bs[i], p};
     }
-    return count;
+    return k;
 }
 
 static void emit_terminator(Spec *s, TirOpcode code, const Slot *sl, const TirType *types, int n, SrcLoc loc) {
@@ -139,8 +152,15 @@ static void emit_terminator(Spec *s, TirOpcode code, const Slot *sl, const TirTy
     tir_op_append(s->k, s->block, code, loc, vals, n, NULL, 0);
 }
 
-/* A loop carries a block pointer's offsets only: where the body ends (or breaks or continues)
- * the variable must still be a block pointer of the same block, base, shapes and strides. */
+/* Whether the slots sl[0..n) include part p of binding b. */
+static int slot_carried(const Slot *sl, int n, const Binding *b, int p) {
+    for (int i = 0; i < n; i++)
+        if (sl[i].b == b && sl[i].part == p) return 1;
+    return 0;
+}
+
+/* Where a loop body ends (or breaks or continues), each block pointer it carries must still be
+ * one of the same block, and the parts the loop does not carry (loop_slots) unchanged. */
 static int loop_check_block_ptrs(Spec *s, const LoopCtx *c, SrcLoc loc) {
     for (int i = 0; i < c->nslots; i++) {
         const Slot *sl = &c->slots[i];
@@ -154,10 +174,9 @@ static int loop_check_block_ptrs(Spec *s, const LoopCtx *c, SrcLoc loc) {
         }
         for (int p = 0; p < spec_bp_nparts(now); p++) {
             Val x = spec_bp_part(now, p), y = spec_bp_part(was, p);
-            if (spec_bp_is_offset(now, p) || same_val(&x, &y)) continue;
-            diag_error(s->diags, loc, "block pointer '%s' gets another base, shape or strides inside this "
-                       "loop: a loop carries only its offsets (move it with advance(); make the block "
-                       "pointer inside the loop with let instead)", sl->b->name);
+            if (slot_carried(c->slots, c->nslots, sl->b, p) || same_val(&x, &y)) continue;
+            diag_error(s->diags, loc, "block pointer '%s' changes inside this loop other than by '%s = "
+                       "advance(%s, ...)'", sl->b->name, sl->b->name, sl->b->name);
             return 0;
         }
     }
@@ -236,6 +255,11 @@ static int if_results(Spec *s, Binding **bs, int n, const Branch *br, const Val 
             continue;
         }
         if (same_val(a, b) && same_val(a, &saved[i])) continue;
+        if (a->kind == V_BLOCKPTR || b->kind == V_BLOCKPTR) {
+            diag_error(s->diags, loc, "variable '%s' holds %s on one path and %s on the other", bs[i]->name,
+                       val_type_str(s, a), val_type_str(s, b));
+            return -1;
+        }
         if (!merge_type(s, bs[i]->name, a, b, &types[nres], loc)) return -1;
         rs[nres++] = (Slot){bs[i], -1};
     }
@@ -299,8 +323,9 @@ static void spec_if(Spec *s, const Stmt *st) {
 enum { LOOP_MAX_CARRIED = 64 };
 
 /* The loop's slots (at most LOOP_MAX_CARRIED, else reported) and their types and first values. */
-static int loop_inits(Spec *s, Binding **bs, int n, Slot **sl, TirValue **inits, TirType *types, SrcLoc loc) {
-    int count = loop_slots(s, bs, n, sl);
+static int loop_inits(Spec *s, const Stmt *body, Binding **bs, int n, Slot **sl, TirValue **inits,
+                      TirType *types, SrcLoc loc) {
+    int count = loop_slots(s, body, bs, n, sl);
     if (count > LOOP_MAX_CARRIED) {
         diag_error(s->diags, loc, "too many variables carried by this loop (%d, at most %d)", count,
                    LOOP_MAX_CARRIED);
@@ -388,7 +413,7 @@ static void spec_for(Spec *s, const Stmt *st) {
     Slot *sl;
     int nb = assigned_bindings(s, st->body, NULL, &bs);
     TirType types[LOOP_MAX_CARRIED + 1];
-    int n = loop_inits(s, bs, nb, &sl, ops + 3, types, st->loc);
+    int n = loop_inits(s, st->body, bs, nb, &sl, ops + 3, types, st->loc);
     if (n < 0) return;
     TirType args[LOOP_MAX_CARRIED + 2] = {ops[0]->type};
     memcpy(args + 1, types, sizeof(TirType) * (size_t)n);
@@ -472,7 +497,7 @@ static void spec_while(Spec *s, const Stmt *st) {
     int nb = assigned_bindings(s, st->body, NULL, &bs);
     TirValue *inits[LOOP_MAX_CARRIED + 1];
     TirType types[LOOP_MAX_CARRIED + 1];
-    int n = loop_inits(s, bs, nb, &sl, inits, types, st->loc);
+    int n = loop_inits(s, st->body, bs, nb, &sl, inits, types, st->loc);
     if (n < 0) return;
     TirBlock *before = tir_block_new(s->k, n, types), *body = tir_block_new(s->k, n, types);
     TirOp *op = tir_op_append(s->k, s->block, TIR_WHILE, st->loc, inits, n, types, n);

@@ -3,7 +3,7 @@
  * row-major or a transposed view, 1 to 8 warps, 1 to 4 stages), a 3-D load and store with
  * strides of any order, blocks advanced by negative offsets partly before the start and past
  * the end (padding zero and nan), a block with only its columns checked, and a block pointer
- * carried through while loops, branches and a helper. */
+ * carried through while loops, branches and a helper, or made again inside a loop. */
 #include <math.h>
 #include "test_exec.h"
 
@@ -94,6 +94,18 @@ static void strided_sum(int n)
     run(BP, "strided_sum", ARGS(P(x), P(o), I(n)), NO_CONSTS);
 }
 
+static void pick(int n, int stop)
+{
+    begin("block pointers: made again in a loop's branch, a break, n=%d stop=%d", n, stop);
+    Buf *x = input("x", T_F32, n, -1, 1), *y = input("y", T_F32, n, -1, 1);
+    Buf *o = inout("out", T_F32, n, EXACT);
+    for (int i = 0; i < n; i++) {
+        int blk = i / 16;
+        o->v[i] = blk >= stop ? 0 : blk % 2 ? y->v[i] : x->v[i];
+    }
+    run(BP, "pick", ARGS(P(x), P(y), P(o), I(n), I(stop)), NO_CONSTS);
+}
+
 void t_block_ptr(void)
 {
     static const MmShape shapes[] = {
@@ -120,4 +132,7 @@ void t_block_ptr(void)
     strided_sum(100);
     strided_sum(16);
     strided_sum(1);
+    pick(100, 100);
+    pick(100, 3);
+    pick(5, 0);
 }
