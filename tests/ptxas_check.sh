@@ -16,7 +16,8 @@ tuned=0
 [ $# -gt 0 ] || tuned=1
 [ $# -gt 0 ] || set -- examples/*.tile tests/exec/mma.tile tests/exec/intdiv.tile tests/exec/fcast.tile \
     tests/exec/atomics.tile tests/exec/fp8.tile tests/exec/shapes.tile tests/exec/debug.tile \
-    tests/exec/barrier.tile tests/exec/porting.tile tests/exec/tuple_reduce.tile
+    tests/exec/barrier.tile tests/exec/porting.tile tests/exec/tuple_reduce.tile \
+    tests/exec/block_ptr.tile
 ptxas=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null || true)
 if [ -z "$ptxas" ]; then
     echo "skipped: ptxas not found (install the CUDA toolkit or put ptxas on PATH)"

@@ -226,6 +226,29 @@ has "ld.global.v4" out "a stride assumed to be 1 gives 16-byte loads"
 expect 0 "atomics: acq_rel on NVIDIA" -- "$tilec" emit --emit=ptx --kernel=last_program tests/exec/atomics.tile
 has "fence.acq_rel.gpu" out "an acq_rel atomic is fenced (LLVM 22 emits atomicrmw relaxed)"
 
+# block pointers (make_block_ptr, advance along K) give the PTX the index form gives: as many
+# asynchronous copies of the same widths, ldmatrix and mma.sync (sm_80) or wgmma (sm_90a)
+bp_counts() { # FILE: "cp.async(width) ldmatrix mma.sync wgmma" counts
+    printf '%s %s %s %s %s\n' "$(grep -c 'cp.async.c[ag].*, 16' "$1")" "$(grep -c 'cp.async.c[ag].*, 8,' "$1")" \
+        "$(grep -c 'ldmatrix' "$1")" "$(grep -c 'mma.sync' "$1")" "$(grep -c 'wgmma.mma_async' "$1")"
+}
+for target in sm_80 sm_90a; do
+    for form in "mm_strided tests/exec/mma.tile" "mm_bp tests/exec/block_ptr.tile"; do
+        set -- $form
+        expect 0 "block pointers: $1 on $target" -- "$tilec" emit --emit=ptx --target=$target --assume-aligned \
+            --assume-one=stride_ak --assume-one=stride_bn -D BM=64 -D BN=64 -D BK=32 -D num_stages=3 \
+            --kernel=$1 $2
+        cp "$tmp/out" "$tmp/$1.ptx"
+    done
+    n=$((n + 1))
+    idx=$(bp_counts "$tmp/mm_strided.ptx") bp=$(bp_counts "$tmp/mm_bp.ptx")
+    if [ "$idx" != "$bp" ] || [ "$(grep -c 'cp.async.c' "$tmp/mm_bp.ptx")" -eq 0 ]; then
+        echo "FAIL: block pointers on $target: copies, ldmatrix, mma, wgmma $bp; the index form's $idx"
+        fail=$((fail + 1))
+    fi
+done
+has "wgmma.mma_async" out "block pointers on sm_90a: wgmma"
+
 # bash completion (scripts/completion/tilec.bash): commands, option values, kernels of FILE:
 if command -v bash >/dev/null 2>&1; then
     cat >"$tmp/comp.sh" <<'SH'
