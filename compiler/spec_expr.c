@@ -523,7 +523,7 @@ Val spec_expr(Spec *s, const Expr *e) {
                    "reduce() and associative_scan()");
         return val_error();
     case EX_STRING:
-        diag_error(s->diags, e->loc, "a string literal is only an argument such as sem= or scope= of an atomic, a message or print()'s prefix");
+        diag_error(s->diags, e->loc, "a string literal is only an argument such as sem= or scope= of an atomic, a message, print()'s prefix or load()'s padding_option=");
         return val_error();
     }
     return val_error();
