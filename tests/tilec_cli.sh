@@ -248,6 +248,11 @@ for target in sm_80 sm_90a; do
     fi
 done
 has "wgmma.mma_async" out "block pointers on sm_90a: wgmma"
+# attention as Triton's tutorial writes it (K a transposed view): K and V in 16-byte copies
+expect 0 "block pointers: attention on sm_90a" -- "$tilec" emit --emit=ptx --target=sm_90a --assume-aligned \
+    --kernel=attn_bp tests/exec/block_ptr.tile
+has "cp.async.c[ag].*, 16" out "block-pointer attention: 16-byte asynchronous copies"
+has "wgmma.mma_async" out "block-pointer attention: wgmma"
 
 # bash completion (scripts/completion/tilec.bash): commands, option values, kernels of FILE:
 if command -v bash >/dev/null 2>&1; then

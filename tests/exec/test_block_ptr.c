@@ -3,8 +3,10 @@
  * row-major or a transposed view, 1 to 8 warps, 1 to 4 stages), a 3-D load and store with
  * strides of any order, blocks advanced by negative offsets partly before the start and past
  * the end (padding zero and nan), a block with only its columns checked, and a block pointer
- * carried through while loops, branches and a helper, or made again inside a loop. */
+ * carried through while loops, branches and a helper, or made again inside a loop; attention
+ * as Triton's tutorial writes it with block pointers. */
 #include <math.h>
+#include <stdlib.h>
 #include "test_exec.h"
 
 #define BP "tests/exec/block_ptr.tile"
@@ -106,6 +108,41 @@ static void pick(int n, int stop)
     run(BP, "pick", ARGS(P(x), P(y), P(o), I(n), I(stop)), NO_CONSTS);
 }
 
+/* softmax(scale q k^T) v per (batch, head) row block, in float64 */
+static void attn_bp(int bh, int seq, double scale, int bm, int bn, int warps, int stages)
+{
+    begin("block pointers: attention (K a transposed view) bh=%d seq=%d D=64 (%dx%d, %d warps, %d stages)",
+          bh, seq, bm, bn, warps, stages);
+    size_t n = (size_t)bh * seq * 64;
+    Buf *q = input("q", T_F16, n, -1, 1), *k = input("k", T_F16, n, -1, 1), *v = input("v", T_F16, n, -1, 1);
+    Buf *o = output("o", T_F32, n, TOL_F16);
+    double *w = malloc(sizeof(double) * (size_t)seq);
+    for (int h = 0; h < bh; h++)
+        for (int i = 0; i < seq; i++) {
+            const double *qi = q->v + ((size_t)h * seq + i) * 64;
+            double mx = -INFINITY, sum = 0;
+            for (int j = 0; j < seq; j++) {
+                const double *kj = k->v + ((size_t)h * seq + j) * 64;
+                double d = 0;
+                for (int c = 0; c < 64; c++)
+                    d += qi[c] * kj[c];
+                w[j] = d * scale;
+                mx = fmax(mx, w[j]);
+            }
+            for (int j = 0; j < seq; j++)
+                sum += w[j] = exp(w[j] - mx);
+            for (int c = 0; c < 64; c++) {
+                double acc = 0;
+                for (int j = 0; j < seq; j++)
+                    acc += w[j] * v->v[((size_t)h * seq + j) * 64 + c];
+                o->v[((size_t)h * seq + i) * 64 + c] = acc / sum;
+            }
+        }
+    free(w);
+    run(BP, "attn_bp", ARGS(P(q), P(k), P(v), P(o), I(bh), I(seq), F(scale)),
+        CONSTS({"BM", bm}, {"BN", bn}, {"num_warps", warps}, {"num_stages", stages}));
+}
+
 void t_block_ptr(void)
 {
     static const MmShape shapes[] = {
@@ -135,4 +172,7 @@ void t_block_ptr(void)
     pick(100, 100);
     pick(100, 3);
     pick(5, 0);
+    attn_bp(2, 77, 0.125, 64, 32, 4, 2);
+    attn_bp(3, 1, 0.3, 16, 16, 1, 1);
+    attn_bp(1, 130, 0.125, 32, 64, 2, 3);
 }
