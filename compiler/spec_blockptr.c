@@ -169,7 +169,7 @@ static int need_block_ptr(Spec *s, Args *a) {
 
 Val spec_advance(Spec *s, Args *a) {
     if (!need_block_ptr(s, a)) return val_error();
-    Val bp = a->v[0], r = spec_bp_with_part(s, &bp, 0, bp.items[0]);
+    Val bp = a->v[0], r = spec_bp_with_part(s, &bp, 0, bp.items[0]); /* a copy, offsets replaced below */
     int rank = spec_bp_rank(&bp);
     const Val *it;
     int n = list_items(a, 1, &it);
