@@ -29,6 +29,13 @@ static Val tuple_arg(Spec *s, const Expr *e) {
     return t;
 }
 
+/* Slots of lists of integers that may be written as tuples (sema's tuple_as_list). */
+static int is_list_slot(const char *fn, const char *slot) {
+    if (strcmp(fn, "make_block_ptr") == 0) return strcmp(slot, "base") != 0;
+    if (strcmp(fn, "advance") == 0) return strcmp(slot, "offsets") == 0;
+    return (strcmp(fn, "load") == 0 || strcmp(fn, "store") == 0) && strcmp(slot, "boundary_check") == 0;
+}
+
 /* Binds positional and keyword arguments to named slots; missing optional slots stay
  * V_VOID. Returns 0 after a diagnostic. */
 static int bind_args(Spec *s, const Expr *call, const char *const *slots, int nslots, int nreq, Args *a) {
@@ -56,6 +63,12 @@ static int bind_args(Spec *s, const Expr *call, const char *const *slots, int ns
         a->e[slot] = call->args[i];
         if (call->args[i]->kind == EX_STRING && is_string_slot(slots[slot])) continue; /* read by name */
         if (call->args[i]->kind == EX_NAME && is_function_slot(slots[slot])) continue; /* a helper */
+        if (call->args[i]->kind == EX_TUPLE && is_list_slot(call->name, slots[slot])) {
+            a->v[slot] = tuple_arg(s, call->args[i]); /* Triton's (M, K) for the list [M, K] */
+            if (a->v[slot].kind == V_ERROR) return 0;
+            a->v[slot].kind = V_LIST;
+            continue;
+        }
         if (call->args[i]->kind == EX_TUPLE && slot == 0 && nslots > 2 && is_function_slot(slots[2])) {
             a->v[slot] = tuple_arg(s, call->args[i]); /* reduce's, associative_scan's operand */
             if (a->v[slot].kind == V_ERROR) return 0;

@@ -271,8 +271,25 @@ static int takes_tuple(Sema *S, const Expr *e, int i) {
     return i == 0 && !(e->arg_names && e->arg_names[0]);
 }
 
+/* Argument i of call e is a list of integers that Triton writes as a tuple: make_block_ptr's
+ * shape, strides, offsets, block_shape and order, advance's offsets, the boundary_check of
+ * load and store. A tuple there is that list. */
+static int tuple_as_list(Sema *S, const Expr *e, int i) {
+    const char *kw = e->arg_names ? e->arg_names[i] : NULL;
+    if (func_position(S->m, e->name) >= 0) return 0;
+    if (!strcmp(e->name, "make_block_ptr")) return kw ? strcmp(kw, "base") != 0 : i >= 1;
+    if (!strcmp(e->name, "advance")) return kw ? !strcmp(kw, "offsets") : i == 1;
+    if (!strcmp(e->name, "load") || !strcmp(e->name, "store"))
+        return kw ? !strcmp(kw, "boundary_check") : i == 3;
+    return 0;
+}
+
 static void check_tuple_arg(Sema *S, const Expr *e, int i) {
     const Expr *t = e->args[i];
+    if (tuple_as_list(S, e, i)) {
+        for (int j = 0; j < t->nargs; j++) check_expr(S, t->args[j]);
+        return;
+    }
     if (!takes_tuple(S, e, i)) {
         ERR(S, t->loc, "%s() takes a single value here, not a tuple (a tuple of tiles is only the "
             "first argument of reduce() and associative_scan())", e->name);
