@@ -6,22 +6,72 @@
 #include "analysis_axis.h"
 #include "lower_int.h"
 
-static LLVMValueRef load_elem(Lower *L, ElemKind k, LLVMValueRef p)
+/* ---- hints (cache_modifier=, eviction_policy=, volatile=) ---- */
+/* On targets that take them as !nontemporal (AMD): an access hinted to stream past the
+ * caches. */
+static int streaming(Lower *L, int hints)
+{
+    return L->t->nontemporal_hints && (tir_mem_cache(hints) == CACHE_CS || tir_mem_evict(hints) == EVICT_FIRST);
+}
+
+static void set_nontemporal(Lower *L, LLVMValueRef access)
+{
+    LLVMValueRef one = LLVMConstInt(LLVMInt32TypeInContext(L->ctx), 1, 0);
+    LLVMMetadataRef md = LLVMValueAsMetadata(one);
+    LLVMMetadataRef node = LLVMMDNodeInContext2(L->ctx, &md, 1);
+    unsigned kind = LLVMGetMDKindIDInContext(L->ctx, "nontemporal", 11);
+    LLVMSetMetadata(access, kind, LLVMMetadataAsValue(L->ctx, node));
+}
+
+/* A load of type t at p, aligned to `align`, with op's hints: volatile as LLVM's volatile on
+ * every target (it wins over the others); a cache operator or an eviction policy through the
+ * target's load_hinted (NVIDIA) or as !nontemporal (AMD), ignored elsewhere. */
+static LLVMValueRef mem_load(Lower *L, const TirOp *op, LLVMTypeRef t, LLVMValueRef p, unsigned align)
+{
+    int hints = (int)op->attr.i, vol = (hints & TIR_MEM_VOLATILE) != 0;
+    if (!vol && (hints & 0xff) && L->t->load_hinted) {
+        L->tc.loc = op->loc;
+        LLVMValueRef x = L->t->load_hinted(&L->tc, t, p, hints);
+        if (x)
+            return x;
+    }
+    LLVMValueRef x = LLVMBuildLoad2(L->b, t, p, "");
+    LLVMSetAlignment(x, align);
+    if (vol || (L->t->nontemporal_hints && tir_mem_cache(hints) == CACHE_CV))
+        LLVMSetVolatile(x, 1);
+    else if (streaming(L, hints))
+        set_nontemporal(L, x);
+    return x;
+}
+
+static void mem_store(Lower *L, const TirOp *op, LLVMValueRef x, LLVMValueRef p, unsigned align)
+{
+    int hints = (int)op->attr.i;
+    if ((hints & 0xff) && L->t->store_hinted) {
+        L->tc.loc = op->loc;
+        if (L->t->store_hinted(&L->tc, x, p, hints))
+            return;
+    }
+    LLVMValueRef st = LLVMBuildStore(L->b, x, p);
+    LLVMSetAlignment(st, align);
+    if (streaming(L, hints))
+        set_nontemporal(L, st);
+}
+
+static LLVMValueRef load_elem(Lower *L, const TirOp *op, ElemKind k, LLVMValueRef p)
 {
     LLVMTypeRef mt = lw_mem_type(L, k);
-    LLVMValueRef x = LLVMBuildLoad2(L->b, mt, p, "");
-    LLVMSetAlignment(x, (unsigned)et_bytes(k));
+    LLVMValueRef x = mem_load(L, op, mt, p, (unsigned)et_bytes(k));
     if (k == ET_BOOL)
         x = LLVMBuildICmp(L->b, LLVMIntNE, x, LLVMConstNull(mt), "");
     return x;
 }
 
-static void store_elem(Lower *L, ElemKind k, LLVMValueRef p, LLVMValueRef x)
+static void store_elem(Lower *L, const TirOp *op, ElemKind k, LLVMValueRef p, LLVMValueRef x)
 {
     if (k == ET_BOOL)
         x = LLVMBuildZExt(L->b, x, lw_mem_type(L, k), "");
-    LLVMValueRef st = LLVMBuildStore(L->b, x, p);
-    LLVMSetAlignment(st, (unsigned)et_bytes(k));
+    mem_store(L, op, x, p, (unsigned)et_bytes(k));
 }
 
 /* Element r of a load's `other` operand (the value where the mask is off; default 0). */
@@ -37,14 +87,14 @@ static LLVMValueRef load_one(Lower *L, TirOp *op, const TirValue *mask, LLVMValu
     ElemKind k = op->results[0]->type.elem;
     LLVMValueRef p = lw_get(L, op->ops[0], r);
     if (!mask)
-        return load_elem(L, k, p);
+        return load_elem(L, op, k, p);
     LLVMValueRef m = lw_get(L, mask, r);
     LLVMValueRef other = other_one(L, op, r);
     LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b);
     LLVMBasicBlockRef ld = lw_block(L, "ld"), join = lw_block(L, "ld.join");
     LLVMBuildCondBr(L->b, m, ld, join);
     LLVMPositionBuilderAtEnd(L->b, ld);
-    LLVMValueRef x = load_elem(L, k, p);
+    LLVMValueRef x = load_elem(L, op, k, p);
     LLVMBuildBr(L->b, join);
     LLVMPositionBuilderAtEnd(L->b, join);
     LLVMValueRef phi = LLVMBuildPhi(L->b, lw_type(L, k), "");
@@ -67,13 +117,13 @@ static void store_one(Lower *L, TirOp *op, LLVMValueRef r, LLVMValueRef own)
     LLVMValueRef p = lw_get(L, op->ops[0], r), x = lw_get(L, op->ops[1], r);
     LLVMValueRef cond = and_owner(L, own, op->nops > 2 ? lw_get(L, op->ops[2], r) : NULL);
     if (!cond) {
-        store_elem(L, k, p, x);
+        store_elem(L, op, k, p, x);
         return;
     }
     LLVMBasicBlockRef st = lw_block(L, "st"), join = lw_block(L, "st.join");
     LLVMBuildCondBr(L->b, cond, st, join);
     LLVMPositionBuilderAtEnd(L->b, st);
-    store_elem(L, k, p, x);
+    store_elem(L, op, k, p, x);
     LLVMBuildBr(L->b, join);
     LLVMPositionBuilderAtEnd(L->b, join);
 }
@@ -157,8 +207,7 @@ static LLVMValueRef load_vec(Lower *L, TirOp *op, ElemKind k, LLVMValueRef p, LL
         LLVMBuildCondBr(L->b, m, ld, join);
         LLVMPositionBuilderAtEnd(L->b, ld);
     }
-    LLVMValueRef x = LLVMBuildLoad2(L->b, vt, p, "");
-    LLVMSetAlignment(x, (unsigned)(n * et_bytes(k)));
+    LLVMValueRef x = mem_load(L, op, vt, p, (unsigned)(n * et_bytes(k)));
     if (!m)
         return x;
     LLVMBuildBr(L->b, join);
@@ -193,8 +242,7 @@ static void store_group(Lower *L, TirOp *op, LLVMValueRef r0, int n, LLVMValueRe
         LLVMBuildCondBr(L->b, cond, st, join);
         LLVMPositionBuilderAtEnd(L->b, st);
     }
-    LLVMValueRef s = LLVMBuildStore(L->b, x, p);
-    LLVMSetAlignment(s, (unsigned)(n * et_bytes(k)));
+    mem_store(L, op, x, p, (unsigned)(n * et_bytes(k)));
     if (join) {
         LLVMBuildBr(L->b, join);
         LLVMPositionBuilderAtEnd(L->b, join);

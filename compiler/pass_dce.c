@@ -26,7 +26,7 @@ static int sweep(TirBlock *b, int *uses)
         prev = op->prev;
         for (int r = 0; r < op->nregions; r++)
             removed += sweep(op->regions[r], uses);
-        if (!pure(op->code) || op->nres == 0)
+        if (!pure(op->code) || op->nres == 0 || tir_op_is_volatile(op))
             continue;
         int used = 0;
         for (int i = 0; i < op->nres; i++)

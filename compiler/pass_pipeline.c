@@ -91,7 +91,7 @@ static int from_iv(const TirValue *v, const TirBlock *body, int loads_ok, int de
     if (v == body->args[0] || !tir_defined_in(v, body))
         return 1;
     if (!v->def || depth > MAX_DEPTH ||
-        !(pure_op(v->def->code) || (loads_ok && v->def->code == TIR_LOAD)))
+        !(pure_op(v->def->code) || (loads_ok && v->def->code == TIR_LOAD && !tir_op_is_volatile(v->def))))
         return 0;
     for (int i = 0; i < v->def->nops; i++)
         if (!from_iv(v->def->ops[i], body, loads_ok, depth + 1))
@@ -179,7 +179,7 @@ static int candidate(PP *p, TirBlock *body, TirOp *store, Cand *c)
         buf->type.buffers != 1 || !const_int(store->ops[1], &idx) || idx != 0)
         return 0;
     TirOp *ld = x->def;
-    if (!ld || ld->code != TIR_LOAD || ld->block != body || uses_of(body, x) != 1 ||
+    if (!ld || ld->code != TIR_LOAD || tir_op_is_volatile(ld) || ld->block != body || uses_of(body, x) != 1 ||
         !only_loaded(body, buf, store))
         return 0;
     TirValue *mask = ld->nops > 1 ? ld->ops[1] : NULL;
@@ -487,7 +487,7 @@ static void rewrite_body(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
 static int movable(const TirOp *op)
 {
     return op->nregions == 0 &&
-           (pure_op(op->code) || op->code == TIR_LOAD || op->code == TIR_LOCAL_ALLOC ||
+           (pure_op(op->code) || (op->code == TIR_LOAD && !tir_op_is_volatile(op)) || op->code == TIR_LOCAL_ALLOC ||
             op->code == TIR_LOCAL_STORE || op->code == TIR_LOCAL_LOAD);
 }
 

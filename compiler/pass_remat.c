@@ -32,7 +32,8 @@ static int cheap_op(TirOpcode c)
 static int reloadable(const TirOp *ld, const TirOp *at)
 {
     const TirValue *v = ld->results[0];
-    if (!et_is_int(v->type.elem) || tir_type_numel(&v->type) > MAX_RELOAD || ld->block != at->block)
+    if (!et_is_int(v->type.elem) || tir_type_numel(&v->type) > MAX_RELOAD || ld->block != at->block ||
+        tir_op_is_volatile(ld))
         return 0;
     for (const TirOp *op = ld->next; op && op != at; op = op->next) {
         if (tir_op_writes_memory(op))

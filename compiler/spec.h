@@ -158,8 +158,8 @@ Val spec_sort_rows(Spec *s, TirValue *x, int axis, int desc, int want_idx, int k
 /* spec_builtins.c: a builtin call's arguments, bound to its named slots (V_VOID: not given) */
 typedef struct Args {
     const Expr *call;
-    Val v[6];
-    const Expr *e[6];
+    Val v[8];
+    const Expr *e[8];
     int n; /* number of filled slots */
 } Args;
 int spec_is_builtin(const char *name);

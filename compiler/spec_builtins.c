@@ -14,7 +14,8 @@ static int is_function_slot(const char *slot) { return strcmp(slot, "combine_fn"
 
 static int is_string_slot(const char *slot) {
     return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0 || strcmp(slot, "msg") == 0 ||
-           strcmp(slot, "prefix") == 0 || strcmp(slot, "padding_option") == 0;
+           strcmp(slot, "prefix") == 0 || strcmp(slot, "padding_option") == 0 ||
+           strcmp(slot, "cache_modifier") == 0 || strcmp(slot, "eviction_policy") == 0;
 }
 
 /* The members of a tuple (a, b, ...) of values: a V_TUPLE, or an error after a diagnostic. */
@@ -263,9 +264,36 @@ static int no_block_args(Spec *s, Args *a, int first, int last) {
     return 1;
 }
 
+static int string_arg(Spec *s, Args *a, int i, const char *what_arg, const char *const *names, int n,
+                      int dflt, int *out);
+static int bool_flag(Spec *s, Args *a, int i, const char *what, int *out);
+
+/* The hints of a load or store (TIR_LOAD's attr.i): cache_modifier= in slot `cm`,
+ * eviction_policy= in the next, and for loads volatile= after it. -1 after a diagnostic. */
+static int64_t mem_hints(Spec *s, Args *a, int cm, int is_load) {
+    static const char *const load_names[] = {"", ".ca", ".cg", ".cv", ".cs"};
+    static const TirCache load_caches[] = {CACHE_NONE, CACHE_CA, CACHE_CG, CACHE_CV, CACHE_CS};
+    static const char *const store_names[] = {"", ".wb", ".cg", ".cs", ".wt"};
+    static const TirCache store_caches[] = {CACHE_NONE, CACHE_WB, CACHE_CG, CACHE_CS, CACHE_WT};
+    static const char *const evicts[] = {"", "evict_first", "evict_last", "evict_normal"};
+    int c, e, vol = 0;
+    if (!string_arg(s, a, cm, "cache_modifier", is_load ? load_names : store_names, 5, 0, &c) ||
+        !string_arg(s, a, cm + 1, "eviction_policy", evicts, 4, 0, &e) ||
+        (is_load && a->e[cm + 2] && !bool_flag(s, a, cm + 2, "volatile", &vol)))
+        return -1;
+    TirCache cache = is_load ? load_caches[c] : store_caches[c];
+    return (int64_t)cache | (int64_t)e << 4 | (vol ? TIR_MEM_VOLATILE : 0);
+}
+
 static Val b_load(Spec *s, Args *a) {
-    if (a->v[0].kind == V_BLOCKPTR) return spec_load_block(s, a);
     int rank, shape[TIR_MAX_RANK];
+    int64_t hints = mem_hints(s, a, 5, 1);
+    if (hints < 0) return val_error();
+    if (a->v[0].kind == V_BLOCKPTR) {
+        Val r = spec_load_block(s, a);
+        if (r.kind == V_TILE && r.v->def && r.v->def->code == TIR_LOAD) r.v->def->attr.i = hints;
+        return r;
+    }
     if (!pointer_shape(s, a, &rank, shape) || !no_block_args(s, a, 3, 4)) return val_error();
     TirValue *ops[3] = {a->v[0].v};
     int nops = 1;
@@ -282,12 +310,20 @@ static Val b_load(Spec *s, Args *a) {
         if (!spec_broadcast_shape(s, both, 2, &r, sh, a->e[2]->loc) || r != rank) return val_error();
         if (!(ops[nops++] = spec_materialize(s, a->v[2], et, rank, shape, a->e[2]->loc))) return val_error();
     }
-    return val_tile(spec_emit(s, TIR_LOAD, a->call->loc, ops, nops, tir_type_make(et, rank, shape)));
+    TirValue *r = spec_emit(s, TIR_LOAD, a->call->loc, ops, nops, tir_type_make(et, rank, shape));
+    r->def->attr.i = hints;
+    return val_tile(r);
 }
 
 static Val b_store(Spec *s, Args *a) {
-    if (a->v[0].kind == V_BLOCKPTR) return spec_store_block(s, a);
     int rank, shape[TIR_MAX_RANK];
+    int64_t hints = mem_hints(s, a, 4, 0);
+    if (hints < 0) return val_error();
+    if (a->v[0].kind == V_BLOCKPTR) {
+        Val r = spec_store_block(s, a);
+        if (r.kind != V_ERROR && s->block->last && s->block->last->code == TIR_STORE) s->block->last->attr.i = hints;
+        return r;
+    }
     if (!pointer_shape(s, a, &rank, shape) || !no_block_args(s, a, 3, 3) || !need_value(s, a, 1))
         return val_error();
     ElemKind et = a->v[0].v->type.pointee;
@@ -303,7 +339,8 @@ static Val b_store(Spec *s, Args *a) {
     int nops = 2;
     if (a->e[2] && !(ops[nops++] = mask_operand(s, a, 2, rank, shape))) return val_error();
     if (!ops[1]) return val_error();
-    tir_op_append(s->k, s->block, TIR_STORE, a->call->loc, ops, nops, NULL, 0);
+    TirOp *st = tir_op_append(s->k, s->block, TIR_STORE, a->call->loc, ops, nops, NULL, 0);
+    if (st) st->attr.i = hints;
     return (Val){.kind = V_VOID};
 }
 
@@ -1415,15 +1452,16 @@ static const struct {
     const char *name;
     BuiltinFn fn;
     int nreq;
-    const char *slots[6];
+    const char *slots[8];
 } builtins[] = {
     {"program_id", b_program_id, 1, {"axis"}},
     {"num_programs", b_program_id, 1, {"axis"}},
     {"arange", b_arange, 2, {"start", "end"}},
     {"zeros", b_zeros, 1, {"shape", "dtype"}},
     {"full", b_full, 2, {"shape", "value", "dtype"}},
-    {"load", b_load, 1, {"ptr", "mask", "other", "boundary_check", "padding_option"}},
-    {"store", b_store, 2, {"ptr", "value", "mask", "boundary_check"}},
+    {"load", b_load, 1, {"ptr", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
+                         "eviction_policy", "volatile"}},
+    {"store", b_store, 2, {"ptr", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"}},
     {"make_block_ptr", spec_make_block_ptr, 5, {"base", "shape", "strides", "offsets", "block_shape", "order"}},
     {"advance", spec_advance, 2, {"base", "offsets"}},
     {"exp", b_unary_math, 1, {"x"}},   {"exp2", b_unary_math, 1, {"x"}},
@@ -1502,7 +1540,7 @@ int spec_is_builtin(const char *name) { return find_builtin(name) >= 0; }
 Val spec_builtin(Spec *s, const Expr *call) {
     int i = find_builtin(call->name);
     int nslots = 0;
-    while (nslots < 6 && builtins[i].slots[nslots]) nslots++;
+    while (nslots < 8 && builtins[i].slots[nslots]) nslots++;
     Args a;
     if (!bind_args(s, call, builtins[i].slots, nslots, builtins[i].nreq, &a)) return val_error();
     return builtins[i].fn(s, &a);

@@ -58,6 +58,10 @@ struct Target {
     /* atomicrmw orderings stronger than relaxed are emitted as fences around a relaxed
      * atomic (LLVM 22's NVPTX backend emits every atomicrmw as relaxed) */
     int rmw_fences;
+    /* loads and stores hinted evict_first or ".cs" carry LLVM's !nontemporal, and ".cv" loads
+     * are volatile (AMD GPUs: the slc/nt and glc bits); other targets take hints through
+     * load_hinted / store_hinted or ignore them */
+    int nontemporal_hints;
     long long max_frame_bytes; /* stack frame of the kernel's code, at most (0: no check);
                                   below the stack the runtime runs it on (check_frame.c) */
 
@@ -122,6 +126,12 @@ struct Target {
                        LLVMValueRef src_bytes);
     void (*async_commit)(TargetCtx *c);
     void (*async_wait)(TargetCtx *c, int pending);
+    /* Optional: a load of LLVM type t (a scalar or vector of 1 to 16 bytes; no pointers) from
+     * global memory at ptr, aligned to its size, with the cache operator and eviction policy of
+     * `hints` (tir.h's TirCache, TirEvict; never volatile); NULL (hook or result): a plain load. */
+    LLVMValueRef (*load_hinted)(TargetCtx *c, LLVMTypeRef t, LLVMValueRef ptr, int hints);
+    /* Optional: the same for a store of x; 0: not done (a plain store follows). */
+    int (*store_hinted)(TargetCtx *c, LLVMValueRef x, LLVMValueRef ptr, int hints);
     /* Elementwise math on f32 or f64 x (UN_EXP..UN_COS, UN_ABS); NULL with a diagnostic
      * when the target cannot provide it. */
     LLVMValueRef (*math)(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
@@ -150,6 +160,11 @@ const Target *target_amdgpu_init(Target *out, const char *name);
 int target_is_amdgpu_name(const char *name);
 
 /* Helpers shared by the target files. */
+/* NVPTX's hinted loads and stores (target_nvptx_cache.c); l2_policy: evict_first and
+ * evict_last also set an L2 eviction policy (createpolicy, sm_80+). */
+LLVMValueRef target_nv_load_hinted(TargetCtx *c, LLVMTypeRef t, LLVMValueRef ptr, int hints,
+                                   int l2_policy);
+int target_nv_store_hinted(TargetCtx *c, LLVMValueRef x, LLVMValueRef ptr, int hints, int l2_policy);
 /* NVPTX's wgmma hooks (target_wgmma.c). */
 void target_wgmma_fence(TargetCtx *c, int proxy, LLVMValueRef *vals, int n);
 void target_wgmma(TargetCtx *c, MmaKind kind, int n, LLVMValueRef *a, LLVMValueRef desc_a,

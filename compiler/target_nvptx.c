@@ -321,6 +321,26 @@ static int nv_module_finish(TargetCtx *c)
     return 0;
 }
 
+static LLVMValueRef nv_load_hinted(TargetCtx *c, LLVMTypeRef t, LLVMValueRef ptr, int hints)
+{
+    return target_nv_load_hinted(c, t, ptr, hints, 0);
+}
+
+static LLVMValueRef nv_load_hinted_l2(TargetCtx *c, LLVMTypeRef t, LLVMValueRef ptr, int hints)
+{
+    return target_nv_load_hinted(c, t, ptr, hints, 1);
+}
+
+static int nv_store_hinted(TargetCtx *c, LLVMValueRef x, LLVMValueRef ptr, int hints)
+{
+    return target_nv_store_hinted(c, x, ptr, hints, 0);
+}
+
+static int nv_store_hinted_l2(TargetCtx *c, LLVMValueRef x, LLVMValueRef ptr, int hints)
+{
+    return target_nv_store_hinted(c, x, ptr, hints, 1);
+}
+
 const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_specific)
 {
     static char cpus[64][16], feats[64][48];
@@ -345,6 +365,8 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .async_wait = nv_async_wait,
         .shuffle_xor = nv_shuffle_xor, .shuffle_idx = nv_shuffle_idx, .smem_base = target_extern_smem, .math = nv_math,
         .float_to_int = nv_float_to_int, .pow = nv_pow,
+        .load_hinted = sm >= 80 ? nv_load_hinted_l2 : nv_load_hinted,
+        .store_hinted = sm >= 80 ? nv_store_hinted_l2 : nv_store_hinted,
         .module_finish = nv_module_finish,
     };
     return t;

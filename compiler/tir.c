@@ -296,6 +296,10 @@ TirOp *tir_op_insert_at(TirKernel *k, TirBlock *b, TirOp *before, TirOpcode code
                   : tir_op_append(k, b, code, loc, ops, nops, res_types, nres);
 }
 
+int tir_op_is_volatile(const TirOp *op) {
+    return op->code == TIR_LOAD && (op->attr.i & TIR_MEM_VOLATILE);
+}
+
 int tir_op_writes_memory(const TirOp *op) { return op->code == TIR_STORE || op->code == TIR_ATOMIC; }
 
 int tir_atomic_mask_index(const TirOp *op) {

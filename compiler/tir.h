@@ -157,8 +157,9 @@ typedef enum {
     TIR_FMA,          /* a*b+c, floats */
     TIR_ADDPTR,       /* ptr (ET_PTR), offset (integer, in elements) -> ptr */
     /* memory */
-    TIR_LOAD,         /* ptr [, mask [, other]] (nops = 1..3; other present only with mask) */
-    TIR_STORE,        /* ptr, value [, mask]; no results */
+    TIR_LOAD,         /* ptr [, mask [, other]] (nops = 1..3; other present only with mask);
+                         attr.i = the access's hints (TirCache, TirEvict below; 0: none) */
+    TIR_STORE,        /* ptr, value [, mask]; no results; attr.i = hints as TIR_LOAD's */
     TIR_ATOMIC,       /* ptr, value [, cmp (ATOM_CAS only)] [, mask] -> the old values, of
                          ptr's shape; attr.i = TirAtomic, attr.i2 = TirSem | TirScope << 4.
                          Each element is updated once, by the thread that owns it */
@@ -235,6 +236,16 @@ enum { TIR_BARRIER_USER = 1 }; /* TIR_BARRIER's attr.i: written as debug_barrier
 enum { CAST_VALUE = 0, CAST_BITS = 1 }; /* TIR_CAST's attr.i: convert, or bitcast() */
 
 typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS } TirHint;
+
+/* Hints of a load or store (Triton's cache_modifier=, eviction_policy=, volatile=), in attr.i:
+ * the cache operator in bits 0-3, the eviction policy in bits 4-7, TIR_MEM_VOLATILE. */
+typedef enum { CACHE_NONE, CACHE_CA, CACHE_CG, CACHE_CV, CACHE_CS, CACHE_WB, CACHE_WT } TirCache;
+typedef enum { EVICT_NONE, EVICT_FIRST, EVICT_LAST, EVICT_NORMAL } TirEvict;
+enum { TIR_MEM_VOLATILE = 1 << 8 };
+static inline TirCache tir_mem_cache(int64_t hints) { return (TirCache)(hints & 15); }
+static inline TirEvict tir_mem_evict(int64_t hints) { return (TirEvict)((hints >> 4) & 15); }
+/* A volatile load: read each time it runs, never moved, repeated or prefetched. */
+int tir_op_is_volatile(const TirOp *op);
 
 typedef enum { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_XCHG,
                ATOM_CAS } TirAtomic;

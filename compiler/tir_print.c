@@ -91,6 +91,13 @@ static void print_attrs(FILE *out, const TirOp *op) {
     case TIR_PRINT: case TIR_ASSERT:
         fprintf(out, " site=%lld", (long long)op->attr.i);
         break;
+    case TIR_LOAD: case TIR_STORE: {
+        static const char *const caches[] = {"", " .ca", " .cg", " .cv", " .cs", " .wb", " .wt"};
+        static const char *const evicts[] = {"", " evict_first", " evict_last", " evict_normal"};
+        fprintf(out, "%s%s%s", caches[tir_mem_cache(op->attr.i)], evicts[tir_mem_evict(op->attr.i)],
+                op->attr.i & TIR_MEM_VOLATILE ? " volatile" : "");
+        break;
+    }
     case TIR_LOCAL_ALLOC:
         if (op->attr.i >= 0) fprintf(out, " offset=%lld", (long long)op->attr.i);
         break;

@@ -37,14 +37,15 @@ typedef struct {
     const char *name;
     int min, max;
     int kwfrom;           /* first argument that may also be given by keyword */
-    const char *kw[6];    /* their names, in positional order */
+    const char *kw[7];    /* their names, in positional order */
 } Builtin;
 
 static const Builtin builtins[] = {
     {"program_id", 1, 1, 0, {"axis"}}, {"num_programs", 1, 1, 0, {"axis"}}, {"arange", 2, 2, 2, {0}},
     {"zeros", 1, 2, 2, {0}}, {"full", 2, 3, 3, {0}},
-    {"load", 1, 5, 1, {"mask", "other", "boundary_check", "padding_option"}},
-    {"store", 2, 4, 2, {"mask", "boundary_check"}},
+    {"load", 1, 8, 1, {"mask", "other", "boundary_check", "padding_option", "cache_modifier",
+                       "eviction_policy", "volatile"}},
+    {"store", 2, 6, 2, {"mask", "boundary_check", "cache_modifier", "eviction_policy"}},
     {"make_block_ptr", 5, 6, 0, {"base", "shape", "strides", "offsets", "block_shape", "order"}},
     {"advance", 2, 2, 0, {"base", "offsets"}},
     {"exp", 1, 1, 1, {0}}, {"exp2", 1, 1, 1, {0}}, {"log", 1, 1, 1, {0}},
@@ -199,8 +200,8 @@ static void check_builtin_call(Sema *S, const Expr *e, const Builtin *b) {
                 e->nargs);
         return;
     }
-    const char *slots[6] = {0};
-    for (int i = b->kwfrom; i < b->max && i < 6; i++) slots[i] = b->kw[i - b->kwfrom];
+    const char *slots[8] = {0};
+    for (int i = b->kwfrom; i < b->max && i < 8; i++) slots[i] = b->kw[i - b->kwfrom];
     check_binding(S, e, slots, b->max);
 }
 

@@ -225,6 +225,29 @@ expect 0 "assume(stride == 1): vector loads" -- "$tilec" emit --emit=ptx --targe
 has "ld.global.v4" out "a stride assumed to be 1 gives 16-byte loads"
 expect 0 "atomics: acq_rel on NVIDIA" -- "$tilec" emit --emit=ptx --kernel=last_program tests/exec/atomics.tile
 has "fence.acq_rel.gpu" out "an acq_rel atomic is fenced (LLVM 22 emits atomicrmw relaxed)"
+# cache hints: the qualifiers in the PTX of vector and masked accesses (tests/exec/hints.tile)
+expect 0 "cache hints: PTX of vector accesses" -- "$tilec" emit --emit=ptx --target=sm_80 --assume-aligned --kernel=copy tests/exec/hints.tile
+for q in "ld.global.cg.b64" "ld.global.ca.L2::cache_hint.b64" "ld.global.cs.b64" \
+         "ld.global.cv.L2::cache_hint.b64" "ld.volatile.global.b64" "ld.global.L1::evict_normal.b64" \
+         "createpolicy.fractional.L2::evict_last.b64" "createpolicy.fractional.L2::evict_first.b64" \
+         "st.global.wb.b64" "st.global.cg.L2::cache_hint.b64" "st.global.cs.b64" \
+         "st.global.wt.L2::cache_hint.b64" "st.global.L1::evict_first.L2::cache_hint.b64"; do
+    has "$q" out "cache hints: $q"
+done
+expect 0 "cache hints: PTX of masked scalar accesses" -- "$tilec" emit --emit=ptx --target=sm_80 --kernel=other tests/exec/hints.tile
+has "ld.global.cg.L2::cache_hint.b32" out "cache hints: a masked .cg load with evict_first"
+has "ld.global.L1::evict_last.L2::cache_hint.b32" out "cache hints: a masked evict_last load"
+has "ld.volatile.global.b32" out "cache hints: a volatile load"
+has "st.global.wt.b32" out "cache hints: a scalar .wt store"
+expect 0 "cache hints: sm_75 has no createpolicy" -- "$tilec" emit --emit=ptx --target=sm_75 --kernel=other tests/exec/hints.tile
+has "ld.global.L1::evict_last.b32" out "cache hints: only the L1 priority before sm_80"
+lacks "createpolicy" out "cache hints: no L2 policy before sm_80"
+expect 0 "cache hints: a volatile K loop is not pipelined" -- "$tilec" emit --emit=ptx --target=sm_80 --assume-aligned -D VOL=true --kernel=dot_loop tests/exec/hints.tile
+lacks "cp.async" out "cache hints: volatile loads are not turned into async copies"
+has "ld.volatile.global" out "cache hints: the volatile loads stay"
+expect 0 "cache hints: AMD" -- "$tilec" emit --emit=llvm --target=gfx942 --kernel=other tests/exec/hints.tile
+has "!nontemporal" out "cache hints: .cs and evict_first are !nontemporal on AMD"
+has "load volatile" out "cache hints: volatile loads on AMD"
 
 # block pointers (make_block_ptr, advance along K) give the PTX the index form gives: as many
 # asynchronous copies of the same widths, ldmatrix and mma.sync (sm_80) or wgmma (sm_90a)

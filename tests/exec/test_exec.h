@@ -130,5 +130,6 @@ void t_barrier(void);
 void t_porting(void);
 void t_tuple_reduce(void);
 void t_block_ptr(void);
+void t_hints(void);
 
 #endif
