@@ -143,6 +143,8 @@ TirValue *spec_reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLoc 
 TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, SrcLoc at);
 Val spec_reduce_with(Spec *s, TirValue *const *x, int k, int axis, const Func *f, int keep, SrcLoc at);
 Val spec_scan_with(Spec *s, TirValue *const *x, int k, int axis, const Func *f, int reverse, SrcLoc at);
+/* spec_reduce_with with a binary operator (OP_BITXOR: xor_sum) instead of a helper */
+Val spec_reduce_op(Spec *s, TirValue *x, int axis, OpKind op, int keep, SrcLoc at);
 /* cumsum (OP_ADD) and cumprod (OP_MUL) from shape ops, and flip: where the in-thread TIR_SCAN
  * and TIR_FLIP, which hold the axis whole in each thread, would need more than
  * SPEC_IN_THREAD_AXIS registers per thread on a GPU-like target (spec_axis_in_thread: 0; the
@@ -151,6 +153,12 @@ enum { SPEC_IN_THREAD_AXIS = 64 };
 int spec_axis_in_thread(const Spec *s, const TirValue *x, int axis);
 Val spec_scan_op(Spec *s, TirValue *x, int axis, OpKind op, int reverse, SrcLoc at);
 Val spec_flip_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
+/* spec_triton.c: Triton's swizzle2d (v: i, j, size_i, size_j, size_g, integers; two results),
+ * histogram (x an integer tile, bins a power of two, mask NULL or bool of x's shape), gather
+ * (index of src's rank, its dims other than axis src's; src of at most 3 dims) */
+Val spec_swizzle2d(Spec *s, const Val *v, SrcLoc at);
+Val spec_histogram(Spec *s, TirValue *x, int bins, TirValue *mask, SrcLoc at);
+Val spec_gather(Spec *s, TirValue *src, TirValue *index, int axis, SrcLoc at);
 /* spec_sort.c: sort (desc: descending; want_idx: the i32 positions instead), keeping the
  * first kk (0: all) along `axis`, as a bitonic network of shape ops across threads. */
 Val spec_sort_rows(Spec *s, TirValue *x, int axis, int desc, int want_idx, int kk, SrcLoc at);

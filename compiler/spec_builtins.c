@@ -1448,6 +1448,85 @@ static Val b_split(Spec *s, Args *a) {
     return r;
 }
 
+/* ---- Triton's swizzle2d, histogram, gather, xor_sum (compiler/spec_triton.c) ---- */
+/* An integer tile (or, with scalars_ok, scalar) in slot i; NULL-free check with a diagnostic. */
+static int integer_arg(Spec *s, Args *a, int i, int scalars_ok) {
+    if (!need_value(s, a, i)) return 0;
+    ElemKind k = val_elem(&a->v[i]);
+    if (!et_is_int(k) || (!scalars_ok && (a->v[i].kind != V_TILE || val_rank(&a->v[i]) == 0))) {
+        diag_error(s->diags, a->e[i]->loc, "%s() needs %s, got %s", a->call->name,
+                   scalars_ok ? "integers" : "an integer tile", val_type_str(s, &a->v[i]));
+        return 0;
+    }
+    return 1;
+}
+
+static Val b_swizzle2d(Spec *s, Args *a) {
+    for (int i = 0; i < 5; i++)
+        if (!integer_arg(s, a, i, 1)) return val_error();
+    for (int i = 3; i < 5; i++) /* size_j and size_g divide */
+        if (a->v[i].kind == V_CONST && a->v[i].i < 1) {
+            diag_error(s->diags, a->e[i]->loc, "swizzle2d()'s %s must be positive, got %lld",
+                       i == 3 ? "size_j" : "size_g", (long long)a->v[i].i);
+            return val_error();
+        }
+    return spec_swizzle2d(s, a->v, a->call->loc);
+}
+
+static Val b_histogram(Spec *s, Args *a) {
+    int64_t bins;
+    if (!integer_arg(s, a, 0, 0) || !const_arg(s, a, 1, &bins)) return val_error();
+    if (bins < 1 || bins > (1 << 20) || (bins & (bins - 1))) {
+        diag_error(s->diags, a->e[1]->loc, "histogram() needs a power of two from 1 to 1048576 as "
+                   "its number of bins, got %lld", (long long)bins);
+        return val_error();
+    }
+    TirValue *x = a->v[0].v, *mask = NULL;
+    if (a->e[2] && !(mask = mask_operand(s, a, 2, x->type.rank, x->type.shape))) return val_error();
+    return spec_histogram(s, x, (int)bins, mask, a->call->loc);
+}
+
+static Val b_gather(Spec *s, Args *a) {
+    TirValue *src = tile_arg(s, a, 0, "gather");
+    int axis;
+    if (!src || !integer_arg(s, a, 1, 0)) return val_error();
+    TirValue *index = a->v[1].v;
+    int rank = src->type.rank;
+    if (src->type.elem == ET_PTR) {
+        diag_error(s->diags, a->e[0]->loc, "gather() of pointers is not supported");
+        return val_error();
+    }
+    if (rank > TIR_MAX_RANK - 1) {
+        diag_error(s->diags, a->e[0]->loc, "gather() takes tiles of at most %d dims, got %s",
+                   TIR_MAX_RANK - 1, val_type_str(s, &a->v[0]));
+        return val_error();
+    }
+    if (!axis_arg(s, a, 2, rank, &axis)) return val_error();
+    int fits = index->type.rank == rank;
+    for (int d = 0; fits && d < rank; d++)
+        fits = d == axis || index->type.shape[d] == src->type.shape[d];
+    if (!fits) {
+        diag_error(s->diags, a->e[1]->loc, "gather() needs an index of src's rank whose dims other "
+                   "than the axis (%d) are src's: src %s, index %s", axis, val_type_str(s, &a->v[0]),
+                   val_type_str(s, &a->v[1]));
+        return val_error();
+    }
+    int shape[TIR_MAX_RANK + 1];
+    memcpy(shape, index->type.shape, sizeof(int) * (size_t)rank);
+    shape[rank] = src->type.shape[axis];
+    if (!spec_check_numel(s, rank + 1, shape, a->call->loc)) return val_error();
+    return spec_gather(s, src, index, axis, a->call->loc);
+}
+
+static Val b_xor_sum(Spec *s, Args *a) {
+    int keep = 0, axis = -1;
+    if (!integer_arg(s, a, 0, 0)) return val_error();
+    TirValue *x = a->v[0].v;
+    if (a->e[2] && !bool_flag(s, a, 2, "keep_dims", &keep)) return val_error();
+    if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
+    return spec_reduce_op(s, x, axis, OP_BITXOR, keep, a->call->loc);
+}
+
 static const struct {
     const char *name;
     BuiltinFn fn;
@@ -1527,6 +1606,10 @@ static const struct {
     {"randint", b_random, 2, {"seed", "offset", "n_rounds"}},
     {"atomic_cas", b_atomic, 3, {"ptr", "cmp", "val", "sem", "scope", "mask"}},
     {"debug_barrier", b_debug_barrier, 0, {NULL}},
+    {"swizzle2d", b_swizzle2d, 5, {"i", "j", "size_i", "size_j", "size_g"}},
+    {"histogram", b_histogram, 2, {"x", "num_bins", "mask"}},
+    {"gather", b_gather, 3, {"src", "index", "axis"}},
+    {"xor_sum", b_xor_sum, 1, {"x", "axis", "keep_dims"}},
 };
 
 static int find_builtin(const char *name) {

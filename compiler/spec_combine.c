@@ -210,19 +210,36 @@ static TirValue *reduced_shape(Spec *s, TirValue *r, const TirType *like, int ax
     return v;
 }
 
+static Val reduce_tree(Combine *c, TirValue *const *x, int axis, int keep);
+
 Val spec_reduce_with(Spec *s, TirValue *const *x, int k, int axis, const Func *f, int keep, SrcLoc at)
 {
     Combine c = combine_new(s, x, k, f, at);
     if (!check_xs(s, x, k, "reduce", at))
         return val_error();
-    int numel = tir_type_numel(&x[0]->type);
+    return reduce_tree(&c, x, axis, keep);
+}
+
+Val spec_reduce_op(Spec *s, TirValue *x, int axis, OpKind op, int keep, SrcLoc at)
+{
+    Combine c = combine_new(s, &x, 1, NULL, at);
+    c.op = op;
+    return reduce_tree(&c, &x, axis, keep);
+}
+
+/* The tree of combines of x's k members along axis (-1: every element). */
+static Val reduce_tree(Combine *c, TirValue *const *x, int axis, int keep)
+{
+    Spec *s = c->s;
+    SrcLoc at = c->at;
+    int k = c->k, numel = tir_type_numel(&x[0]->type);
     TirValue *r[SPEC_TUPLE_MAX], *a[SPEC_TUPLE_MAX], *b[SPEC_TUPLE_MAX];
     for (int i = 0; i < k; i++)
         r[i] = axis < 0 ? spec_reshape(s, x[i], 2, (const int[]){1, numel}, at) : spec_to_rows(s, x[i], axis, at);
     while (r[0]->type.shape[1] > 1) {
         for (int i = 0; i < k; i++)
             halves(s, r[i], &a[i], &b[i], at);
-        if (!apply(&c, a, b, r))
+        if (!apply(c, a, b, r))
             return val_error();
     }
     for (int i = 0; i < k; i++)

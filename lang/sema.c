@@ -84,6 +84,9 @@ static const Builtin builtins[] = {
     {"multiple_of", 2, 2, 2, {0}}, {"max_contiguous", 2, 2, 2, {0}}, {"assume", 1, 1, 1, {0}},
     {"rand", 2, 3, 2, {"n_rounds"}}, {"randn", 2, 3, 2, {"n_rounds"}}, {"randint", 2, 3, 2, {"n_rounds"}},
     {"debug_barrier", 0, 0, 0, {0}},
+    {"swizzle2d", 5, 5, 0, {"i", "j", "size_i", "size_j", "size_g"}},
+    {"histogram", 2, 3, 1, {"num_bins", "mask"}}, {"gather", 3, 3, 2, {"axis"}},
+    {"xor_sum", 1, 3, 1, {"axis", "keep_dims"}},
 };
 
 static const char *const type_names[] = {
@@ -375,11 +378,11 @@ static int keyword_set(const Expr *e, const char *kw) {
     return 0;
 }
 
-/* The number of values a builtin call returns (split gives two halves; max and min, with
- * return_indices, the values and their indices; reduce and associative_scan one per member of
+/* The number of values a builtin call returns (split gives two halves, swizzle2d a row and a
+ * column; max and min, with return_indices, the values and their indices; reduce and associative_scan one per member of
  * a tuple operand), or -1 where a helper's results decide it. */
 static int builtin_results(const Expr *e) {
-    if (!strcmp(e->name, "split")) return 2;
+    if (!strcmp(e->name, "split") || !strcmp(e->name, "swizzle2d")) return 2;
     if ((!strcmp(e->name, "reduce") || !strcmp(e->name, "associative_scan")) && e->nargs > 0) {
         if (e->args[0]->kind == EX_TUPLE) return e->args[0]->nargs; /* one per member */
         if (e->args[0]->kind == EX_CALL) return -1; /* as many as that call's results */

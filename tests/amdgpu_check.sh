@@ -56,7 +56,7 @@ check() {
     fi
 }
 for t in gfx90a gfx942 gfx950 gfx1100; do
-    for f in examples/*.tile tests/exec/mma.tile tests/exec/reduce.tile tests/exec/dot.tile tests/exec/block_ptr.tile tests/exec/hints.tile; do
+    for f in examples/*.tile tests/exec/mma.tile tests/exec/reduce.tile tests/exec/dot.tile tests/exec/block_ptr.tile tests/exec/hints.tile tests/exec/triton_ops.tile; do
         scratch=no
         case $f:$t in tests/*|*:gfx1*) scratch=yes ;; esac
         for k in $("$tilec" list "$f" | sed 's/(.*//'); do

@@ -723,7 +723,7 @@ static const Group GROUPS[] = {
     {"ports_matmul", t_ports_matmul}, {"ports_misc", t_ports_misc},
     {"barrier", t_barrier},   {"porting", t_porting},
     {"tuple_reduce", t_tuple_reduce}, {"block_ptr", t_block_ptr},
-    {"hints", t_hints},
+    {"hints", t_hints}, {"tritonops", t_triton_ops},
 };
 
 static int usage(void)

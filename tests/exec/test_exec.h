@@ -131,5 +131,6 @@ void t_porting(void);
 void t_tuple_reduce(void);
 void t_block_ptr(void);
 void t_hints(void);
+void t_triton_ops(void);
 
 #endif
