@@ -245,6 +245,17 @@ lacks "createpolicy" out "cache hints: no L2 policy before sm_80"
 expect 0 "cache hints: a volatile K loop is not pipelined" -- "$tilec" emit --emit=ptx --target=sm_80 --assume-aligned -D VOL=true --kernel=dot_loop tests/exec/hints.tile
 lacks "cp.async" out "cache hints: volatile loads are not turned into async copies"
 has "ld.volatile.global" out "cache hints: the volatile loads stay"
+cat >"$tmp/bp_hints.tile" <<'EOF'
+@grid(1)
+kernel k(x: *f32, y: *f32, n: i32) {
+    let p = make_block_ptr(x, [n], [1], [0], [256], [0]);
+    let q = make_block_ptr(y, [n], [1], [0], [256], [0]);
+    store(q, load(p, boundary_check=[0], cache_modifier=".cg"), boundary_check=[0], cache_modifier=".cs");
+}
+EOF
+expect 0 "cache hints: block pointers" -- "$tilec" emit --emit=ptx --target=sm_80 "$tmp/bp_hints.tile"
+has "ld.global.cg.b32" out "cache hints: a block pointer's load"
+has "st.global.cs.b32" out "cache hints: a block pointer's store"
 expect 0 "cache hints: AMD" -- "$tilec" emit --emit=llvm --target=gfx942 --kernel=other tests/exec/hints.tile
 has "!nontemporal" out "cache hints: .cs and evict_first are !nontemporal on AMD"
 has "load volatile" out "cache hints: volatile loads on AMD"
