@@ -8,7 +8,9 @@
  * spilled them to local memory. After that loop the thread index is read again plus a zero
  * that neither LLVM nor ptxas can see through (a volatile load of a shared word every thread
  * set to 0 at the start), and the thread parts start over: the epilogue's values are
- * computed there, from nothing live across the loop. */
+ * computed there, from nothing live across the loop. The word sits after the kernel's shared
+ * buffers, in the dynamic shared memory the launch asks for (16 bytes more); a static
+ * shared variable would move the dynamic buffer off its 1024-byte-aligned start. */
 #include "lower_int.h"
 
 static int has_dot(const TirBlock *b)
@@ -38,8 +40,7 @@ int lw_epoch_wanted(const Lower *L, const TirOp *loop)
     const Target *t = L->t;
     if (t->kind != TARGET_NVPTX || L->loop || L->region || !op_has_dot(loop))
         return 0;
-    /* the shared word must fit, with the dynamic buffer after it at its 1024-byte alignment */
-    if (t->smem_limit && L->smem_bytes + 1024 > t->smem_limit)
+    if (t->smem_limit && L->smem_bytes + 16 > t->smem_limit) /* the shared word must fit */
         return 0;
     for (const TirOp *op = loop->next; op; op = op->next) /* the last loop with dots */
         if (op_has_dot(op))
@@ -47,17 +48,16 @@ int lw_epoch_wanted(const Lower *L, const TirOp *loop)
     return 1;
 }
 
-/* The shared word, set to 0 by every thread in the kernel's first block. */
+/* The shared word after the kernel's buffers, set to 0 by every thread in the first block. */
 static LLVMValueRef zero_word(Lower *L)
 {
-    LLVMTypeRef i32 = lw_i32(L);
-    LLVMValueRef g = LLVMAddGlobalInAddressSpace(L->mod, i32, "tile_epoch_zero",
-                                                 (unsigned)L->t->shared_as);
-    LLVMSetLinkage(g, LLVMInternalLinkage);
-    LLVMSetInitializer(g, LLVMGetUndef(i32));
-    LLVMSetAlignment(g, 4);
-    LLVMBuildStore(L->prologue, lw_i32c(L, 0), g); /* still the kernel's first block */
-    return g;
+    int at = (L->smem_bytes + 15) / 16 * 16;
+    L->smem_bytes = at + 16;
+    LLVMValueRef off = lw_i32c(L, at);
+    LLVMValueRef w = LLVMBuildGEP2(L->prologue, LLVMInt8TypeInContext(L->ctx),
+                                   L->t->smem_base(&L->tc), &off, 1, "epoch.word");
+    LLVMBuildStore(L->prologue, lw_i32c(L, 0), w); /* still the kernel's first block */
+    return w;
 }
 
 void lw_new_epoch(Lower *L)
