@@ -13,25 +13,14 @@
  * shared variable would move the dynamic buffer off its 1024-byte-aligned start. */
 #include "lower_int.h"
 
-static int has_dot(const TirBlock *b)
-{
-    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
-        if (op->code == TIR_DOT)
-            return 1;
-        for (int r = 0; r < op->nregions; r++)
-            if (has_dot(op->regions[r]))
-                return 1;
-    }
-    return 0;
-}
-
 static int op_has_dot(const TirOp *op)
 {
     if (op->code == TIR_DOT)
         return 1;
     for (int r = 0; r < op->nregions; r++)
-        if (has_dot(op->regions[r]))
-            return 1;
+        for (const TirOp *in = op->regions[r] ? op->regions[r]->first : NULL; in; in = in->next)
+            if (op_has_dot(in))
+                return 1;
     return 0;
 }
 
