@@ -563,8 +563,9 @@ static Val b_device_assert(Spec *s, Args *a) {
 /* A compile-time bool in slot i (named `what` in the message) into *out; 0 after a diagnostic. */
 static int bool_flag(Spec *s, Args *a, int i, const char *what, int *out) {
     if (a->v[i].kind != V_CONST || a->v[i].ct != ET_BOOL) {
-        diag_error(s->diags, a->e[i]->loc, "%s()'s %s must be a compile-time bool, got %s", a->call->name,
-                   what, val_type_str(s, &a->v[i]));
+        const char *run_time = a->v[i].kind == V_TILE ? "a run-time " : "";
+        diag_error(s->diags, a->e[i]->loc, "%s()'s %s must be a compile-time bool, got %s%s",
+                   a->call->name, what, run_time, val_type_str(s, &a->v[i]));
         return 0;
     }
     *out = (int)a->v[i].i;
