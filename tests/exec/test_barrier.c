@@ -74,16 +74,7 @@ static void dot_loop(int K)
     begin("debug_barrier in a K loop of dots (not pipelined), 32x32x%d f16", K);
     Buf *a = input("a", T_F16, (size_t)32 * K, -2, 2), *b = input("b", T_F16, (size_t)K * 32, -2, 2);
     Buf *c = output("c", T_F32, 32 * 32, TOL_F32);
-    for (int i = 0; i < 32; i++)
-        for (int j = 0; j < 32; j++) {
-            double s = 0, abs_sum = 0;
-            for (int k = 0; k < K; k++) {
-                double p = a->v[(size_t)i * K + k] * b->v[(size_t)k * 32 + j];
-                s += p, abs_sum += fabs(p);
-            }
-            c->v[i * 32 + j] = s;
-            sum_bound(c, (size_t)i * 32 + j, abs_sum, (size_t)K);
-        }
+    matmul_ref_bounded(a, b, c, 32, 32, K);
     run(BR, "dot_loop", ARGS(P(a), P(b), P(c), I(K)), CONSTS({"num_stages", 3}));
 }
 

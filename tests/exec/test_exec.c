@@ -600,6 +600,20 @@ static void t_layernorm(void)
     }
 }
 
+void matmul_ref_bounded(const Buf *a, const Buf *b, Buf *c, int M, int N, int K)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0, abs_sum = 0;
+            for (int k = 0; k < K; k++) {
+                double p = a->v[(size_t)i * K + k] * b->v[(size_t)k * N + j];
+                s += p, abs_sum += fabs(p);
+            }
+            c->v[(size_t)i * N + j] = s;
+            sum_bound(c, (size_t)i * N + j, abs_sum, (size_t)K);
+        }
+}
+
 static void matmul_ref(const Buf *a, const Buf *b, Buf *c, int M, int N, int K)
 {
     for (int i = 0; i < M; i++)

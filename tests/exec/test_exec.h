@@ -62,6 +62,8 @@ Buf *inout(const char *name, Ty t, size_t n, double tol);
 void sum_bound(Buf *o, size_t i, double abs_sum, size_t nterms);
 /* Element i of o must be within `ulps` units in the last place (of o's type) of its reference. */
 void ulp_bound(Buf *o, size_t i, double ulps);
+/* c = a [M, K] @ b [K, N] (row-major) in double, each element bounded by sum_bound */
+void matmul_ref_bounded(const Buf *a, const Buf *b, Buf *c, int M, int N, int K);
 /* Uploads the inputs, poisons the outputs, launches, compares, reports. */
 void run(const char *file, const char *kernel, const tile_Arg *args, int nargs,
          const tile_Const *consts, int nconsts);
