@@ -504,7 +504,8 @@ static int tuple_tiles(Spec *s, Args *a, TirValue **x) {
             if (sd != 1) *td = sd;
         }
     if (rank == 0) {
-        diag_error(s->diags, a->e[0]->loc, "%s() needs tiles in its tuple, got scalars only", a->call->name);
+        diag_error(s->diags, a->e[0]->loc, "%s() needs tiles in its tuple, got %s", a->call->name,
+                   n ? "scalars only" : "an empty tuple");
         return 0;
     }
     for (int i = 0; i < n; i++)

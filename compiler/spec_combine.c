@@ -50,6 +50,13 @@ static TirValue *interleave(Spec *s, TirValue *a, TirValue *b, SrcLoc at)
     return spec_reshape(s, j, 2, (const int[]){m, 2 * k}, at);
 }
 
+/* What a helper returned, for a diagnostic: a value by its element type alone (the helper
+ * runs on rows of the compiler's making, whose shape would only puzzle), else its kind. */
+static const char *returned(Combine *c, const Val *r)
+{
+    return val_is_value(r) ? et_name(val_elem(r)) : val_type_str(c->s, r);
+}
+
 /* The helper's results as k values, or NULL after a diagnostic. */
 static const Val *results(Combine *c, const Val *r)
 {
@@ -58,7 +65,7 @@ static const Val *results(Combine *c, const Val *r)
         return r->kind == V_TUPLE ? r->items : r;
     if (c->k == 1)
         diag_error(c->s->diags, c->at, "combine function '%s' must return one value of its "
-                   "operands' type (%s), got %s", c->f->name, et_name(c->et[0]), val_type_str(c->s, r));
+                   "operands' type (%s), got %s", c->f->name, et_name(c->et[0]), returned(c, r));
     else
         diag_error(c->s->diags, c->at, "combine function '%s' must return %d values (one for each "
                    "member of the tuple), got %s", c->f->name, c->k,
@@ -72,11 +79,11 @@ static TirValue *result(Combine *c, const Val *r, int i, const TirValue *a)
     if (!val_is_value(r) || val_elem(r) != c->et[i]) {
         if (c->k == 1)
             diag_error(c->s->diags, c->at, "combine function '%s' must return one value of its "
-                       "operands' type (%s), got %s", c->f->name, et_name(c->et[0]), val_type_str(c->s, r));
+                       "operands' type (%s), got %s", c->f->name, et_name(c->et[0]), returned(c, r));
         else
             diag_error(c->s->diags, c->at, "combine function '%s' must return member %d's type (%s) "
                        "as its result %d, got %s", c->f->name, i + 1, et_name(c->et[i]), i + 1,
-                       val_type_str(c->s, r));
+                       returned(c, r));
         return NULL;
     }
     if (val_rank(r) && memcmp(val_shape(r), a->type.shape, sizeof(int) * 2)) {

@@ -335,6 +335,7 @@ primary: INT            { MK($$, ex_new(lx, EX_INT, @1)); $$->ival = $1; }
        | "None"         { MK($$, ex_new(lx, EX_NONE, @1)); }
        | IDENT          { MK($$, ex_new(lx, EX_NAME, @1)); $$->name = $1; }
        | STRING         { MK($$, ex_new(lx, EX_STRING, @1)); $$->name = $1; }
+       | "(" ")"        { MK($$, ex_list(lx, EX_TUPLE, vec_new(lx), @$)); }
        | "(" expr ")"   { $$ = $2; }
        | "(" expr "," expr_list_opt ")"
             { PUSH(lx->arena, $4, $2); tuple_first($4);

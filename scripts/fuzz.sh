@@ -21,15 +21,29 @@ mkdir -p build-fuzz/corpus-frontend build-fuzz/corpus-compile
 flags=(-std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined -fno-sanitize=function -Ilang -Icompiler -Ibuild/gen)
 gen=(build/gen/parser.c build/gen/lexer.c)
-clang-22 "${flags[@]}" tests/fuzz_frontend.c lang/*.c "${gen[@]}" -o build-fuzz/fuzz_frontend
+# the two targets build, then run, side by side (CI has 2 cores)
+clang-22 "${flags[@]}" tests/fuzz_frontend.c lang/*.c "${gen[@]}" -o build-fuzz/fuzz_frontend &
+frontend=$!
 llvm_inc=$(llvm-config-22 --includedir)
 llvm_lib=$(llvm-config-22 --libdir)
 compiler=$(ls compiler/*.c)
 clang-22 "${flags[@]}" -I"$llvm_inc" tests/fuzz_compile.c lang/*.c $compiler "${gen[@]}" \
     -L"$llvm_lib" -Wl,-rpath,"$llvm_lib" -lLLVM-22 -lm -o build-fuzz/fuzz_compile
+wait $frontend
 cd build-fuzz
-for t in frontend compile; do
-    echo "== fuzz_$t ${limit[*]}"
-    ./fuzz_$t "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-        corpus-$t ../tests/fuzz_corpus ../tests/parse ../tests/diag ../examples 2>&1 | tail -6
-done
+run() {
+    ./fuzz_$1 "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        corpus-$1 ../tests/fuzz_corpus ../tests/parse ../tests/diag ../examples > fuzz_$1.log 2>&1
+}
+run frontend &
+frontend=$!
+run compile &
+compile=$!
+status=0
+wait $frontend || status=1
+echo "== fuzz_frontend ${limit[*]}"
+tail -6 fuzz_frontend.log
+wait $compile || status=1
+echo "== fuzz_compile ${limit[*]}"
+tail -6 fuzz_compile.log
+exit $status

@@ -36,8 +36,17 @@ if [ $full -eq 1 ]; then
     tests/ptxas_check.sh build-asan/tilec examples/flash_attention.tile examples/matmul.tile
     build-asan/tilec emit --emit=hsaco --target=gfx942 --kernel=flash_attention \
         examples/flash_attention.tile -o build-asan/flash_attention.hsaco
-    build-asan/tests/exec/test_exec --backend=cpu --quick
-    build-asan/tests/exec/test_exec --backend=sim --quick --seed=1 # the emulator's coroutines
+    # the CPU backend and the emulator (its coroutines) side by side: CI has 2 cores
+    build-asan/tests/exec/test_exec --backend=cpu --quick > build-asan/exec_cpu.log 2>&1 &
+    exec_cpu=$!
+    build-asan/tests/exec/test_exec --backend=sim --quick --seed=1 > build-asan/exec_sim.log 2>&1 &
+    exec_sim=$!
+    exec_status=0
+    wait $exec_cpu || exec_status=1
+    cat build-asan/exec_cpu.log
+    wait $exec_sim || exec_status=1
+    cat build-asan/exec_sim.log
+    [ $exec_status -eq 0 ]
 
     echo "== fuzzing"
     scripts/fuzz.sh --runs 40000 # deterministic: a fixed seed and count
