@@ -71,6 +71,20 @@ expect 1 "undefined name" -- "$tilec" check "$tmp/bad.tile"
 has "bad.tile:2:13: error" err "diagnostic location"
 expect 1 "shape error found by specialization" -- "$tilec" check "$tmp/shape.tile"
 expect 1 "no such kernel" -- "$tilec" emit --kernel=nope examples/add.tile
+# --kernel=NAME: another kernel's errors (body, annotations, a redefinition) are not its own
+printf 'fn helper(x) {\n    return x + 1.0;\n}\n\n@tune(NOPE = [1, 2])\nkernel a(x: *f32) {\n    store(x, load(x) + missing);\n}\n\nkernel b(x: *f32) {\n    store(x, helper(load(x)));\n}\n\nkernel a(y: *f32) {\n    store(y, 1.0);\n}\n' >"$tmp/two.tile"
+expect 1 "--kernel: every kernel" -- "$tilec" check "$tmp/two.tile"
+has "missing" err "the bad kernel's error"
+has "NOPE" err "the bad kernel's annotation"
+expect 0 "--kernel: a good kernel beside a bad one" -- "$tilec" check --kernel=b "$tmp/two.tile"
+lacks "error" err "no neighbour's error"
+expect 0 "--kernel: emit beside a bad one" -- "$tilec" emit --emit=tir --kernel=b "$tmp/two.tile"
+expect 1 "--kernel: the bad kernel" -- "$tilec" check --kernel=a "$tmp/two.tile"
+has "two.tile:7:" err "its body's error"
+has "redefinition of 'a'" err "and the redefinition"
+printf 'fn helper(x) {\n    return x + missing;\n}\n\nkernel a(x: *f32) {\n    store(x, 1.0);\n}\n\nkernel b(x: *f32) {\n    store(x, helper(load(x)));\n}\n' >"$tmp/helper.tile"
+expect 1 "--kernel: a helper's error stays" -- "$tilec" check --kernel=b "$tmp/helper.tile"
+has "helper.tile:2:" err "the helper's error"
 expect 1 "a tile too large for the registers of a GPU thread" -- "$tilec" emit --emit=llvm --target=sm_90 -D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=1 bench/flash_tune.tile
 has "registers per thread with 1 warps" err "register check names the fix"
 for f in examples/*.tile tests/exec/*.tile; do

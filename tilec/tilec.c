@@ -266,8 +266,9 @@ static int source_load_failed(Source *src)
     return -1;
 }
 
-/* Reads and parses path; with `report`, a module whose only errors are sema's is kept. */
-static int source_load(Source *src, const char *path, int report)
+/* Reads and parses path; with `report`, a module whose only errors are sema's is kept, and
+ * with `kernel` too, only the diagnostics that concern that kernel are. */
+static int source_load(Source *src, const char *path, int report, const char *kernel)
 {
     memset(src, 0, sizeof *src);
     char err[1200];
@@ -287,15 +288,20 @@ static int source_load(Source *src, const char *path, int report)
     const ImportOptions *io = tilec_import_options();
     src->module = report ? tc_parse_for_report(src->arena, &src->file, io, &src->diags)
                          : tc_parse_with(src->arena, &src->file, io, &src->diags);
+    if (report && src->module)
+        tilec_scope_diags(&src->diags, src->module, kernel);
     diags_print(&src->diags, stderr);
     if (src->diags.errors && !report)
         src->module = NULL;
     return 0;
 }
 
-int tilec_source_load(Source *src, const char *path) { return source_load(src, path, 0); }
+int tilec_source_load(Source *src, const char *path) { return source_load(src, path, 0, NULL); }
 
-int tilec_source_load_report(Source *src, const char *path) { return source_load(src, path, 1); }
+int tilec_source_load_report(Source *src, const char *path, const char *kernel)
+{
+    return source_load(src, path, 1, kernel);
+}
 
 /* ks[0..n) without the kernels sema found an error in (reported already); the new count. */
 static int drop_failed(const Func **ks, int n)
@@ -502,7 +508,7 @@ static int cmd_check(int argc, char **argv)
     opts_parse(&o, argc, argv, arena);
     Source src;
     int rc = EXIT_ERROR;
-    if (tilec_source_load_report(&src, o.file) != 0)
+    if (tilec_source_load_report(&src, o.file, o.kernel) != 0)
         goto out;
     if (src.module) {
         const Func **ks = kernel_slots(&src);
@@ -671,7 +677,7 @@ static int cmd_emit(int argc, char **argv)
         tilec_usage_error("unknown --dump-after=%s (expected one of: %s)", o.dump_after, TC_DUMP_POINTS);
     Source src;
     int rc = EXIT_ERROR;
-    if (tilec_source_load_report(&src, o.file) != 0)
+    if (tilec_source_load_report(&src, o.file, o.kernel) != 0)
         goto out;
     TilecOutput out;
     if (tilec_output_open(&out, o.output, o.file, ek->stage == STAGE_OBJECT) != 0) {
