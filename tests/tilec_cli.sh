@@ -85,6 +85,9 @@ has "redefinition of 'a'" err "and the redefinition"
 printf 'fn helper(x) {\n    return x + missing;\n}\n\nkernel a(x: *f32) {\n    store(x, 1.0);\n}\n\nkernel b(x: *f32) {\n    store(x, helper(load(x)));\n}\n' >"$tmp/helper.tile"
 expect 1 "--kernel: a helper's error stays" -- "$tilec" check --kernel=b "$tmp/helper.tile"
 has "helper.tile:2:" err "the helper's error"
+printf '@types(T = [f16, bf16])\nkernel k(x: *T) {\n    store(x, load(x) + missing);\n}\n\nkernel other(x: *f32) {\n    store(x, 1.0);\n}\n' >"$tmp/types.tile"
+expect 1 "--kernel: each @types instance has the error" -- "$tilec" check --kernel=k_bf16 "$tmp/types.tile"
+expect 0 "--kernel: not the kernel beside them" -- "$tilec" check --kernel=other "$tmp/types.tile"
 expect 1 "a tile too large for the registers of a GPU thread" -- "$tilec" emit --emit=llvm --target=sm_90 -D BLOCK_M=128 -D BLOCK_N=128 -D num_warps=1 bench/flash_tune.tile
 has "registers per thread with 1 warps" err "register check names the fix"
 for f in examples/*.tile tests/exec/*.tile; do

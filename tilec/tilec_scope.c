@@ -20,27 +20,36 @@ static SrcLoc func_start(const Func *f)
     return s;
 }
 
-/* The function of the main file whose text holds loc: the last one to start at or before it
- * (functions do not nest). NULL: before every function, or in another file. */
-static const Func *holder(const Module *m, SrcLoc loc)
+/* Where the text that holds loc starts: that of the last function of the main file to start
+ * at or before it (functions do not nest). 0: before every function, or in another file. */
+static int holder_start(const Module *m, SrcLoc loc, SrcLoc *start)
 {
-    const Func *best = NULL;
-    SrcLoc best_start = {0};
+    int found = 0;
+    for (int i = 0; i < m->nfuncs; i++) {
+        SrcLoc s = func_start(m->funcs[i]);
+        if (s.file != loc.file || s.file != m->file || before(loc, s))
+            continue;
+        if (!found || before(*start, s))
+            *start = s, found = 1;
+    }
+    return found;
+}
+
+/* Whether loc lies in the text of kernels other than `kernel` only (the instances of one
+ * @types kernel share their text: an error there is each one's). */
+static int out_of_scope(const Module *m, SrcLoc loc, const char *kernel)
+{
+    SrcLoc start;
+    if (!holder_start(m, loc, &start))
+        return 0;
     for (int i = 0; i < m->nfuncs; i++) {
         const Func *f = m->funcs[i];
         SrcLoc s = func_start(f);
-        if (s.file != loc.file || s.file != m->file || before(loc, s))
-            continue;
-        if (!best || before(best_start, s))
-            best = f, best_start = s;
+        if (s.file == start.file && s.line == start.line && s.col == start.col &&
+            (!f->is_kernel || strcmp(f->name, kernel) == 0))
+            return 0;
     }
-    return best;
-}
-
-static int out_of_scope(const Module *m, const Diag *g, const char *kernel)
-{
-    const Func *f = holder(m, g->loc);
-    return f && f->is_kernel && strcmp(f->name, kernel) != 0;
+    return 1;
 }
 
 void tilec_scope_diags(Diags *d, const Module *m, const char *kernel)
@@ -54,7 +63,7 @@ void tilec_scope_diags(Diags *d, const Module *m, const char *kernel)
         Diag *g = *link;
         /* a note goes with the diagnostic before it */
         if (g->level != DIAG_NOTE)
-            dropping = out_of_scope(m, g, kernel);
+            dropping = out_of_scope(m, g->loc, kernel);
         if (dropping) {
             d->errors -= g->level == DIAG_ERROR;
             d->warnings -= g->level == DIAG_WARNING;
