@@ -57,20 +57,22 @@ void tilec_scope_diags(Diags *d, const Module *m, const char *kernel)
     if (!kernel || !m)
         return;
     Diag **link = &d->first;
-    int dropping = 0;
+    int dropping = 0, dropped = 0, errors = 0, warnings = 0;
     d->last = NULL;
     while (*link) {
         Diag *g = *link;
-        /* a note goes with the diagnostic before it */
-        if (g->level != DIAG_NOTE)
+        if (g->level != DIAG_NOTE) /* a note goes with the diagnostic before it */
             dropping = out_of_scope(m, g->loc, kernel);
         if (dropping) {
-            d->errors -= g->level == DIAG_ERROR;
-            d->warnings -= g->level == DIAG_WARNING;
             *link = g->next;
-        } else {
-            d->last = g;
-            link = &g->next;
+            dropped = 1;
+            continue;
         }
+        errors += g->level == DIAG_ERROR;
+        warnings += g->level == DIAG_WARNING;
+        d->last = g;
+        link = &g->next;
     }
+    if (dropped) /* the counts include errors said once for several places: count the list */
+        d->errors = errors, d->warnings = warnings;
 }
