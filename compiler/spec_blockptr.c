@@ -263,10 +263,11 @@ static int boundary_dims(Spec *s, Args *a, int i, int rank, int *checked) {
     return 1;
 }
 
-/* mask= and other= (slots first..last) are refused with a block pointer. */
+/* mask= and other= (slots first..last) are refused with a block pointer; None (their default,
+ * which Triton's positional calls pass) is no mask. */
 static int no_mask(Spec *s, Args *a, int first, int last) {
     for (int i = first; i <= last; i++)
-        if (a->e[i]) {
+        if (a->e[i] && a->e[i]->kind != EX_NONE) {
             diag_error(s->diags, a->e[i]->loc, "%s() of a block pointer takes no mask= or other=: its bounds "
                        "are make_block_ptr's shape, checked along the dims boundary_check= names, and "
                        "padding_option= gives the value outside them (Triton refuses them too)", a->call->name);
