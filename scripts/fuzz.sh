@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# fuzz.sh: builds the libFuzzer targets with ASan + UBSan (clang-22) and runs each for SECONDS
-# (default 60) from the seeds in tests/fuzz_corpus and the examples:
+# fuzz.sh: builds the libFuzzer targets with ASan + UBSan (clang-22) and runs both at once, each
+# for SECONDS (default 60), from the seeds in tests/fuzz_corpus and the examples:
 #   fuzz_frontend (tests/fuzz_frontend.c): lexer, parser, sema, dumps;
 #   fuzz_compile (tests/fuzz_compile.c): also const resolution, specialization to tile IR,
 #   verification and every pass after it for sm_90, sim and the host.
-# Crashes are left in build-fuzz/crash-*. Needs a configured build/ for the generated lexer
+# Each one's output is build-fuzz/fuzz_NAME.log (its last lines are printed); crashes are left
+# in build-fuzz/crash-*. Needs a configured build/ for the generated lexer
 # and parser. With --runs N (CI) each target runs N inputs from a fixed seed instead, starting
 # from an empty working corpus: the same inputs every time, so CI never fails on a crash
 # that a random run happened to reach; exploring (timed, random) is for development.
