@@ -267,7 +267,8 @@ static int source_load_failed(Source *src)
 }
 
 /* Reads and parses path; with `report`, a module whose only errors are sema's is kept, and
- * with `kernel` too, only the diagnostics that concern that kernel are. */
+ * with `kernel` too, only the diagnostics that concern that kernel are shown (a note counts
+ * the others' errors, which still count). */
 static int source_load(Source *src, const char *path, int report, const char *kernel)
 {
     memset(src, 0, sizeof *src);
@@ -288,9 +289,12 @@ static int source_load(Source *src, const char *path, int report, const char *ke
     const ImportOptions *io = tilec_import_options();
     src->module = report ? tc_parse_for_report(src->arena, &src->file, io, &src->diags)
                          : tc_parse_with(src->arena, &src->file, io, &src->diags);
-    if (report && src->module)
-        tilec_scope_diags(&src->diags, src->module, kernel);
+    int elsewhere = report && src->module ? tilec_scope_diags(&src->diags, src->module, kernel) : 0;
     diags_print(&src->diags, stderr);
+    if (elsewhere)
+        fprintf(stderr, "%s: note: %d error%s in other kernels of the file left out (--kernel=%s); "
+                "the file loads only once they are fixed\n", path, elsewhere, elsewhere == 1 ? "" : "s",
+                kernel);
     if (src->diags.errors && !report)
         src->module = NULL;
     return 0;

@@ -34,11 +34,12 @@ int tilec_source_load(Source *src, const char *path);
 /* tilec_source_load, but a module whose only errors are sema's stays loaded (src->diags.errors
  * says there were some): check and emit compile its other kernels (Func.sema_failed 0) so that
  * their errors are reported too. With `kernel` (--kernel=NAME), the other kernels' diagnostics
- * are left out. */
+ * are left out (one note counts them; src->diags.errors still does). */
 int tilec_source_load_report(Source *src, const char *path, const char *kernel);
-/* Drops from d the diagnostics (and their notes) in the text of a kernel of m other than
- * `kernel` (NULL: keeps all), fixing the counts: what --kernel=NAME reports (tilec_scope.c). */
-void tilec_scope_diags(Diags *d, const Module *m, const char *kernel);
+/* Drops from d's list the diagnostics (and their notes) in the text of a kernel of m other
+ * than `kernel` (NULL: keeps all); d's counts stay. Returns the number of errors dropped: what
+ * --kernel=NAME leaves out (tilec_scope.c). */
+int tilec_scope_diags(Diags *d, const Module *m, const char *kernel);
 void tilec_source_free(Source *src);
 
 /* Parses "NAME=VALUE" (VALUE an integer, true or false) into *out (name in `arena`). */

@@ -1,7 +1,9 @@
-/* tilec_scope.c: `--kernel=NAME` reports that kernel's diagnostics, not its neighbours'. The
+/* tilec_scope.c: `--kernel=NAME` shows that kernel's diagnostics, not its neighbours'. The
  * front end checks a whole file before any kernel is chosen; an error in the body (or the
- * annotations) of another kernel of the file says nothing about the chosen one. Errors in
- * helpers, in imported files and outside every function stay: a kernel may use them. */
+ * annotations) of another kernel of the file says nothing about the chosen one, though the
+ * file still does not load until it is fixed (the caller says so in one line and keeps the
+ * error counts). Errors in helpers, in imported files and outside every function stay: a
+ * kernel may use them. */
 #include <string.h>
 #include "tilec.h"
 
@@ -52,27 +54,24 @@ static int out_of_scope(const Module *m, SrcLoc loc, const char *kernel)
     return 1;
 }
 
-void tilec_scope_diags(Diags *d, const Module *m, const char *kernel)
+int tilec_scope_diags(Diags *d, const Module *m, const char *kernel)
 {
     if (!kernel || !m)
-        return;
+        return 0;
     Diag **link = &d->first;
-    int dropping = 0, dropped = 0, errors = 0, warnings = 0;
+    int dropping = 0, dropped = 0;
     d->last = NULL;
     while (*link) {
         Diag *g = *link;
         if (g->level != DIAG_NOTE) /* a note goes with the diagnostic before it */
             dropping = out_of_scope(m, g->loc, kernel);
         if (dropping) {
+            dropped += g->level == DIAG_ERROR;
             *link = g->next;
-            dropped = 1;
             continue;
         }
-        errors += g->level == DIAG_ERROR;
-        warnings += g->level == DIAG_WARNING;
         d->last = g;
         link = &g->next;
     }
-    if (dropped) /* the counts include errors said once for several places: count the list */
-        d->errors = errors, d->warnings = warnings;
+    return dropped;
 }
