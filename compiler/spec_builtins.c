@@ -8,10 +8,11 @@
 
 typedef Val (*BuiltinFn)(Spec *s, Args *a);
 
-/* Slots that take a string literal (atomics' memory order and scope). */
 /* Slots that name a helper function (the combine function of reduce and associative_scan). */
 static int is_function_slot(const char *slot) { return strcmp(slot, "combine_fn") == 0; }
 
+/* Slots that take a string literal (atomics' memory order and scope, messages, print's
+ * prefix, load's padding_option, the cache hints). */
 static int is_string_slot(const char *slot) {
     return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0 || strcmp(slot, "msg") == 0 ||
            strcmp(slot, "prefix") == 0 || strcmp(slot, "padding_option") == 0 ||
@@ -28,13 +29,6 @@ static Val tuple_arg(Spec *s, const Expr *e) {
         if (t.items[i].kind == V_ERROR) return val_error();
     }
     return t;
-}
-
-/* Slots of lists of integers that may be written as tuples (sema's tuple_as_list). */
-static int is_list_slot(const char *fn, const char *slot) {
-    if (strcmp(fn, "make_block_ptr") == 0) return strcmp(slot, "base") != 0;
-    if (strcmp(fn, "advance") == 0) return strcmp(slot, "offsets") == 0;
-    return (strcmp(fn, "load") == 0 || strcmp(fn, "store") == 0) && strcmp(slot, "boundary_check") == 0;
 }
 
 /* Binds positional and keyword arguments to named slots; missing optional slots stay
@@ -64,7 +58,7 @@ static int bind_args(Spec *s, const Expr *call, const char *const *slots, int ns
         a->e[slot] = call->args[i];
         if (call->args[i]->kind == EX_STRING && is_string_slot(slots[slot])) continue; /* read by name */
         if (call->args[i]->kind == EX_NAME && is_function_slot(slots[slot])) continue; /* a helper */
-        if (call->args[i]->kind == EX_TUPLE && is_list_slot(call->name, slots[slot])) {
+        if (call->args[i]->kind == EX_TUPLE && builtin_list_slot(call->name, slots[slot])) {
             a->v[slot] = tuple_arg(s, call->args[i]); /* Triton's (M, K) for the list [M, K] */
             if (a->v[slot].kind == V_ERROR) return 0;
             a->v[slot].kind = V_LIST;

@@ -275,17 +275,21 @@ static int takes_tuple(Sema *S, const Expr *e, int i) {
     return i == 0 && !(e->arg_names && e->arg_names[0]);
 }
 
-/* Argument i of call e is a list of integers that Triton writes as a tuple: make_block_ptr's
- * shape, strides, offsets, block_shape and order, advance's offsets, the boundary_check of
- * load and store. A tuple there is that list. */
+int builtin_list_slot(const char *fn, const char *slot) {
+    if (!slot) return 0;
+    if (!strcmp(fn, "make_block_ptr")) return strcmp(slot, "base") != 0;
+    if (!strcmp(fn, "advance")) return !strcmp(slot, "offsets");
+    return (!strcmp(fn, "load") || !strcmp(fn, "store")) && !strcmp(slot, "boundary_check");
+}
+
+/* Argument i of call e is one of builtin_list_slot's lists (by keyword or by position): a
+ * tuple there is that list. */
 static int tuple_as_list(Sema *S, const Expr *e, int i) {
+    const Builtin *b = builtin_find(e->name);
+    if (!b || func_position(S->m, e->name) >= 0) return 0;
     const char *kw = e->arg_names ? e->arg_names[i] : NULL;
-    if (func_position(S->m, e->name) >= 0) return 0;
-    if (!strcmp(e->name, "make_block_ptr")) return kw ? strcmp(kw, "base") != 0 : i >= 1;
-    if (!strcmp(e->name, "advance")) return kw ? !strcmp(kw, "offsets") : i == 1;
-    if (!strcmp(e->name, "load") || !strcmp(e->name, "store"))
-        return kw ? !strcmp(kw, "boundary_check") : i == 3;
-    return 0;
+    if (!kw && i >= b->kwfrom && i < b->max) kw = b->kw[i - b->kwfrom];
+    return builtin_list_slot(e->name, kw);
 }
 
 static void check_tuple_arg(Sema *S, const Expr *e, int i) {
