@@ -29,7 +29,7 @@ static void set_nontemporal(Lower *L, LLVMValueRef access)
 static LLVMValueRef mem_load(Lower *L, const TirOp *op, LLVMTypeRef t, LLVMValueRef p, unsigned align)
 {
     int hints = (int)op->attr.i, vol = (hints & TIR_MEM_VOLATILE) != 0;
-    if (!vol && (hints & 0xff) && L->t->load_hinted) {
+    if (!vol && tir_mem_hinted(hints) && L->t->load_hinted) {
         L->tc.loc = op->loc;
         LLVMValueRef x = L->t->load_hinted(&L->tc, t, p, hints);
         if (x)
@@ -47,7 +47,7 @@ static LLVMValueRef mem_load(Lower *L, const TirOp *op, LLVMTypeRef t, LLVMValue
 static void mem_store(Lower *L, const TirOp *op, LLVMValueRef x, LLVMValueRef p, unsigned align)
 {
     int hints = (int)op->attr.i;
-    if ((hints & 0xff) && L->t->store_hinted) {
+    if (tir_mem_hinted(hints) && L->t->store_hinted) {
         L->tc.loc = op->loc;
         if (L->t->store_hinted(&L->tc, x, p, hints))
             return;

@@ -24,17 +24,15 @@ static int type_bits(LLVMTypeRef t)
  * combine in PTX: with both, the operator stays and the policy goes to L2 only. */
 static void qualifiers(int hints, int l2_policy, char *q, size_t n, const char **policy)
 {
-    static const char *const cops[] = {"", ".ca", ".cg", ".cv", ".cs", ".wb", ".wt"};
-    static const char *const evicts[] = {"", "evict_first", "evict_last", "evict_normal"};
     TirCache cache = tir_mem_cache(hints);
     TirEvict ev = tir_mem_evict(hints);
     *policy = NULL;
     if (l2_policy && (ev == EVICT_FIRST || ev == EVICT_LAST))
-        *policy = evicts[ev];
+        *policy = tir_mem_evict_name(ev);
     if (cache != CACHE_NONE)
-        snprintf(q, n, "%s%s", cops[cache], *policy ? ".L2::cache_hint" : "");
+        snprintf(q, n, "%s%s", tir_mem_cache_name(cache), *policy ? ".L2::cache_hint" : "");
     else if (ev != EVICT_NONE)
-        snprintf(q, n, ".L1::%s%s", evicts[ev], *policy ? ".L2::cache_hint" : "");
+        snprintf(q, n, ".L1::%s%s", tir_mem_evict_name(ev), *policy ? ".L2::cache_hint" : "");
     else
         q[0] = 0;
 }

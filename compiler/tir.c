@@ -296,6 +296,16 @@ TirOp *tir_op_insert_at(TirKernel *k, TirBlock *b, TirOp *before, TirOpcode code
                   : tir_op_append(k, b, code, loc, ops, nops, res_types, nres);
 }
 
+const char *tir_mem_cache_name(TirCache c) {
+    static const char *const names[] = {"", ".ca", ".cg", ".cv", ".cs", ".wb", ".wt"};
+    return (unsigned)c < sizeof names / sizeof *names ? names[c] : "";
+}
+
+const char *tir_mem_evict_name(TirEvict e) {
+    static const char *const names[] = {"", "evict_first", "evict_last", "evict_normal"};
+    return (unsigned)e < sizeof names / sizeof *names ? names[e] : "";
+}
+
 int tir_op_is_volatile(const TirOp *op) {
     return op->code == TIR_LOAD && (op->attr.i & TIR_MEM_VOLATILE);
 }

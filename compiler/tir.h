@@ -244,6 +244,11 @@ typedef enum { EVICT_NONE, EVICT_FIRST, EVICT_LAST, EVICT_NORMAL } TirEvict;
 enum { TIR_MEM_VOLATILE = 1 << 8 };
 static inline TirCache tir_mem_cache(int64_t hints) { return (TirCache)(hints & 15); }
 static inline TirEvict tir_mem_evict(int64_t hints) { return (TirEvict)((hints >> 4) & 15); }
+/* Whether hints ask for a cache operator or an eviction policy (volatile aside). */
+static inline int tir_mem_hinted(int64_t hints) { return tir_mem_cache(hints) != CACHE_NONE || tir_mem_evict(hints) != EVICT_NONE; }
+/* Their PTX spellings (".ca" ... ".wt"; "evict_first" ...; "" for none), also the IR's. */
+const char *tir_mem_cache_name(TirCache c);
+const char *tir_mem_evict_name(TirEvict e);
 /* A volatile load: read each time it runs, never moved, repeated or prefetched. */
 int tir_op_is_volatile(const TirOp *op);
 

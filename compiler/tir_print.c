@@ -92,9 +92,9 @@ static void print_attrs(FILE *out, const TirOp *op) {
         fprintf(out, " site=%lld", (long long)op->attr.i);
         break;
     case TIR_LOAD: case TIR_STORE: {
-        static const char *const caches[] = {"", " .ca", " .cg", " .cv", " .cs", " .wb", " .wt"};
-        static const char *const evicts[] = {"", " evict_first", " evict_last", " evict_normal"};
-        fprintf(out, "%s%s%s", caches[tir_mem_cache(op->attr.i)], evicts[tir_mem_evict(op->attr.i)],
+        TirCache c = tir_mem_cache(op->attr.i);
+        TirEvict e = tir_mem_evict(op->attr.i);
+        fprintf(out, "%s%s%s%s%s", c ? " " : "", tir_mem_cache_name(c), e ? " " : "", tir_mem_evict_name(e),
                 op->attr.i & TIR_MEM_VOLATILE ? " volatile" : "");
         break;
     }
