@@ -189,6 +189,7 @@ TirType spec_bp_type(const Val *bp); /* its block: element type and block shape 
 /* The components of a block pointer that may change (its base, shapes, strides and
  * offsets), as spec_bp_part numbers them: 1 + 3 * rank of them. */
 int spec_bp_nparts(const Val *bp);
+enum { SPEC_BP_MAX_PARTS = 1 + 3 * TIR_MAX_RANK }; /* spec_bp_nparts at the largest rank */
 Val spec_bp_part(const Val *bp, int i);
 /* bp with part i replaced (a new value: block pointers are never changed in place). */
 Val spec_bp_with_part(Spec *s, const Val *bp, int i, Val part);

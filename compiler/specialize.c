@@ -130,7 +130,7 @@ static int advances_only(const Stmt *st, const char *name) {
  * pointer's parts: its offsets alone where the body only advances it (loop_check_block_ptrs
  * holds it to that), else every part. */
 static int loop_slots(Spec *s, const Stmt *body, Binding **bs, int n, Slot **out) {
-    Slot *sl = *out = arena_alloc(s->arena, sizeof(Slot) * ((size_t)n * (1 + 3 * TIR_MAX_RANK) + 1));
+    Slot *sl = *out = arena_alloc(s->arena, sizeof(Slot) * ((size_t)n * SPEC_BP_MAX_PARTS + 1));
     int k = 0;
     for (int i = 0; i < n; i++) {
         const Val *v = &bs[i]->val;
@@ -274,7 +274,7 @@ static void spec_if_runtime(Spec *s, const Stmt *st, TirValue *cond) {
     Branch br[2];
     build_branch(s, st->body, bs, saved, n, &br[0]);
     build_branch(s, st->else_body, bs, saved, n, &br[1]);
-    size_t most = (size_t)n * (1 + 3 * TIR_MAX_RANK) + 1; /* a block pointer has that many parts */
+    size_t most = (size_t)n * SPEC_BP_MAX_PARTS + 1; /* each variable may be a block pointer */
     Slot *rs = arena_alloc(s->arena, sizeof(Slot) * most);
     TirType *types = arena_alloc(s->arena, sizeof(TirType) * most);
     Val *after = arena_alloc(s->arena, sizeof(Val) * (size_t)(n + 1));
