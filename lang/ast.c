@@ -17,7 +17,7 @@ const Func *module_find_func(const Module *m, const char *name) {
     return NULL;
 }
 
-static const char *op_text(OpKind op) {
+const char *ast_op_text(OpKind op) {
     static const char *tab[] = {
         [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/", [OP_REM] = "%",
         [OP_SHL] = "<<", [OP_SHR] = ">>", [OP_BITAND] = "&", [OP_BITOR] = "|",
@@ -80,12 +80,12 @@ static void dump_expr(const Expr *e, FILE *out) {
     case EX_NAME: fputs(e->name, out); break;
     case EX_STRING: fprintf(out, "\"%s\"", e->name); break;
     case EX_UNARY:
-        fprintf(out, "(%s ", op_text(e->op));
+        fprintf(out, "(%s ", ast_op_text(e->op));
         dump_expr(e->a, out);
         fputc(')', out);
         break;
     case EX_BINARY:
-        fprintf(out, "(%s ", op_text(e->op));
+        fprintf(out, "(%s ", ast_op_text(e->op));
         dump_expr(e->a, out);
         fputc(' ', out);
         dump_expr(e->b, out);
@@ -151,7 +151,7 @@ static void dump_stmt(const Stmt *s, int depth, FILE *out) {
     switch (s->kind) {
     case ST_LET: dump_let(s, out); break;
     case ST_ASSIGN:
-        fprintf(out, "assign %s %s%s ", s->names[0], s->op < 0 ? "" : op_text(s->op), "=");
+        fprintf(out, "assign %s %s%s ", s->names[0], s->op < 0 ? "" : ast_op_text(s->op), "=");
         dump_expr(s->value, out);
         break;
     case ST_EXPR: fputs("expr ", out); dump_expr(s->value, out); break;

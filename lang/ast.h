@@ -53,6 +53,7 @@ struct Expr {
     const char **arg_names; /* call: keyword argument names (NULL = positional); may be NULL */
     int nargs;
     TypeRef *type; /* EX_CAST target */
+    int paren;     /* written inside parentheses (the parser's precedence checks) */
 };
 
 typedef enum {
@@ -160,6 +161,7 @@ void lex_dump_tokens(const SrcFile *file, FILE *out);
 
 /* Prints the tree (tilec --emit=ast) as an indented S-expression-like listing. */
 void ast_dump(const Module *m, FILE *out);
+const char *ast_op_text(OpKind op); /* "+", "<=", ...; "?" for none */
 
 /* Checks what can be checked before const values are known: duplicate names, undefined
  * names and functions, builtin arity, kernel parameter types, annotations referring to

@@ -43,7 +43,7 @@ struct ArgList {
 static void tl_error(SrcLoc *loc, Lexer *lx, PtrVec *funcs, PtrVec *imports, const char *msg);
 static Import *import_new(Lexer *lx, const char *path, SrcLoc loc);
 static Expr *ex_new(Lexer *lx, ExprKind k, SrcLoc loc);
-static Expr *ex_binary(Lexer *lx, OpKind op, Expr *a, Expr *b, SrcLoc loc);
+static Expr *ex_binary(Lexer *lx, OpKind op, Expr *a, Expr *b, SrcLoc loc, SrcLoc oploc);
 static Expr *ex_unary(Lexer *lx, OpKind op, Expr *a, SrcLoc loc);
 static Expr *ex_list(Lexer *lx, ExprKind k, PtrVec *items, SrcLoc loc);
 static void tuple_first(PtrVec *v);
@@ -266,24 +266,24 @@ expr_list: expr                 { MK($$, vec_new(lx)); PUSH(lx->arena, $$, $1); 
          ;
 
 /* expr := expr BINOP expr | unary   (precedence from the %left lines above) */
-expr: expr "||" expr    { MK($$, ex_binary(lx, OP_LOGOR, $1, $3, @$)); }
-    | expr "&&" expr    { MK($$, ex_binary(lx, OP_LOGAND, $1, $3, @$)); }
-    | expr "|" expr     { MK($$, ex_binary(lx, OP_BITOR, $1, $3, @$)); }
-    | expr "^" expr     { MK($$, ex_binary(lx, OP_BITXOR, $1, $3, @$)); }
-    | expr "&" expr     { MK($$, ex_binary(lx, OP_BITAND, $1, $3, @$)); }
-    | expr "==" expr    { MK($$, ex_binary(lx, OP_EQ, $1, $3, @$)); }
-    | expr "!=" expr    { MK($$, ex_binary(lx, OP_NE, $1, $3, @$)); }
-    | expr "<" expr     { MK($$, ex_binary(lx, OP_LT, $1, $3, @$)); }
-    | expr "<=" expr    { MK($$, ex_binary(lx, OP_LE, $1, $3, @$)); }
-    | expr ">" expr     { MK($$, ex_binary(lx, OP_GT, $1, $3, @$)); }
-    | expr ">=" expr    { MK($$, ex_binary(lx, OP_GE, $1, $3, @$)); }
-    | expr "<<" expr    { MK($$, ex_binary(lx, OP_SHL, $1, $3, @$)); }
-    | expr ">>" expr    { MK($$, ex_binary(lx, OP_SHR, $1, $3, @$)); }
-    | expr "+" expr     { MK($$, ex_binary(lx, OP_ADD, $1, $3, @$)); }
-    | expr "-" expr     { MK($$, ex_binary(lx, OP_SUB, $1, $3, @$)); }
-    | expr "*" expr     { MK($$, ex_binary(lx, OP_MUL, $1, $3, @$)); }
-    | expr "/" expr     { MK($$, ex_binary(lx, OP_DIV, $1, $3, @$)); }
-    | expr "%" expr     { MK($$, ex_binary(lx, OP_REM, $1, $3, @$)); }
+expr: expr "||" expr    { MK($$, ex_binary(lx, OP_LOGOR, $1, $3, @$, @2)); }
+    | expr "&&" expr    { MK($$, ex_binary(lx, OP_LOGAND, $1, $3, @$, @2)); }
+    | expr "|" expr     { MK($$, ex_binary(lx, OP_BITOR, $1, $3, @$, @2)); }
+    | expr "^" expr     { MK($$, ex_binary(lx, OP_BITXOR, $1, $3, @$, @2)); }
+    | expr "&" expr     { MK($$, ex_binary(lx, OP_BITAND, $1, $3, @$, @2)); }
+    | expr "==" expr    { MK($$, ex_binary(lx, OP_EQ, $1, $3, @$, @2)); }
+    | expr "!=" expr    { MK($$, ex_binary(lx, OP_NE, $1, $3, @$, @2)); }
+    | expr "<" expr     { MK($$, ex_binary(lx, OP_LT, $1, $3, @$, @2)); }
+    | expr "<=" expr    { MK($$, ex_binary(lx, OP_LE, $1, $3, @$, @2)); }
+    | expr ">" expr     { MK($$, ex_binary(lx, OP_GT, $1, $3, @$, @2)); }
+    | expr ">=" expr    { MK($$, ex_binary(lx, OP_GE, $1, $3, @$, @2)); }
+    | expr "<<" expr    { MK($$, ex_binary(lx, OP_SHL, $1, $3, @$, @2)); }
+    | expr ">>" expr    { MK($$, ex_binary(lx, OP_SHR, $1, $3, @$, @2)); }
+    | expr "+" expr     { MK($$, ex_binary(lx, OP_ADD, $1, $3, @$, @2)); }
+    | expr "-" expr     { MK($$, ex_binary(lx, OP_SUB, $1, $3, @$, @2)); }
+    | expr "*" expr     { MK($$, ex_binary(lx, OP_MUL, $1, $3, @$, @2)); }
+    | expr "/" expr     { MK($$, ex_binary(lx, OP_DIV, $1, $3, @$, @2)); }
+    | expr "%" expr     { MK($$, ex_binary(lx, OP_REM, $1, $3, @$, @2)); }
     | unary
     ;
 
@@ -336,7 +336,7 @@ primary: INT            { MK($$, ex_new(lx, EX_INT, @1)); $$->ival = $1; }
        | IDENT          { MK($$, ex_new(lx, EX_NAME, @1)); $$->name = $1; }
        | STRING         { MK($$, ex_new(lx, EX_STRING, @1)); $$->name = $1; }
        | "(" ")"        { MK($$, ex_list(lx, EX_TUPLE, vec_new(lx), @$)); }
-       | "(" expr ")"   { $$ = $2; }
+       | "(" expr ")"   { $$ = $2; if ($$) $$->paren = 1; }
        | "(" expr "," expr_list_opt ")"
             { PUSH(lx->arena, $4, $2); tuple_first($4);
               MK($$, ex_list(lx, EX_TUPLE, $4, @$)); }
@@ -378,7 +378,46 @@ static Expr *ex_new(Lexer *lx, ExprKind k, SrcLoc loc) {
     return e;
 }
 
-static Expr *ex_binary(Lexer *lx, OpKind op, Expr *a, Expr *b, SrcLoc loc) {
+static int is_comparison(OpKind op) {
+    return op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE || op == OP_EQ || op == OP_NE;
+}
+
+/* An operand of op that Python (and so Triton) would group differently: an unparenthesized
+ * comparison under a bitwise operator (tile binds `&`, `|`, `^` looser than comparisons, as C
+ * does; Python tighter) or under another comparison (Python chains `a < b < c`; tile would
+ * compare a bool). NULL if neither. */
+static const Expr *python_reads_otherwise(OpKind op, const Expr *a, const Expr *b) {
+    int bitwise = op == OP_BITAND || op == OP_BITOR || op == OP_BITXOR;
+    if (!bitwise && !is_comparison(op))
+        return NULL;
+    const Expr *side[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (side[i] && side[i]->kind == EX_BINARY && !side[i]->paren && is_comparison(side[i]->op))
+            return side[i];
+    return NULL;
+}
+
+static void check_grouping(Lexer *lx, OpKind op, const Expr *a, const Expr *b, SrcLoc oploc) {
+    const Expr *c = python_reads_otherwise(op, a, b);
+    if (!c)
+        return;
+    const char *o = ast_op_text(op), *co = ast_op_text(c->op);
+    if (is_comparison(op))
+        diag_error(lx->diags, oploc, "comparisons do not chain: 'a %s b %s c' compares the bool "
+                   "'a %s b' with c; write '(a %s b) && (b %s c)', or parenthesize the bool",
+                   co, o, co, co, o);
+    else if (c == b)
+        diag_error(lx->diags, oploc, "parenthesize the comparison next to '%s': tile, like C, "
+                   "reads 'x %s y %s z' as 'x %s (y %s z)', Python and Triton as '(x %s y) %s z'",
+                   o, o, co, o, co, o, co);
+    else
+        diag_error(lx->diags, oploc, "parenthesize the comparison next to '%s': tile, like C, "
+                   "reads 'x %s y %s z' as '(x %s y) %s z', Python and Triton as 'x %s (y %s z)'",
+                   o, co, o, co, o, co, o);
+}
+
+static Expr *ex_binary(Lexer *lx, OpKind op, Expr *a, Expr *b, SrcLoc loc, SrcLoc oploc) {
+    check_grouping(lx, op, a, b, oploc);
     Expr *e = ex_new(lx, EX_BINARY, loc);
     if (e) {
         e->op = op;
