@@ -289,14 +289,34 @@ static void limit_unroll(Lower *L, LLVMValueRef br, int count)
     LLVMSetMetadata(br, kind, LLVMMetadataAsValue(L->ctx, loop));
 }
 
+/* Host code copies a short element loop's body n times (LW_UNROLL_ALWAYS); an LLVM loop
+ * nested in such copies may be unrolled by LLVM at most HOST_NESTED_BODIES / copies times, so
+ * that the straight-line code stays bounded: a row max of an f32[16, 64] tile (16 copies of a
+ * 64-element loop, which O3 unrolled in full and vectorized as one block) took 1.0 s to compile
+ * and 8 rounds of an argmax over it 19 s. */
+enum { HOST_NESTED_BODIES = 64 };
+
+static int nested_unroll_limit(const Lower *L, int max_unroll)
+{
+    if (L->t->unroll_elements || L->straight_copies <= 1 || max_unroll)
+        return max_unroll;
+    int count = HOST_NESTED_BODIES / L->straight_copies;
+    return count > 1 ? count : -1;
+}
+
 LLVMValueRef lw_for_begin(Lower *L, ElemLoop *lp, int n, int unroll, int max_unroll)
 {
     *lp = (ElemLoop){.n = n, .unrolled = unroll || (n <= LW_UNROLL_ALWAYS && max_unroll >= 0),
                      .max_unroll = max_unroll};
     if (n <= 0)
         return NULL;
-    if (lp->unrolled)
+    if (lp->unrolled) {
+        lp->outer_copies = L->straight_copies;
+        if (!L->t->unroll_elements)
+            L->straight_copies = (L->straight_copies > 1 ? L->straight_copies : 1) * n;
         return lw_i32c(L, 0);
+    }
+    lp->max_unroll = nested_unroll_limit(L, max_unroll);
     lp->pre = LLVMGetInsertBlock(L->b);
     lp->body = lw_block(L, "r.loop");
     lp->exit = lw_block(L, "r.done");
@@ -310,8 +330,12 @@ LLVMValueRef lw_for_begin(Lower *L, ElemLoop *lp, int n, int unroll, int max_unr
 
 LLVMValueRef lw_for_next(Lower *L, ElemLoop *lp)
 {
-    if (lp->unrolled)
-        return ++lp->i < lp->n ? lw_i32c(L, lp->i) : NULL;
+    if (lp->unrolled) {
+        if (++lp->i < lp->n)
+            return lw_i32c(L, lp->i);
+        L->straight_copies = lp->outer_copies;
+        return NULL;
+    }
     LLVMValueRef next = LLVMBuildNUWAdd(L->b, lp->phi, lw_i32c(L, 1), "");
     LLVMValueRef more = LLVMBuildICmp(L->b, LLVMIntULT, next, lw_i32c(L, lp->n), "");
     LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b);

@@ -59,6 +59,8 @@ typedef struct Lower {
     RegionTargets *region;
     int smem_bytes;
     LLVMValueRef prints_run;   /* i32 alloca: the prints this thread ran (lower_debug.c) */
+    int straight_copies;        /* host code: product of the enclosing element loops emitted
+                                   straight-line (LW_UNROLL_ALWAYS); 0 or 1 outside them */
     int failed;
 } Lower;
 
@@ -67,6 +69,7 @@ typedef struct ElemLoop {
     LLVMValueRef phi;
     int n, i, unrolled;
     int max_unroll; /* an LLVM loop: how far LLVM may unroll it (0: its choice) */
+    int outer_copies; /* a host loop emitted straight-line: L->straight_copies before it */
 } ElemLoop;
 
 /* `for (r = 0; r < n; r++) BODY`: with `unroll` (GPU targets), or n <= LW_UNROLL_ALWAYS, the
