@@ -116,6 +116,7 @@ typedef struct Annotation {
 enum {
     AST_MAX_HELPER_PARAMS = 64, /* parameters of one helper */
     AST_MAX_KERNEL_CONSTS = 64, /* const parameters of one kernel, besides num_warps, num_stages */
+    AST_MAX_KERNEL_PARAMS = 512, /* parameters of one kernel (CUDA passes at most 4 KB of them) */
 };
 
 typedef struct Func {

@@ -12,6 +12,7 @@ typedef enum { SYM_VAR, SYM_PARAM, SYM_PTR, SYM_CONST } SymKind;
 typedef struct Sym {
     const char *name;
     SymKind kind;
+    int is_float; /* a float parameter (annotations compute with integers only) */
     struct Sym *next;
 } Sym;
 
@@ -129,6 +130,7 @@ static void declare(Sema *S, const char *name, SymKind kind) {
     if (!s) return;
     s->name = name;
     s->kind = kind;
+    s->is_float = 0;
     s->next = S->scope;
     S->scope = s;
 }
@@ -163,6 +165,9 @@ static void check_name(Sema *S, const Expr *e) {
         ERR(S, e->loc, "@%s refers to unknown parameter '%s'", S->ann, e->name);
     else if (s->kind == SYM_PTR)
         ERR(S, e->loc, "@%s cannot use pointer parameter '%s'", S->ann, e->name);
+    else if (s->is_float)
+        ERR(S, e->loc, "@%s cannot use float parameter '%s' (annotations compute with integers)",
+            S->ann, e->name);
     else if (S->const_only && s->kind != SYM_CONST)
         ERR(S, e->loc, "@%s can only use const parameters, and '%s' is not const", S->ann,
             e->name);
@@ -493,7 +498,19 @@ static SymKind param_kind(const Param *p) {
     return p->is_const ? SYM_CONST : p->type && p->type->ptr_depth ? SYM_PTR : SYM_PARAM;
 }
 
-static void check_param(Sema *S, const Func *f, int i) {
+static int float_scalar(const Param *p) {
+    return p->type && !p->type->ptr_depth && p->type->name &&
+           (p->type->name[0] == 'f' || !strcmp(p->type->name, "bf16"));
+}
+
+static void declare_param(Sema *S, const Param *p) {
+    declare(S, p->name, param_kind(p));
+    if (S->scope && S->scope->name == p->name)
+        S->scope->is_float = float_scalar(p);
+}
+
+/* consts: the const parameters before param i, as a scope its default may use (grown here). */
+static void check_param(Sema *S, const Func *f, int i, Sym **consts) {
     const Param *p = &f->params[i];
     for (int j = 0; j < i; j++)
         if (!strcmp(f->params[j].name, p->name))
@@ -506,14 +523,18 @@ static void check_param(Sema *S, const Func *f, int i) {
     if (p->is_const && p->type && p->type->ptr_depth)
         ERR(S, p->type->loc, "const parameter '%s' must have a scalar type, not a pointer",
             p->name);
-    if (p->default_value) { /* may use the const parameters before it */
-        Sym *saved = S->scope;
-        S->scope = NULL;
-        for (int j = 0; j < i; j++)
-            if (f->params[j].is_const) declare(S, f->params[j].name, SYM_CONST);
+    else if (p->is_const && float_scalar(p))
+        ERR(S, p->type->loc, "const parameter '%s' must have an integer or bool type (const "
+            "values are integers): pass a float as a run-time parameter ('%s: %s')", p->name,
+            p->name, p->type->name);
+    Sym *saved = S->scope;
+    S->scope = *consts;
+    if (p->default_value) /* may use the const parameters before it */
         check_expr(S, p->default_value);
-        S->scope = saved;
-    }
+    if (p->is_const)
+        declare(S, p->name, SYM_CONST);
+    *consts = S->scope;
+    S->scope = saved;
 }
 
 /* ---- annotations ---- */
@@ -575,6 +596,8 @@ static void check_key(Sema *S, const Annotation *a) {
             ERR(S, loc, "@key refers to unknown parameter '%s'", g->name);
         else if (s->kind == SYM_PTR)
             ERR(S, loc, "@key cannot use pointer parameter '%s'", g->name);
+        else if (s->is_float)
+            ERR(S, loc, "@key cannot use float parameter '%s' (keys are integers)", g->name);
         if (g->bucket && strcmp(g->bucket, "pow2"))
             ERR(S, g->loc, "unknown @key bucket '%s' (expected pow2)", g->bucket);
     }
@@ -630,21 +653,31 @@ static void check_ann(Sema *S, const Func *f, int i) {
 
 /* ---- functions ---- */
 
-/* The fixed limits on parameters, reported at the function's name. */
-static void check_param_limits(Sema *S, const Func *f) {
-    int nconst = 0;
+/* The fixed limits on parameters, reported at the function's name; 1 if one is exceeded. */
+static int check_param_limits(Sema *S, const Func *f) {
+    int nconst = 0, over = 0;
     for (int i = 0; i < f->nparams; i++) nconst += f->params[i].is_const;
-    if (!f->is_kernel && f->nparams > AST_MAX_HELPER_PARAMS)
+    if (!f->is_kernel && f->nparams > AST_MAX_HELPER_PARAMS) {
         ERR(S, f->loc, "helper '%s' has %d parameters (at most %d)", f->name,
             f->nparams, AST_MAX_HELPER_PARAMS);
-    if (f->is_kernel && nconst > AST_MAX_KERNEL_CONSTS)
+        over = 1;
+    }
+    if (f->is_kernel && f->nparams > AST_MAX_KERNEL_PARAMS) {
+        ERR(S, f->loc, "kernel '%s' has %d parameters (at most %d)", f->name, f->nparams,
+            AST_MAX_KERNEL_PARAMS);
+        over = 1;
+    }
+    if (f->is_kernel && nconst > AST_MAX_KERNEL_CONSTS) {
         ERR(S, f->loc, "kernel '%s' has %d const parameters (at most %d)", f->name,
             nconst, AST_MAX_KERNEL_CONSTS);
+        over = 1;
+    }
+    return over;
 }
 
 static void check_func(Sema *S, const Func *f) {
     S->fn = f;
-    check_param_limits(S, f);
+    int over = check_param_limits(S, f); /* then the parameters' own checks are left out */
     S->scope = NULL;
     S->loops = 0;
     S->in_static = 0;
@@ -652,9 +685,11 @@ static void check_func(Sema *S, const Func *f) {
     if (!f->is_kernel && (builtin_find(f->name) || !strcmp(f->name, "range") ||
                            !strcmp(f->name, "static_range")))
         ERR(S, f->loc, "'%s' is a builtin function and cannot be redefined", f->name);
+    Sym *consts = NULL;
     for (int i = 0; i < f->nparams; i++) {
-        check_param(S, f, i);
-        declare(S, f->params[i].name, param_kind(&f->params[i]));
+        if (!over)
+            check_param(S, f, i, &consts);
+        declare_param(S, &f->params[i]);
     }
     if (f->is_kernel) {
         declare(S, "num_warps", SYM_CONST);
