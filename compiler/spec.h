@@ -35,6 +35,7 @@ typedef struct Val {
 typedef struct Binding {
     const char *name;
     Val val;
+    SrcLoc set_at; /* the assignment that gave val (file NULL: its let or none) */
     struct Binding *next;
 } Binding;
 

@@ -1084,8 +1084,19 @@ static Val b_reduce(Spec *s, Args *a) {
     int k = 0;
     while (strcmp(kinds[k].name, a->call->name) != 0) k++;
     if (!need_value(s, a, 0)) return val_error();
+    /* Python's min(a, b) and max(a, b) are minimum and maximum here */
+    int pairwise = kinds[k].kind == RED_MAX || kinds[k].kind == RED_MIN;
+    const char *hint = !pairwise ? "" : kinds[k].kind == RED_MAX
+        ? "; the larger of two values is maximum(a, b)" : "; the smaller of two values is minimum(a, b)";
     if (a->v[0].kind != V_TILE || a->v[0].v->type.rank == 0) {
-        diag_error(s->diags, a->e[0]->loc, "%s() reduces a tile, got %s", a->call->name, val_type_str(s, &a->v[0]));
+        diag_error(s->diags, a->e[0]->loc, "%s() reduces a tile, got %s%s", a->call->name,
+                   val_type_str(s, &a->v[0]), hint);
+        return val_error();
+    }
+    if (pairwise && a->e[1] && a->v[1].kind != V_NONE &&
+        (a->v[1].kind != V_CONST || et_is_float(a->v[1].ct))) {
+        diag_error(s->diags, a->e[1]->loc, "the axis of %s() must be a compile-time integer, got "
+                   "%s%s", a->call->name, val_type_str(s, &a->v[1]), hint);
         return val_error();
     }
     TirValue *x = a->v[0].v;

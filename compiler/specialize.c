@@ -17,6 +17,7 @@ void spec_bind(Spec *s, const char *name, Val v) {
     Binding *b = arena_alloc(s->arena, sizeof *b);
     b->name = name;
     b->val = v;
+    b->set_at = (SrcLoc){0};
     b->next = s->scope->vars;
     s->scope->vars = b;
 }
@@ -145,10 +146,15 @@ static int loop_slots(Spec *s, const Stmt *body, Binding **bs, int n, Slot **out
     return k;
 }
 
-static void emit_terminator(Spec *s, TirOpcode code, const Slot *sl, const TirType *types, int n, SrcLoc loc) {
+/* The end of a region: its carried values. A loop body's type errors point at the assignment
+ * that changed the type (the body's last one), not at the loop. */
+static void emit_terminator(Spec *s, TirOpcode code, const Slot *sl, const TirType *types, int n,
+                            SrcLoc loc, int at_assignment) {
     TirValue **vals = arena_alloc(s->arena, sizeof(TirValue *) * (size_t)(n + 1));
-    for (int i = 0; i < n; i++)
-        if (!(vals[i] = flow_value(s, sl[i].b->name, slot_get(&sl[i]), &types[i], loc))) return;
+    for (int i = 0; i < n; i++) {
+        SrcLoc at = at_assignment && sl[i].b->set_at.file ? sl[i].b->set_at : loc;
+        if (!(vals[i] = flow_value(s, sl[i].b->name, slot_get(&sl[i]), &types[i], at))) return;
+    }
     tir_op_append(s->k, s->block, code, loc, vals, n, NULL, 0);
 }
 
@@ -185,7 +191,7 @@ static int loop_check_block_ptrs(Spec *s, const LoopCtx *c, SrcLoc loc) {
 
 static void loop_terminator(Spec *s, TirOpcode code, SrcLoc loc) {
     if (loop_check_block_ptrs(s, s->loop, loc))
-        emit_terminator(s, code, s->loop->slots, s->loop->types, s->loop->nslots, loc);
+        emit_terminator(s, code, s->loop->slots, s->loop->types, s->loop->nslots, loc, 1);
 }
 
 /* ---- if ---- */
@@ -285,7 +291,7 @@ static void spec_if_runtime(Spec *s, const Stmt *st, TirValue *cond) {
         if (br[r].terminated) continue;
         s->block = br[r].block;
         for (int i = 0; i < n; i++) bs[i]->val = br[r].vals[i]; /* each branch yields its own values */
-        emit_terminator(s, TIR_YIELD, rs, types, nres, st->loc);
+        emit_terminator(s, TIR_YIELD, rs, types, nres, st->loc, 0);
     }
     for (int i = 0; i < n; i++) bs[i]->val = after[i];
     s->block = outer;
@@ -565,6 +571,7 @@ static void spec_assign(Spec *s, const Stmt *st) {
         v = val_error();
     }
     b->val = v;
+    b->set_at = st->loc;
 }
 
 static void spec_return(Spec *s, const Stmt *st) {
