@@ -10,6 +10,12 @@
 #include "tcache.h"
 
 /* Per-kernel tuning state (tile_Kernel.tune). */
+/* One tile_tune report's arena, kept (in that arena) on its kernel's list. */
+typedef struct ReportHold {
+    Arena *arena;
+    struct ReportHold *next;
+} ReportHold;
+
 typedef struct KTune {
     pthread_mutex_t lock;      /* guards chosen, tc */
     pthread_mutex_t tune_lock; /* one tuning at a time per kernel */
@@ -18,7 +24,8 @@ typedef struct KTune {
     int ntuned;                /* 0: the kernel has no @tune (or a bad one) */
     RtMap chosen;              /* hash of key -> Choice chain */
     TCache *tc;                /* opened on first need */
-    Arena *report_arena;       /* the last tile_tune report */
+    ReportHold *reports;       /* every tile_tune report, newest first: each stays valid
+                                   (another thread may still read it) until the kernel goes */
 } KTune;
 
 /* The kernel whose tuning the calling thread works for (the tuning's own thread and its

@@ -168,7 +168,10 @@ void tune_forget(tile_Kernel *k)
     rtmap_free(&kt->chosen);
     if (kt->tc)
         tcache_close(kt->tc);
-    arena_free(kt->report_arena);
+    for (ReportHold *h = kt->reports, *next; h; h = next) {
+        next = h->next;
+        arena_free(h->arena); /* h lives in it */
+    }
     arena_free(kt->arena);
     pthread_mutex_destroy(&kt->lock);
     pthread_mutex_destroy(&kt->tune_lock);
@@ -548,8 +551,11 @@ static tile_Status tune_now(tile_Kernel *k, KTune *kt, const tile_Arg *args,
         int nv = parse_config(kt, rep->results[rep->best].config, vals);
         st = nv < 0 ? TILE_OK : choice_set(ctx, kt, key, vals, nv);
     }
-    arena_free(kt->report_arena);
-    kt->report_arena = a;
+    ReportHold *hold = arena_alloc(a, sizeof *hold);
+    if (hold) { /* else the report leaks: a, hold and rep are in one arena */
+        *hold = (ReportHold){ .arena = a, .next = kt->reports };
+        kt->reports = hold;
+    }
     if (out)
         *out = rep;
     return st;
@@ -565,6 +571,8 @@ tile_Status tune_tile_grid(tile_Kernel *k, const unsigned *grid, const tile_Arg 
                            int nargs, const tile_Const *consts, int nconsts,
                            const tile_TuneOptions *opts, const tile_TuneReport **report)
 {
+    if (report)
+        *report = NULL; /* stays so when the call fails before tuning */
     tile_Status st = rt_handle_check(k, RT_KERNEL, "tile_tune");
     if (st != TILE_OK)
         return st;

@@ -657,6 +657,30 @@ static int test_reentry(void)
     return 0;
 }
 
+/* A report stays valid after later tile_tune calls of its kernel (another thread may still
+ * read it); a call that fails before tuning leaves *report NULL. */
+static int test_report_lifetime(void)
+{
+    Fixture f;
+    fresh_cache("report_lifetime");
+    if (open_src(&f, SCALE, "16, 32, 64", "scale"))
+        return 1;
+    const tile_TuneReport *first, *second, *failed = (const tile_TuneReport *)&f;
+    const tile_TuneOptions force = { .force = 1 };
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, &force, &first));
+    char key[64];
+    snprintf(key, sizeof key, "%s", first->key);
+    int n = first->nresults;
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, &force, &second));
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, &force, &second));
+    CHECK(second != first && strcmp(first->key, key) == 0 && first->nresults == n);
+    for (int i = 0; i < n; i++)
+        CHECK(first->results[i].config && first->results[i].config[0]);
+    CHECK(tile_tune(f.k, f.args, 2, NULL, 0, NULL, &failed) != TILE_OK && failed == NULL);
+    close_fx(&f);
+    return 0;
+}
+
 static const NamedTest tests[] = {
     { "env_warnings", test_env_warnings }, /* first: it sets what is read once per process */
     { "pick", test_pick },
@@ -677,6 +701,7 @@ static const NamedTest tests[] = {
     { "parallel_compile", test_parallel_compile },
     { "off", test_off },
     { "reentry", test_reentry },
+    { "report_lifetime", test_report_lifetime },
 };
 
 int main(int argc, char **argv)
