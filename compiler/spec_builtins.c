@@ -952,6 +952,20 @@ static Val b_sigmoid(Spec *s, Args *a) {
     return spec_binary(s, OP_DIV, one, spec_binary(s, OP_ADD, one, val_tile(ex), at), at);
 }
 
+/* isnan(x) and isinf(x): bool like x (x != x; x == inf || x == -inf); integers are never
+ * either (x != x is false for them too). */
+static Val b_isnan_isinf(Spec *s, Args *a) {
+    if (!numbers(s, a, 1)) return val_error();
+    Val x = a->v[0];
+    SrcLoc at = a->call->loc;
+    ElemKind et = val_elem(&x);
+    if (strcmp(a->call->name, "isinf") || !et_is_float(et))
+        return spec_binary(s, OP_NE, x, x, at);
+    Val pos = spec_binary(s, OP_EQ, x, val_const_float(et, INFINITY, 1), at);
+    Val neg = spec_binary(s, OP_EQ, x, val_const_float(et, -INFINITY, 1), at);
+    return spec_binary(s, OP_LOGOR, pos, neg, at);
+}
+
 static Val b_fma(Spec *s, Args *a) {
     for (int i = 0; i < 3; i++)
         if (!need_value(s, a, i)) return val_error();
@@ -1558,6 +1572,7 @@ static const struct {
     {"floor", b_unary_math, 1, {"x"}}, {"ceil", b_unary_math, 1, {"x"}},
     {"trunc", b_unary_math, 1, {"x"}}, {"tanh", b_unary_math, 1, {"x"}},
     {"erf", b_unary_math, 1, {"x"}},   {"sigmoid", b_sigmoid, 1, {"x"}},
+    {"isnan", b_isnan_isinf, 1, {"x"}}, {"isinf", b_isnan_isinf, 1, {"x"}},
     {"sqrt_rn", b_unary_math, 1, {"x"}},
     {"rint", b_unary_math, 1, {"x"}},  {"round", b_unary_math, 1, {"x"}},
     {"log1p", b_unary_math, 1, {"x"}}, {"expm1", b_unary_math, 1, {"x"}},

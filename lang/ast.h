@@ -171,7 +171,8 @@ const char *ast_op_text(OpKind op); /* "+", "<=", ...; "?" for none */
 int sema_check(Module *m, Diags *diags);
 /* Whether argument `slot` of builtin `fn` is a list of integers that Triton writes as a tuple
  * (make_block_ptr's shape, strides, offsets, block_shape and order, advance's offsets, the
- * boundary_check of load and store): a tuple there is that list. */
+ * boundary_check of load and store, the shape of zeros, full, reshape and broadcast_to, the
+ * dims of permute): a tuple there is that list. */
 int builtin_list_slot(const char *fn, const char *slot);
 
 const Func *module_find_func(const Module *m, const char *name);

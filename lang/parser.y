@@ -760,6 +760,24 @@ static int after_floor_division(const Lexer *lx) {
            lx->loc.line > f->line;
 }
 
+/* Python expressions tile does not have, at the token where they fail to parse: `x ** y` (at
+ * the second '*') and `a if c else b` (at 'if' after an expression). 1 if reported. */
+static int python_operator_error(Lexer *lx, yysymbol_kind_t tok, SrcLoc loc, int after_expr) {
+    if (tok == YYSYMBOL_STAR && lx->tok > lx->file->text && lx->tok[-1] == '*' &&
+        lx->prev.line == loc.line && lx->prev.col == loc.col - 1) {
+        loc.col--, loc.len = 2;
+        diag_error(lx->diags, loc, "tile has no '**' operator: write pow(x, y), or x * x for a "
+                   "square");
+        return 1;
+    }
+    if (tok == YYSYMBOL_IF && after_expr) {
+        diag_error(lx->diags, loc, "tile has no conditional expression ('a if c else b'): write "
+                   "where(c, a, b), or an if statement");
+        return 1;
+    }
+    return 0;
+}
+
 static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx, PtrVec *funcs,
                                  PtrVec *imports) {
     (void)funcs;
@@ -778,6 +796,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx, PtrVec *fun
     n = expected_simplify(exp, n, &group, &after_expr);
     yysymbol_kind_t tok = yypcontext_token(ctx);
     SrcLoc loc = *yypcontext_location(ctx);
+    if (python_operator_error(lx, tok, loc, after_expr)) return 0;
     if (!group && n == 1 && exp[0] == YYSYMBOL_SEMI) {
         diag_error(lx->diags, after_prev(lx), "expected ';'%s", after_expr ? " after expression" : "");
         return 0;

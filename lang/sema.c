@@ -43,7 +43,7 @@ typedef struct {
 
 static const Builtin builtins[] = {
     {"program_id", 1, 1, 0, {"axis"}}, {"num_programs", 1, 1, 0, {"axis"}}, {"arange", 2, 2, 2, {0}},
-    {"zeros", 1, 2, 2, {0}}, {"full", 2, 3, 3, {0}},
+    {"zeros", 1, 2, 0, {"shape", "dtype"}}, {"full", 2, 3, 0, {"shape", "value", "dtype"}},
     {"load", 1, 8, 1, {"mask", "other", "boundary_check", "padding_option", "cache_modifier",
                        "eviction_policy", "volatile"}},
     {"store", 2, 6, 2, {"mask", "boundary_check", "cache_modifier", "eviction_policy"}},
@@ -54,6 +54,7 @@ static const Builtin builtins[] = {
     {"abs", 1, 1, 1, {0}}, {"sin", 1, 1, 1, {0}}, {"cos", 1, 1, 1, {0}},
     {"floor", 1, 1, 1, {0}}, {"ceil", 1, 1, 1, {0}}, {"trunc", 1, 1, 1, {0}},
     {"tanh", 1, 1, 1, {0}}, {"erf", 1, 1, 1, {0}}, {"sigmoid", 1, 1, 1, {0}},
+    {"isnan", 1, 1, 1, {0}}, {"isinf", 1, 1, 1, {0}},
     {"sqrt_rn", 1, 1, 1, {0}}, {"rint", 1, 1, 1, {0}}, {"round", 1, 1, 1, {0}},
     {"log1p", 1, 1, 1, {0}}, {"expm1", 1, 1, 1, {0}}, {"bitcast", 2, 2, 2, {0}}, {"softmax", 1, 4, 1, {"dim", "keep_dims", "ieee_rounding"}},
     {"zeros_like", 1, 1, 1, {0}}, {"ravel", 1, 1, 1, {0}},
@@ -66,10 +67,10 @@ static const Builtin builtins[] = {
     {"min", 1, 4, 1, {"axis", "keep_dims", "return_indices"}}, {"argmax", 1, 3, 1, {"axis", "keep_dims"}},
     {"argmin", 1, 3, 1, {"axis", "keep_dims"}},
     {"dot", 2, 5, 2, {"acc", "allow_tf32", "out_dtype"}}, {"trans", 1, 2, 2, {0}},
-    {"permute", 2, 2, 2, {0}}, {"reshape", 2, 2, 2, {0}}, {"expand_dims", 2, 2, 2, {0}},
+    {"permute", 2, 2, 0, {"x", "dims"}}, {"reshape", 2, 2, 0, {"x", "shape"}}, {"expand_dims", 2, 2, 2, {0}},
     {"join", 2, 2, 2, {0}}, {"interleave", 2, 2, 2, {0}}, {"split", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
     {"next_pow2", 1, 1, 1, {0}},
-    {"broadcast_to", 2, 2, 2, {0}},
+    {"broadcast_to", 2, 2, 0, {"x", "shape"}},
     {"atomic_add", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_max", 2, 5, 2, {"mask", "sem", "scope"}},
     {"atomic_min", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_and", 2, 5, 2, {"mask", "sem", "scope"}},
     {"atomic_or", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_xor", 2, 5, 2, {"mask", "sem", "scope"}},
@@ -283,6 +284,10 @@ static int takes_tuple(Sema *S, const Expr *e, int i) {
 int builtin_list_slot(const char *fn, const char *slot) {
     if (!slot) return 0;
     if (!strcmp(fn, "make_block_ptr")) return strcmp(slot, "base") != 0;
+    if (!strcmp(fn, "permute")) return !strcmp(slot, "dims");
+    if (!strcmp(slot, "shape")) /* a shape, as Triton writes it: zeros((M, N), f32) */
+        return !strcmp(fn, "zeros") || !strcmp(fn, "full") || !strcmp(fn, "reshape") ||
+               !strcmp(fn, "broadcast_to");
     if (!strcmp(fn, "advance")) return !strcmp(slot, "offsets");
     return (!strcmp(fn, "load") || !strcmp(fn, "store")) && !strcmp(slot, "boundary_check");
 }

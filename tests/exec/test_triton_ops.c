@@ -3,6 +3,7 @@
  * the rows included) against Triton's algorithm in C; histogram with masks and out-of-range
  * values, on rank-1 and rank-2 tiles, from one to 1024 bins; gather along each axis (out-of-
  * range indices give 0); xor_sum along each axis and over everything. All exact. */
+#include <math.h>
 #include <stdint.h>
 #include "test_exec.h"
 
@@ -131,6 +132,36 @@ static void xor_sums(Ty t, const char *kernel)
     run(TO, kernel, ARGS(P(x), P(o0), P(o1), P(all), P(keep)), NO_CONSTS);
 }
 
+static void tuple_shapes(void)
+{
+    begin("shapes as tuples and dtype= by keyword (zeros, full, reshape, broadcast_to, permute)");
+    Buf *x = input("x", T_F32, 32, -4, 4);
+    Buf *o = output("o", T_F32, 32, EXACT), *oi = output("oi", T_I32, 8, EXACT);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 8; j++)
+            o->v[i * 8 + j] = (float)(x->v[j * 4 + i] * 2) + 1.0f; /* f32 arithmetic */
+    for (int i = 0; i < 8; i++)
+        oi->v[i] = 7;
+    run(TO, "tuple_shapes", ARGS(P(x), P(o), P(oi)), NO_CONSTS);
+}
+
+static void nan_inf(void)
+{
+    begin("isnan and isinf of f32, f16 and integers (NaNs of both signs, infinities, the largest finite)");
+    Buf *x = input("x", T_F32, 16, -1e30, 1e30), *h = input("h", T_F16, 16, -60000, 60000);
+    const double special[] = {NAN, -NAN, INFINITY, -INFINITY, 3.4028234663852886e38, 0.0, -0.0};
+    for (int i = 0; i < 7; i++)
+        x->v[2 * i] = special[i], h->v[15 - 2 * i] = i == 4 ? 65504.0 : special[i];
+    Buf *ox = output("ox", T_I32, 16, EXACT), *oh = output("oh", T_I32, 16, EXACT);
+    Buf *oi = output("oi", T_I32, 16, EXACT);
+    for (int i = 0; i < 16; i++) {
+        ox->v[i] = (isnan(x->v[i]) != 0) + 2 * (isinf(x->v[i]) != 0);
+        oh->v[i] = (isnan(h->v[i]) != 0) + 2 * (isinf(h->v[i]) != 0);
+        oi->v[i] = 0;
+    }
+    run(TO, "nan_inf", ARGS(P(x), P(h), P(ox), P(oh), P(oi)), NO_CONSTS);
+}
+
 void t_triton_ops(void)
 {
     static const int grids[][3] = {{1, 1, 1}, {8, 8, 8}, {10, 7, 4}, {13, 5, 3}, {64, 64, 8},
@@ -152,4 +183,6 @@ void t_triton_ops(void)
     gather1(T_F32, "gather1", 128, 8);
     gather2(T_F32, "gather2"), gather2(T_I16, "gather2_i16");
     xor_sums(T_I32, "xor_sums"), xor_sums(T_U8, "xor_sums_u8");
+    tuple_shapes();
+    nan_inf();
 }
