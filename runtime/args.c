@@ -1,8 +1,9 @@
 /* args.c: launch arguments. Checks their count and kinds against a kernel's runtime params
  * (before anything is compiled), pointers against the context's allocated and borrowed
  * memory (a kernel given anything else would read or write memory it does not own), and
- * converts them to the parameter types of a compiled
- * specialization: integers range-checked, floats rounded to f16/bf16/f32/f64. */
+ * converts them to the parameter types of a compiled specialization: integers range-checked,
+ * floats rounded to f16/bf16/f32/f64 (a finite value that would round to infinity is out of
+ * range; fp8 saturates, as the language's conversions do). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,8 +41,7 @@ static int int_range(ElemKind t, int64_t v)
     case ET_U8: return v >= 0 && v <= UINT8_MAX;
     case ET_U16: return v >= 0 && v <= UINT16_MAX;
     case ET_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
-    case ET_U64: return v >= 0;
-    default: return 1;
+    default: return 1; /* i64; u64 takes the 64 bits as they are (tile_u64: from 2^63 up) */
     }
 }
 
@@ -51,6 +51,30 @@ static tile_Status range_check(tile_Kernel *k, int i, ElemKind t, int64_t v)
         return TILE_OK;
     char text[32];
     snprintf(text, sizeof text, "%lld", (long long)v);
+    return arg_error(k, i, "is %s, out of range for %s", text, et_name(t));
+}
+
+/* A finite number whose rounding to t is infinite does not fit t (inf and nan pass as they
+ * are; f64 holds every double; fp8 saturates). */
+static int float_range(ElemKind t, double v)
+{
+    if (!isfinite(v))
+        return 1;
+    switch (t) {
+    case ET_F16: return (rt_f16_bits(v) & 0x7fff) != 0x7c00;
+    case ET_BF16: return (rt_bf16_bits(v) & 0x7fff) != 0x7f80;
+    case ET_F32: return isfinite((float)v);
+    default: return 1;
+    }
+}
+
+static tile_Status float_check(tile_Kernel *k, int i, ElemKind t, const tile_Arg *a)
+{
+    double v = a->kind == TILE_ARG_INT ? (double)a->v.i : a->v.f;
+    if (float_range(t, v))
+        return TILE_OK;
+    char text[40];
+    snprintf(text, sizeof text, "%.17g", v);
     return arg_error(k, i, "is %s, out of range for %s", text, et_name(t));
 }
 
@@ -91,11 +115,13 @@ tile_Status rt_args_check(tile_Kernel *k, const tile_Arg *args, int nargs)
             if (st != TILE_OK)
                 return st;
         }
-        if (et_is_int(p->elem) || p->elem == ET_BOOL) {
-            tile_Status st = range_check(k, i, p->elem, args[i].v.i);
-            if (st != TILE_OK)
-                return st;
-        }
+        tile_Status st = TILE_OK;
+        if (et_is_int(p->elem) || p->elem == ET_BOOL)
+            st = range_check(k, i, p->elem, args[i].v.i);
+        else if (et_is_float(p->elem))
+            st = float_check(k, i, p->elem, &args[i]);
+        if (st != TILE_OK)
+            return st;
     }
     return TILE_OK;
 }
@@ -175,6 +201,9 @@ static tile_Status pack_one(tile_Kernel *k, int i, ElemKind t, const tile_Arg *a
     } else if (et_is_float(t)) {
         if (a->kind == TILE_ARG_PTR)
             return arg_error(k, i, "expects a number, got %s%s", kind_name(a->kind), "");
+        tile_Status st = float_check(k, i, t, a);
+        if (st != TILE_OK)
+            return st;
         pack_float(t, a->kind == TILE_ARG_INT ? (double)a->v.i : a->v.f, slot);
     } else {
         if (a->kind != TILE_ARG_INT)

@@ -228,6 +228,7 @@ void tile_set_log(tile_Context *ctx, tile_LogFn fn, void *user)
         return;
     ctx->log = fn;
     ctx->log_user = user;
+    rt_env_warnings_log(ctx); /* what opening it found wrong in the environment */
 }
 
 tile_Backend tile_backend(const tile_Context *ctx)

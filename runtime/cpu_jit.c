@@ -81,11 +81,14 @@ static void describe_host(CpuDev *d, const char *what, const char *cache_tag)
     LLVMDisposeMessage(triple);
 }
 
+enum { MAX_WORKERS = 1024 };
+
+/* $TILE_CPU_THREADS, else one per core (a bad value is logged: env.c). */
 static int worker_count(void)
 {
-    const char *env = getenv("TILE_CPU_THREADS");
-    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cores = cores < 1 ? 1 : cores > MAX_WORKERS ? MAX_WORKERS : cores;
+    return (int)rt_env_long("TILE_CPU_THREADS", 1, MAX_WORKERS, cores, "one per core");
 }
 
 tile_Status cj_open(void **out, const char *what, const char *cache_tag,
@@ -208,10 +211,7 @@ tile_Status cj_finalize(void *dev, const void *code, size_t size, CodeKind kind,
 
 static void symbol_pair(CpuDev *d, LLVMOrcCSymbolMapPair *pair, const char *fn, void *addr)
 {
-    LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(d->jit);
-    char prefix = LLVMOrcLLJITGetGlobalPrefix(d->jit), name[64];
-    snprintf(name, sizeof name, "%s%s", prefix ? (char[2]){ prefix, 0 } : "", fn);
-    pair->Name = LLVMOrcExecutionSessionIntern(es, name);
+    pair->Name = LLVMOrcLLJITMangleAndIntern(d->jit, fn); /* with the platform's prefix */
     pair->Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)addr;
     pair->Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported |
                                    LLVMJITSymbolGenericFlagsCallable;
@@ -349,11 +349,10 @@ tile_Status cj_get_function(void *dev, void *mod, const char *symbol, int smem, 
                             char *err)
 {
     CpuDev *d = dev;
-    char name[512], prefix = LLVMOrcLLJITGetGlobalPrefix(d->jit);
-    snprintf(name, sizeof name, "%s%s", prefix ? (char[2]){ prefix, 0 } : "", symbol);
     LLVMOrcExecutionSessionRef es = LLVMOrcLLJITGetExecutionSession(d->jit);
     LLVMOrcCJITDylibSearchOrderElement order = { mod, LLVMOrcJITDylibLookupFlagsMatchAllSymbols };
-    LLVMOrcCLookupSetElement sym = { LLVMOrcExecutionSessionIntern(es, name),
+    /* the platform's prefix added by LLVM: a symbol of any length */
+    LLVMOrcCLookupSetElement sym = { LLVMOrcLLJITMangleAndIntern(d->jit, symbol),
                                      LLVMOrcSymbolLookupFlagsRequiredSymbol };
     Found f = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL };
     LLVMOrcExecutionSessionLookup(es, LLVMOrcLookupKindStatic, &order, 1, &sym, 1, on_found, &f);

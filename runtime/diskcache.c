@@ -49,19 +49,25 @@ __attribute__((format(printf, 2, 3))) static void warn_once(tile_Context *ctx, c
 }
 
 /* ---- where ---- */
-static int cache_dir(char *dir)
+/* The cache's directory into dir (PATH_MAX bytes): 0; -1 when the cache is off
+ * (TILE_NO_DISK_CACHE, TILE_CACHE_DIR=, no home); -2 when the directory, with room for a
+ * file's name under it, is longer than PATH_MAX; *from names the variable it came from. */
+static int cache_dir(char *dir, const char **from)
 {
     const char *no = getenv("TILE_NO_DISK_CACHE"), *env = getenv("TILE_CACHE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
     if (no && *no && strcmp(no, "0"))
         return -1;
     if (env)
-        return *env && snprintf(dir, PATH_MAX, "%s", env) < PATH_MAX ? 0 : -1;
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg)
-        return snprintf(dir, PATH_MAX, "%s/tile", xdg) < PATH_MAX ? 0 : -1;
-    if (home && *home)
-        return snprintf(dir, PATH_MAX, "%s/.cache/tile", home) < PATH_MAX ? 0 : -1;
-    return -1;
+        n = *env ? snprintf(dir, PATH_MAX, "%s", env) : -1, *from = "TILE_CACHE_DIR";
+    else if (xdg && *xdg)
+        n = snprintf(dir, PATH_MAX, "%s/tile", xdg), *from = "XDG_CACHE_HOME";
+    else if (home && *home)
+        n = snprintf(dir, PATH_MAX, "%s/.cache/tile", home), *from = "HOME";
+    else
+        return -1;
+    return n < 0 ? -1 : n + 16 + HEXLEN < PATH_MAX ? 0 : -2;
 }
 
 /* ---- the key ---- */
@@ -124,7 +130,12 @@ int rt_cache_path(tile_Kernel *k, const ConstBinding *c, int n, const unsigned c
                   const char *target, char *path)
 {
     char dir[PATH_MAX], hex[HEXLEN + 1];
-    if (cache_dir(dir) < 0 || strlen(dir) + 16 + HEXLEN >= PATH_MAX)
+    const char *from = "";
+    int where = cache_dir(dir, &from);
+    if (where == -2)
+        warn_once(k->mod->ctx, "tile: the kernel cache's directory (from %s) is longer than "
+                  "PATH_MAX (%d bytes): compiled code is not cached on disk", from, PATH_MAX);
+    if (where < 0)
         return -1;
     strcat(dir, "/kernels");
     if (fs_mkdir_p(dir) < 0) {

@@ -128,6 +128,13 @@ tile_Status rt_error(tile_Context *ctx, tile_Status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void rt_log(tile_Context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- environment variables (env.c) ---- */
+/* $name as an integer in [lo, hi]; unset or empty: dflt; anything else: dflt, and a warning
+ * ("using DFLT (WHY)"; why may be NULL) kept for the next log sink installed. */
+long rt_env_long(const char *name, long lo, long hi, long dflt, const char *why);
+/* Logs to ctx's sink (if it has one) the warnings no sink has heard yet. */
+void rt_env_warnings_log(tile_Context *ctx);
+
 /* 1 while the context's stream is being captured into a graph (tile_set_stream). */
 int rt_capturing(tile_Context *ctx);
 /* TILE_OK, or TILE_ERROR_INVALID_ARGUMENT and the message "WHAT: ... captured" when it is. */

@@ -2,6 +2,9 @@
  * Open a context on a backend, load a module of .tile source, get a kernel, allocate device
  * memory, launch. Every function returns a tile_Status; tile_error(ctx) explains the last
  * failure. The library never prints (unless asked to through a log callback) and never exits.
+ * A wrong call costs an error status, not the host's memory; what a kernel does once launched
+ * is another matter: a load or store past the end of its buffers is the kernel's bug, as on a
+ * GPU, and on the CPU backend (host memory, no guard) it can corrupt this process's memory.
  *
  *   tile_Context *ctx;  tile_Module *mod;  tile_Kernel *k;
  *   tile_context_open(TILE_BACKEND_AUTO, &ctx);
@@ -64,11 +67,13 @@ typedef uint64_t tile_DevPtr;
 
 /* ---- contexts ----
  * Environment: TILE_BACKEND=cpu|cuda|hip|sim overrides TILE_BACKEND_AUTO; TILE_CPU_THREADS sets
- * the CPU (and sim) backend's worker count (default: one per core); TILE_SIM_STRICT=0 lets the
+ * the CPU (and sim) backend's worker count, 1 to 1024 (default: one per core; another value
+ * is ignored and logged once to the first log sink set); TILE_SIM_STRICT=0 lets the
  * sim backend accept equal-value stores of several threads to the same shared bytes between
  * two barriers (reported as races by default). Compiled code is cached on disk under
  * $TILE_CACHE_DIR/kernels (default $XDG_CACHE_HOME/tile or ~/.cache/tile); TILE_CACHE_DIR=
- * (empty) or TILE_NO_DISK_CACHE=1 turns that off. TILE_PATH, a colon-separated list of
+ * (empty) or TILE_NO_DISK_CACHE=1 turns that off (a directory longer than PATH_MAX turns it
+ * off too, with a warning to the log). TILE_PATH, a colon-separated list of
  * directories, is where a module's `import "PATH";` looks after the importing file's own
  * directory and tile_set_import_path's directories, before the standard library. */
 tile_Status tile_context_open(tile_Backend backend, tile_Context **out);
@@ -192,6 +197,9 @@ typedef struct tile_Arg {
 static inline tile_Arg tile_ptr(tile_DevPtr p) { tile_Arg a; a.kind = TILE_ARG_PTR; a.v.ptr = p; return a; }
 static inline tile_Arg tile_int(int64_t i) { tile_Arg a; a.kind = TILE_ARG_INT; a.v.i = i; return a; }
 static inline tile_Arg tile_float(double f) { tile_Arg a; a.kind = TILE_ARG_FLOAT; a.v.f = f; return a; }
+/* For a u64 parameter an integer's 64 bits are its value, so tile_u64 passes 0 to 2^64 - 1
+ * (tile_int(-1) is 2^64 - 1 there too); for other parameters it is tile_int of the same bits. */
+static inline tile_Arg tile_u64(uint64_t u) { tile_Arg a; a.kind = TILE_ARG_INT; a.v.i = (int64_t)u; return a; }
 #define tile_i32 tile_int
 #define tile_i64 tile_int
 #define tile_f32 tile_float
@@ -204,14 +212,19 @@ typedef struct tile_Const {
 
 /* Launches `k` over the grid of its @grid annotation (1,1,1 without one). `args` are the
  * kernel's runtime (non-const) parameters in declaration order; integers are converted to
- * the parameter's type (range-checked), floats likewise; a pointer must point into memory
+ * the parameter's type (range-checked: 300 for an i8 is TILE_ERROR_INVALID_ARGUMENT; u64 see
+ * tile_u64), numbers to a float parameter's type rounding to nearest (a finite value that
+ * would round to infinity, 1e10 for an f16, is TILE_ERROR_INVALID_ARGUMENT; inf and nan pass;
+ * fp8 saturates); a pointer must point into memory
  * of k's context (a tile_malloc allocation or a tile_borrow'ed range, at any offset; not
  * NULL, on every backend: host memory too must be borrowed on the CPU backend). Const
  * parameters not given take their default or first @tune candidate. The first launch of a specialization compiles it
  * (or finds it in the compiled-code cache). Asynchronous on GPUs: tile_synchronize waits;
  * synchronous on the CPU. A grid with a zero dimension launches nothing and returns TILE_OK;
  * a dimension past the device's limit (2^31 - 1 on the CPU and sim backends), or more than
- * 2^63 - 1 programs in all, is TILE_ERROR_INVALID_ARGUMENT.
+ * 2^63 - 1 programs in all, is TILE_ERROR_INVALID_ARGUMENT. Only where a pointer starts is
+ * checked: a kernel that loads or stores past the end of its buffers is wrong (mask its
+ * accesses), and on the CPU backend its stores land in this process's heap.
  * Messages number arguments from 1: "argument 3 ('n') expects an integer, got a pointer".
  * Several threads may launch on one context at once. */
 tile_Status tile_launch(tile_Kernel *k, const tile_Arg *args, int nargs,

@@ -5,6 +5,8 @@
  * crash (CI runs this under ASan+UBSan).
  *   runtime_misuse --backend=cpu|sim [TEST]     exit 0 pass, 1 fail, 2 unknown test */
 #include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -389,6 +391,133 @@ static int test_launch_args(void)
     return 0;
 }
 
+/* ---- float arguments out of their parameter's range; u64 values from 2^63 up ---- */
+static const char *const SCALARS =
+    "kernel conv(out: *f32, h: f16, b: bf16, s: f32) {\n"
+    "    store(out, h as f32);\n"
+    "    store(out + 1, b as f32);\n"
+    "    store(out + 2, s);\n"
+    "}\n"
+    "kernel put(out: *u64, d: u64) {\n"
+    "    store(out, d);\n"
+    "}\n";
+
+static int launch_conv(tile_Kernel *k, tile_DevPtr out, tile_Arg h, tile_Arg b, tile_Arg s)
+{
+    tile_Arg a[] = { tile_ptr(out), h, b, s };
+    return tile_launch(k, a, 4, NULL, 0);
+}
+
+static int test_float_range(void)
+{
+    tile_Context *ctx;
+    tile_Module *m;
+    tile_Kernel *k;
+    tile_DevPtr out;
+    float got[3];
+    OK(NULL, tile_context_open(backend, &ctx));
+    OK(ctx, tile_module_load_string(ctx, "scalars.tile", SCALARS, &m));
+    OK(ctx, tile_kernel_get(m, "conv", &k));
+    OK(ctx, tile_malloc(ctx, sizeof got, &out));
+    tile_Arg one = tile_float(1.0);
+    FAILS(ctx, launch_conv(k, out, tile_float(1e10), one, one));
+    SAYS(ctx, "argument 2 ('h') is 10000000000, out of range for f16");
+    FAILS(ctx, launch_conv(k, out, tile_int(100000), one, one));
+    FAILS(ctx, launch_conv(k, out, tile_float(65520.0), one, one)); /* rounds to inf */
+    FAILS(ctx, launch_conv(k, out, one, tile_float(-1e39), one));
+    SAYS(ctx, "argument 3 ('b')");
+    FAILS(ctx, launch_conv(k, out, one, one, tile_float(1e300)));
+    SAYS(ctx, "argument 4 ('s') is 1.0000000000000001e+300, out of range for f32");
+    /* the largest finite values, infinities and NaN pass */
+    OK(ctx, launch_conv(k, out, tile_float(65504.0), tile_float(0x1.fep127), tile_float(0x1.fffffep127)));
+    OK(ctx, tile_copy_to_host(ctx, got, out, sizeof got));
+    CHECK(got[0] == 65504.0f && got[1] == 0x1.fep127f && got[2] == 0x1.fffffep127f);
+    OK(ctx, launch_conv(k, out, tile_float(-INFINITY), tile_float(NAN), tile_float(INFINITY)));
+    OK(ctx, tile_copy_to_host(ctx, got, out, sizeof got));
+    CHECK(isinf(got[0]) && got[0] < 0 && isnan(got[1]) && isinf(got[2]));
+    tile_context_close(ctx);
+    return 0;
+}
+
+static int test_u64(void)
+{
+    tile_Context *ctx;
+    tile_Module *m;
+    tile_Kernel *k;
+    tile_DevPtr out;
+    const uint64_t values[] = { UINT64_MAX, UINT64_C(1) << 63, 12345 };
+    OK(NULL, tile_context_open(backend, &ctx));
+    OK(ctx, tile_module_load_string(ctx, "scalars.tile", SCALARS, &m));
+    OK(ctx, tile_kernel_get(m, "put", &k));
+    OK(ctx, tile_malloc(ctx, sizeof(uint64_t), &out));
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        uint64_t got = 0;
+        tile_Arg a[] = { tile_ptr(out), tile_u64(values[i]) };
+        OK(ctx, tile_launch(k, a, 2, NULL, 0));
+        OK(ctx, tile_copy_to_host(ctx, &got, out, sizeof got));
+        CHECK(got == values[i]);
+    }
+    tile_context_close(ctx);
+    return 0;
+}
+
+/* ---- a kernel whose name is longer than any fixed buffer of the JIT's lookup ---- */
+static int test_long_name(void)
+{
+    char name[601], source[800];
+    memset(name, 'k', sizeof name - 1);
+    name[sizeof name - 1] = 0;
+    snprintf(source, sizeof source, "kernel %s(x: *f32) {\n    store(x, 7.0);\n}\n", name);
+    tile_Context *ctx;
+    tile_Module *m;
+    tile_Kernel *k;
+    tile_DevPtr x;
+    float got = 0;
+    OK(NULL, tile_context_open(backend, &ctx));
+    OK(ctx, tile_module_load_string(ctx, "long.tile", source, &m));
+    OK(ctx, tile_kernel_get(m, name, &k));
+    OK(ctx, tile_malloc(ctx, sizeof got, &x));
+    tile_Arg a[] = { tile_ptr(x) };
+    OK(ctx, tile_launch(k, a, 1, NULL, 0));
+    OK(ctx, tile_copy_to_host(ctx, &got, x, sizeof got));
+    CHECK(got == 7.0f);
+    tile_context_close(ctx);
+    return 0;
+}
+
+/* ---- a bad TILE_CPU_THREADS: the default, and one warning to the first log sink ---- */
+static char env_log[1024];
+static int env_logs;
+
+static void env_sink(void *user, const char *message)
+{
+    (void)user;
+    if (strstr(message, "TILE_CPU_THREADS")) {
+        snprintf(env_log, sizeof env_log, "%s", message);
+        env_logs++;
+    }
+}
+
+static int test_env_threads(void)
+{
+    tile_Context *a, *b;
+    setenv("TILE_CPU_THREADS", "99999999999999999999", 1);
+    tile_Status st = tile_context_open(backend, &a);
+    tile_Status st2 = tile_context_open(backend, &b);
+    unsetenv("TILE_CPU_THREADS");
+    OK(NULL, st);
+    OK(NULL, st2);
+    tile_set_log(a, env_sink, NULL);
+    tile_set_log(b, env_sink, NULL); /* once per process */
+    CHECK(env_logs == 1);
+    CHECK(strstr(env_log, "TILE_CPU_THREADS='99999999999999999999' ignored: expected an "
+                          "integer from 1 to 1024; using"));
+    CHECK(!strstr(tile_device_name(a), " 1024 threads"));
+    tile_context_close(a);
+    tile_context_close(b);
+    return 0;
+}
+
 /* ---- grids ---- */
 static int test_grids(void)
 {
@@ -661,6 +790,8 @@ static const NamedTest TESTS[] = {
     { "files", test_files },             { "threads", test_threads },
     { "error_threads", test_error_threads }, { "small_stack", test_small_stack },
     { "log_reentry", test_log_reentry }, { "sim_target", test_sim_target },
+    { "float_range", test_float_range }, { "u64", test_u64 },
+    { "long_name", test_long_name },     { "env_threads", test_env_threads },
 };
 
 int main(int argc, char **argv)
