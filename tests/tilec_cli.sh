@@ -550,5 +550,45 @@ if [ -x /usr/local/cuda/bin/ptxas ]; then
     expect 0 "ptxas takes the three-kernel module" -- /usr/local/cuda/bin/ptxas -arch=sm_90 "$tmp/three.ptx" -o "$tmp/three.cubin"
 fi
 
+# review 32: buffers that cannot hold anything, .npy shapes, options naming what they check
+run_bad --elems=0 "the buffer of pointer parameter 'x' needs at least one element"
+run_bad x=0 "x=0: the buffer of pointer parameter 'x' needs at least one element"
+for shape in '(-5,)' '(4294967296, 4294967296)' '(12345678901234567890123,)' '(4, x)' '(4611686018427387904,)'; do
+    npy_header '<f4' "$shape" >"$tmp/bad.npy"; cat "$tmp/x.bin" >>"$tmp/bad.npy"
+    expect 2 "--load .npy: shape $shape" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --reps=1 --load x="$tmp/bad.npy"
+    has "bad shape '$shape' in its header" err "--load .npy: shape $shape: message"
+done
+npy_header '<f4' '(0,)' >"$tmp/empty.npy"
+expect 2 "--load .npy: no elements" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --reps=1 --load x="$tmp/empty.npy"
+has "holds no elements" err "--load .npy: no elements: message"
+npy_header '<f4' '()' >"$tmp/scalar.npy"; printf '\000\000\200\077' >>"$tmp/scalar.npy"
+expect 0 "--load .npy: a 0-d array is one element" -- "$tilec" run examples/add.tile:add --backend=cpu n=1 --reps=1 --load x="$tmp/scalar.npy"
+expect 2 "--fill of a name the kernel lacks" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --reps=1 --fill nope=1
+has "'nope' is not a pointer parameter of 'add'" err "--fill nope: message"
+expect 2 "--fill of a scalar" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --reps=1 --fill n=7
+expect 1 "tune: no tuning cache (no HOME)" -- env -u TILE_CACHE_DIR HOME= XDG_CACHE_HOME= "$tilec" tune \
+    examples/add.tile:add n=64 --backend=cpu --reps=1
+has "no tuning cache" err "tune without a cache: the warning"
+has "not saved" err "tune without a cache: the error"
+expect 1 "tune: no tuning cache (TILE_CACHE_DIR empty)" -- env TILE_CACHE_DIR= "$tilec" tune \
+    examples/add.tile:add n=64 --backend=cpu --reps=1
+has "no tuning cache" err "tune with TILE_CACHE_DIR empty: the warning"
+for v in abc -5 99999999999999999999; do
+    expect 0 "TILE_CPU_THREADS=$v" -- env TILE_CPU_THREADS=$v "$tilec" run examples/add.tile:add --backend=cpu n=64 --reps=1
+    has "warning: TILE_CPU_THREADS='$v' ignored" err "TILE_CPU_THREADS=$v: the warning"
+done
+expect 0 "TILE_CACHE_DIR past PATH_MAX" -- env TILE_CACHE_DIR="$tmp/$(printf '%04100d' 0)" "$tilec" run \
+    examples/add.tile:add --backend=cpu n=64 --reps=1
+has "longer than PATH_MAX" err "TILE_CACHE_DIR past PATH_MAX: the warning"
+expect 2 "--assume-one of a name the kernel lacks" -- "$tilec" emit --assume-one=nope examples/add.tile
+has "assume-one=nope: 'nope' is not a runtime parameter" err "--assume-one names itself"
+expect 2 "--emit=ptx for an AMD target" -- "$tilec" emit --emit=ptx --target=gfx942 examples/add.tile
+has "needs an NVIDIA target" err "--emit=ptx --target=gfx942: message"
+expect 2 "--emit=amdgcn for an NVIDIA target" -- "$tilec" emit --emit=amdgcn --target=sm_90 examples/add.tile
+if [ -r /dev/zero ]; then
+    expect 1 "cache show /dev/zero" -- "$tilec" cache show /dev/zero
+    has "'/dev/zero' is a device, not a tuning file" err "cache show /dev/zero: message"
+fi
+
 echo "$((n - fail))/$n passed"
 [ $fail -eq 0 ]

@@ -563,7 +563,8 @@ static const EmitKind *emit_kind(const char *name)
 static const unsigned char *assumed_divisors(const Func *f, const Opts *o, Arena *a)
 {
     unsigned char *div = o->aligned || o->ndivs ? arena_alloc(a, (size_t)f->nparams + 1) : NULL;
-    int n = 0, ints = o->aligned && strcmp(o->aligned, "--assume-aligned") == 0, used = 0;
+    int n = 0, ints = o->aligned && strcmp(o->aligned, "--assume-aligned") == 0;
+    char used[TILEC_MAX_DEFS] = { 0 };
     for (int i = 0; div && i < f->nparams; i++) {
         const Param *p = &f->params[i];
         if (p->is_const)
@@ -576,13 +577,19 @@ static const unsigned char *assumed_divisors(const Func *f, const Opts *o, Arena
                     (p->type->ptr_depth || !et_is_int(et_from_name(p->type->name))))
                     tilec_usage_error("--assume-one=%s: '%s' is not an integer parameter",
                                       p->name, p->name);
-                div[n] = (unsigned char)o->divs[j].value, used++;
+                div[n] = (unsigned char)o->divs[j].value, used[j] = 1;
             }
         n++;
     }
-    if (div && used < o->ndivs)
-        tilec_usage_error("--assume-divisor names a parameter that is not a runtime parameter "
-                          "of kernel '%s'", f->name);
+    for (int j = 0; div && j < o->ndivs; j++) {
+        const ConstBinding *d = &o->divs[j];
+        if (!used[j] && d->value == PARAM_DIV_ONE)
+            tilec_usage_error("--assume-one=%s: '%s' is not a runtime parameter of kernel '%s'",
+                              d->name, d->name, f->name);
+        if (!used[j])
+            tilec_usage_error("--assume-divisor=%s=%lld: '%s' is not a runtime parameter of "
+                              "kernel '%s'", d->name, (long long)d->value, d->name, f->name);
+    }
     return div;
 }
 
@@ -666,6 +673,19 @@ static int emit_module(const Source *src, const Opts *o, const EmitKind *ek, FIL
     return bad ? -1 : 0;
 }
 
+/* --emit=ptx is NVIDIA's assembly, amdgcn and hsaco AMD's: a target of another kind (host,
+ * sim, the other vendor's) is a usage error. */
+static void emit_target_check(const EmitKind *ek, const char *target)
+{
+    int ptx = !strcmp(ek->name, "ptx"), amd = !strcmp(ek->name, "amdgcn") || !strcmp(ek->name, "hsaco");
+    if (ptx && strncmp(target, "sm_", 3) != 0)
+        tilec_usage_error("--emit=ptx needs an NVIDIA target (--target=sm_NN), not '%s' "
+                          "(--emit=asm prints any target's assembly)", target);
+    if (amd && strncmp(target, "gfx", 3) != 0)
+        tilec_usage_error("--emit=%s needs an AMD target (--target=gfxNNN), not '%s'", ek->name,
+                          target);
+}
+
 static int cmd_emit(int argc, char **argv)
 {
     Arena *arena = tilec_need(arena_new());
@@ -675,6 +695,7 @@ static int cmd_emit(int argc, char **argv)
     if (!ek)
         tilec_usage_error("unknown --emit=%s (expected tokens, ast, tir, llvm, ptx, asm, obj, amdgcn or hsaco)",
                           o.emit);
+    emit_target_check(ek, o.target ? o.target : ek->default_target);
     if (o.dump_after && ek->stage != STAGE_TIR)
         tilec_usage_error("--dump-after needs --emit=tir");
     if (o.dump_after && !tc_dump_point_known(o.dump_after))

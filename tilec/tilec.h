@@ -115,7 +115,7 @@ TilecValue *tilec_value_findn(TilecValues *vs, const char *name, size_t n);
 int64_t tilec_value_int(const TilecValue *v, ElemKind k);
 double tilec_value_float(const TilecValue *v, ElemKind k);
 /* The bytes of a buffer of `count` elements of esz bytes; a usage error when count is
- * negative or the size overflows or passes TILEC_MAX_BUFFER_BYTES. */
+ * not positive or the size overflows or passes TILEC_MAX_BUFFER_BYTES. */
 #define TILEC_MAX_BUFFER_BYTES (INT64_C(1) << 40)
 size_t tilec_buffer_bytes(const char *name, const char *expr, int64_t count, int esz);
 

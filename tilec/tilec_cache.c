@@ -198,11 +198,23 @@ static int select_files(char **paths, int n, const char *kernel)
     return kept;
 }
 
+/* What a file that is not a regular one is, as words. */
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket"
+         : S_ISCHR(m) || S_ISBLK(m) ? "a device" : "not a regular file";
+}
+
 static int cache_show(const CacheOpts *o)
 {
     struct stat st;
-    if (stat(o->arg, &st) == 0 && S_ISREG(st.st_mode))
+    int found = stat(o->arg, &st) == 0;
+    if (found && S_ISREG(st.st_mode))
         return show_file(o->arg, o) == 0 ? EXIT_OK : EXIT_ERROR;
+    if (found && strchr(o->arg, '/')) { /* a path (a kernel's name has no '/') */
+        tilec_error("'%s' is %s, not a tuning file", o->arg, file_kind(st.st_mode));
+        return EXIT_ERROR;
+    }
     char *dir = tuning_dir(o);
     int n = 0, bad = !dir;
     char **paths = dir ? tcache_list_files(o->dir, &n) : NULL;

@@ -399,24 +399,40 @@ static int64_t default_elems(RunOpts *o, const Func *f)
     return best > 0 ? best : INT64_C(1) << 20;
 }
 
-/* A --load or --save must name a pointer parameter of the kernel. */
+static int is_pointer_param(const Func *f, const char *name)
+{
+    for (int j = 0; j < f->nparams; j++) {
+        const Param *p = &f->params[j];
+        if (!strcmp(p->name, name))
+            return !p->is_const && p->type && p->type->ptr_depth;
+    }
+    return 0;
+}
+
+/* A --load, --save or --fill must name a pointer parameter of the kernel. */
 static void files_check(const TilecFileArg *fs, int n, const char *opt, const Func *f)
 {
-    for (int i = 0; i < n; i++) {
-        const Param *p = NULL;
-        for (int j = 0; j < f->nparams && !p; j++)
-            if (!strcmp(f->params[j].name, fs[i].name))
-                p = &f->params[j];
-        if (!p || p->is_const || !p->type || !p->type->ptr_depth)
+    for (int i = 0; i < n; i++)
+        if (!is_pointer_param(f, fs[i].name))
             tilec_usage_error("%s %s=%s: '%s' is not a pointer parameter of '%s'", opt,
                               fs[i].name, fs[i].path, fs[i].name, f->name);
-    }
+}
+
+static void fills_check(const RunOpts *o, const Func *f)
+{
+    for (int i = 0; i < o->nfills; i++)
+        if (!is_pointer_param(f, o->fills[i].name))
+            tilec_usage_error("--fill %s: '%s' is not a pointer parameter of '%s'",
+                              o->fills[i].name, o->fills[i].name, f->name);
 }
 
 /* A loaded buffer's length is its file's; a count given on the command line must agree. */
 static size_t loaded_count(const TilecFileArg *fa, const RunParam *rp, const TilecValue *v)
 {
     size_t count = tilec_file_elems(fa, rp->elem);
+    if (!count)
+        tilec_usage_error("--load %s=%s: the file holds no elements (the buffer of pointer "
+                          "parameter '%s' needs at least one)", fa->name, fa->path, fa->name);
     if (v && !v->hint && (v->num.is_float || v->num.i < 0 || (uint64_t)v->num.i != count))
         tilec_usage_error("--load %s=%s holds %zu %s elements, but %s=%s", fa->name, fa->path,
                           count, et_name(rp->elem), v->name, v->expr);
@@ -428,6 +444,7 @@ static int params_setup(RunOpts *o, const Func *f, RunParam *rps, int *n)
     int64_t elems = o->elems >= 0 ? o->elems : default_elems(o, f);
     files_check(o->loads, o->nloads, "--load", f);
     files_check(o->saves, o->nsaves, "--save", f);
+    fills_check(o, f);
     *n = 0;
     for (int i = 0; i < f->nparams; i++) {
         const Param *p = &f->params[i];
@@ -445,7 +462,9 @@ static int params_setup(RunOpts *o, const Func *f, RunParam *rps, int *n)
             rp->bytes = rp->count * (size_t)et_bytes(rp->elem);
         } else if (rp->is_ptr) {
             int64_t count = v ? tilec_value_int(v, ET_I64) : elems;
-            const char *why = o->elems >= 0 ? "(--elems)" : "(the largest integer argument)";
+            char why[64];
+            snprintf(why, sizeof why, "%lld (%s)", (long long)count,
+                     o->elems >= 0 ? "--elems" : "the largest integer argument");
             rp->bytes = tilec_buffer_bytes(p->name, v ? v->expr : why, count, et_bytes(rp->elem));
             rp->count = (size_t)count;
         } else if (!v) {

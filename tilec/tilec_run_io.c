@@ -63,6 +63,36 @@ static int dict_str(const char *h, const char *key, char *out, size_t n)
     return 0;
 }
 
+/* The element count of a shape tuple "(d0, d1, ...)" (a trailing comma allowed; "()" is 1):
+ * NULL, or why it is not one whose count * esz bytes fits in a size_t. */
+static const char *npy_shape_count(const char *shape, size_t esz, size_t *count)
+{
+    size_t n = 1, bytes;
+    const char *p = shape + 1;
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        if (*p == ')')
+            break;
+        if (*p < '0' || *p > '9')
+            return "a dimension is not a non-negative integer";
+        char *end;
+        errno = 0;
+        unsigned long long d = strtoull(p, &end, 10);
+        if (errno == ERANGE || __builtin_mul_overflow(n, d, &n))
+            return "its element count does not fit in 64 bits";
+        for (p = end; *p == ' '; p++)
+            ;
+        if (*p != ',' && *p != ')')
+            return "expected a comma or ')' after a dimension";
+        p += *p == ',';
+    }
+    if (__builtin_mul_overflow(n, esz, &bytes))
+        return "its size in bytes does not fit in 64 bits";
+    *count = n;
+    return NULL;
+}
+
 /* Reads the header of .npy file fa: checks its dtype against k and its order; the data's
  * offset and element count. A usage error when it is not what the parameter takes. */
 static void npy_header(const TilecFileArg *fa, ElemKind k, long *offset, size_t *count)
@@ -93,17 +123,13 @@ static void npy_header(const TilecFileArg *fa, ElemKind k, long *offset, size_t 
         tilec_usage_error("--load %s=%s: Fortran order; save a C-ordered array", fa->name, fa->path);
     if (!(shape = strstr(h, "'shape':")) || !(shape = strchr(shape, '(')))
         tilec_usage_error("--load %s=%s: no shape in its header", fa->name, fa->path);
-    size_t n = 1;
-    for (char *p = shape + 1, *end; *p && *p != ')'; p = end) {
-        unsigned long long d = strtoull(p, &end, 10);
-        if (end == p) {
-            end = p + 1;
-            continue;
-        }
-        n *= (size_t)d;
+    const char *why = npy_shape_count(shape, (size_t)et_bytes(k), count);
+    if (why) {
+        char *close = strchr(shape, ')');
+        tilec_usage_error("--load %s=%s: bad shape '%.*s' in its header: %s", fa->name, fa->path,
+                          close ? (int)(close - shape + 1) : 40, shape, why);
     }
     *offset = (long)(start + hlen);
-    *count = n;
 }
 
 size_t tilec_file_elems(const TilecFileArg *fa, ElemKind k)
@@ -119,7 +145,8 @@ size_t tilec_file_elems(const TilecFileArg *fa, ElemKind k)
         long off;
         size_t n;
         npy_header(fa, k, &off, &n);
-        if ((unsigned long long)st.st_size < (unsigned long long)off + (unsigned long long)n * (size_t)esz)
+        if (st.st_size < off || (unsigned long long)st.st_size - (unsigned long long)off <
+            (unsigned long long)n * (size_t)esz) /* n * esz fits: npy_header checked */
             tilec_usage_error("--load %s=%s: the file is shorter than its shape says", fa->name, fa->path);
         return n;
     }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "tcache.h"
 #include "tilec.h"
 
 enum { MAX_ARGS = 512 };
@@ -125,6 +126,20 @@ static void print_summary(const tile_TuneReport *rep)
         printf("best: none (no configuration ran)\n");
 }
 
+/* Whether there is a tuning cache to save to: none without TILE_CACHE_DIR (or with it
+ * empty), XDG_CACHE_HOME and HOME; tuning then says so first (and exits 1 at the end). */
+static int tuning_cache_exists(void)
+{
+    char *dir = tcache_dir(NULL);
+    int exists = dir != NULL;
+    free(dir);
+    if (!exists)
+        fprintf(stderr, "tilec: warning: no tuning cache (TILE_CACHE_DIR is empty, or it, "
+                "XDG_CACHE_HOME and HOME are all unset or empty): the results will not be "
+                "saved\n");
+    return exists;
+}
+
 int tilec_cmd_tune(int argc, char **argv)
 {
     TuneCli c = { .last_pct = -1 };
@@ -137,6 +152,7 @@ int tilec_cmd_tune(int argc, char **argv)
     if (tilec_session_open(n, rest, &s) == 0) {
         c.opts.reps = (int)s.reps;
         const tile_TuneReport *rep = NULL;
+        int saved = tuning_cache_exists();
         printf("tuning %s:%s on %s (%s)\n", s.file, s.kernel,
                tile_backend_name(tile_backend(s.ctx)), tile_device_name(s.ctx));
         fflush(stdout);
@@ -148,7 +164,7 @@ int tilec_cmd_tune(int argc, char **argv)
             print_summary(rep);
         }
         rc = st == TILE_OK && rep && rep->best >= 0 ? EXIT_OK : EXIT_ERROR;
-        if (rc == EXIT_OK && tilec_log_save_failed()) { /* tuning is for the cache: say so */
+        if (rc == EXIT_OK && (!saved || tilec_log_save_failed())) { /* it is for the cache */
             tilec_error("the results were not saved to the tuning cache (see the warnings)");
             rc = EXIT_ERROR;
         }

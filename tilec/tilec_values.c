@@ -276,6 +276,9 @@ size_t tilec_buffer_bytes(const char *name, const char *expr, int64_t count, int
     if (count < 0)
         tilec_usage_error("%s=%s: a buffer's length cannot be negative (%lld)", name, expr,
                           (long long)count);
+    if (count == 0) /* the kernel gets its address: an empty one would point past it */
+        tilec_usage_error("%s=%s: the buffer of pointer parameter '%s' needs at least one "
+                          "element", name, expr, name);
     if (__builtin_mul_overflow((uint64_t)count, (uint64_t)esz, &bytes) ||
         bytes > TILEC_MAX_BUFFER_BYTES)
         tilec_usage_error("%s=%s: %lld elements of %d bytes is more than the %lld bytes a "
