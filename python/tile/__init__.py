@@ -129,12 +129,20 @@ def _cstr(value, what):
     return value
 
 
+def _text(b):
+    """A string of the library as str: its messages may echo bytes of a source or a file name
+    that are not UTF-8 (replaced, not raised)."""
+    return (b or b"").decode(errors="replace")
+
+
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+_U64_MAX = (1 << 64) - 1
 
 
-def _integer(value, what):
-    """An integer argument or const as int64: ints, NumPy integers and whole floats (as tilec
-    takes them); no strings, no fractions, nothing ctypes would wrap silently."""
+def _integer(value, what, lo=_I64_MIN, hi=_I64_MAX, range_name="a 64-bit integer"):
+    """An integer argument or const in [lo, hi] (int64 unless told): ints, NumPy integers and
+    whole floats (as tilec takes them); no strings, no fractions, nothing ctypes would wrap
+    silently."""
     if isinstance(value, numbers.Integral):
         v = int(value)
     elif isinstance(value, numbers.Real) and not isinstance(value, (str, bytes)):
@@ -144,8 +152,8 @@ def _integer(value, what):
         v = int(f)
     else:
         raise TypeError(f"{what} is an integer, got {type(value).__name__}")
-    if not _I64_MIN <= v <= _I64_MAX:
-        raise OverflowError(f"{what} is {v}, out of the range of a 64-bit integer")
+    if not lo <= v <= hi:
+        raise OverflowError(f"{what} is {v}, out of the range of {range_name}")
     return v
 
 
@@ -182,7 +190,7 @@ def _declare(lib):
 
 def version():
     """The version of the libtile in use, e.g. "0.1.0"."""
-    return _library().tile_version().decode()
+    return _text(_library().tile_version())
 
 
 class Context:
@@ -206,10 +214,10 @@ class Context:
         h = ctypes.c_void_p()
         if lib.tile_context_open_device(_BACKENDS[backend], device, ctypes.byref(h)) != 0:
             raise TileError(f"cannot open the {backend} backend: "
-                            + (lib.tile_error(None) or b"").decode())
+                            + _text(lib.tile_error(None)))
         self._h = h
-        self.backend = lib.tile_backend_name(lib.tile_backend(self._h)).decode()
-        self.device = lib.tile_device_name(self._h).decode()
+        self.backend = _text(lib.tile_backend_name(lib.tile_backend(self._h)))
+        self.device = _text(lib.tile_device_name(self._h))
         if tuning is not None:
             self.set_tuning(tuning)
 
@@ -324,7 +332,7 @@ class Context:
 
     def _check(self, status, what=""):
         if status != 0:
-            msg = (_library().tile_error(self._h) or b"").decode()
+            msg = _text(_library().tile_error(self._h))
             exc = DeviceAssertionError if status == _STATUS_ASSERT else TileError
             raise exc(f"{what}{msg}" if msg else f"{what}status {status}")
 
@@ -335,7 +343,7 @@ class Module:
     def __init__(self, ctx, handle):
         self.ctx, self._h = ctx, handle
         lib = _library()
-        self.kernels = [lib.tile_module_kernel_name(handle, i).decode()
+        self.kernels = [_text(lib.tile_module_kernel_name(handle, i))
                         for i in range(lib.tile_module_num_kernels(handle))]
 
     def kernel(self, name):
@@ -393,6 +401,8 @@ def _buffer(x):
         return x.data_ptr(), x.numel() * x.element_size(), \
             _elem_name(dt, lambda: str(dt).replace("torch.", "")), "cuda" if x.is_cuda else "cpu"
     if kind == "numpy":
+        if not hasattr(x, "ctypes"):  # a NumPy scalar (np.float32(1.0)): no memory to lend
+            return None
         if not x.flags.c_contiguous:
             raise TileError("an array argument must be C-contiguous (np.ascontiguousarray)")
         dt = x.dtype
@@ -443,8 +453,8 @@ class Kernel:
         self.params = []
         for i in range(lib.tile_kernel_num_params(handle)):
             module.ctx._check(lib.tile_kernel_param(handle, i, ctypes.byref(p)))
-            self.params.append((p.name.decode(), bool(p.is_pointer), bool(p.is_const),
-                                p.type.decode()))
+            self.params.append((_text(p.name), bool(p.is_pointer), bool(p.is_const),
+                                _text(p.type)))
         self.args = [q for q in self.params if not q[2]]
         self.consts = [q[0] for q in self.params if q[2]] + ["num_warps", "num_stages"]
         self._on_cuda = module.ctx.backend == "cuda"
@@ -458,6 +468,9 @@ class Kernel:
     def _scalar(self, i, value, ty, a):
         if ty in _FLOAT_TYPES:
             a.kind, a.v.f = _ARG_FLOAT, _real(value, self._where(i))
+        elif ty == "u64":  # the library takes a u64's 64 bits as they are (tile_u64)
+            v = _integer(value, self._where(i), 0, _U64_MAX, "u64 (0 to 2**64 - 1)")
+            a.kind, a.v.i = _ARG_INT, v - (1 << 64) if v > _I64_MAX else v
         else:
             a.kind, a.v.i = _ARG_INT, _integer(value, self._where(i))
 
@@ -471,7 +484,12 @@ class Kernel:
             return
         if not is_ptr and _array_kind(value) == "numpy" and getattr(value, "ndim", 1) == 0:
             value = value.item()  # a NumPy scalar (np.float32(0.5), np.int64(3))
-        buf = _buffer(value)
+        try:
+            buf = _buffer(value)
+        except AttributeError as e:  # looks like an array or tensor, but is not one
+            want = f"an array or tensor of {ty}" if is_ptr else f"a {ty} scalar"
+            raise TypeError(f"{self._where(i)} expects {want}, got {type(value).__name__} "
+                            f"({e})") from None
         if is_ptr:
             if buf is None:
                 raise TypeError(f"{self._where(i)} expects an array or tensor of {ty}, got "
@@ -548,7 +566,7 @@ class Kernel:
             ctx._check(lib.tile_tune(self._h, cargs, nargs, cconsts, nconsts, None,
                                      ctypes.byref(rep)), f"tuning {self.name}: ")
             r = rep.contents
-            rows = [(x.config.decode(), _TUNE_STATUS[x.status], x.ms)
+            rows = [(_text(x.config), _TUNE_STATUS[x.status], x.ms)
                     for x in r.results[:r.nresults]]
-            return {"key": r.key.decode(), "results": rows,
+            return {"key": _text(r.key), "results": rows,
                     "best": rows[r.best][0] if r.best >= 0 else None}

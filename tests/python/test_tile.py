@@ -137,6 +137,31 @@ raises(ValueError, lambda: ctx.load("examples/add.tile\0junk"), "NUL in a path",
 raises(ValueError, lambda: ctx.load_string(src + "\0junk"), "NUL in a source", "NUL")
 raises(TypeError, lambda: mod[3], "a kernel name that is not a str", "must be a str")
 raises(ValueError, lambda: tile.Context("cpu", device=2**40), "a device number past int", "device")
+raises(TypeError, lambda: k(np.float32(1.0), y, out, 1.0, 100), "a NumPy scalar for a pointer",
+       "('x') of axpy expects an array or tensor of f32, got float32")
+
+
+class FakeTensor:  # has what marks a torch tensor, lacks the rest
+    data_ptr = element_size = None
+
+
+raises(TypeError, lambda: k(x, FakeTensor(), out, 1.0, 100), "a fake tensor for a pointer",
+       "('y') of axpy expects an array or tensor of f32, got FakeTensor")
+# diagnostics with bytes that are not UTF-8: TileError, with the bytes replaced
+raises(TileError, lambda: ctx.load_string(b"kernel k(x: *f32) { store(x, \xff); }"),
+       "a source with a byte that is not UTF-8", "\ufffd")
+raises(TileError, lambda: ctx.load_string(b"kernel k(x: *f32) { store(x, 1.0 +* ); }", b"\xfe.tile"),
+       "a module name that is not UTF-8", "\ufffd.tile")
+# u64 scalars take 0 to 2**64 - 1
+pu = ctx.load_string("kernel put(out: *u64, d: u64) {\n    store(out, d);\n}\n", "put.tile")["put"]
+o64 = np.zeros(1, np.uint64)
+for v in (2**64 - 1, 2**63, 5):
+    pu(o64, v)
+    check(int(o64[0]) == v, f"u64 {v} reaches the kernel")
+pu(o64, np.uint64(2**64 - 1))
+check(int(o64[0]) == 2**64 - 1, "a NumPy uint64 of 2**64 - 1")
+raises(OverflowError, lambda: pu(o64, -1), "a negative u64", "out of the range of u64")
+raises(OverflowError, lambda: pu(o64, 2**64), "a u64 of 2**64", "out of the range of u64")
 ro = np.zeros(100, np.float32)
 ro.flags.writeable = False
 raises(TileError, lambda: k(x, y, ro, 1.0, 100), "a read-only output", "('out') of axpy is a read-only")
