@@ -283,7 +283,8 @@ typedef struct tile_TuneResult {
                            bytes, as the device reports it; -1 where not known */
 } tile_TuneResult;
 
-/* What tile_tune reports; owned by the kernel until its next tile_tune. */
+/* What tile_tune reports; owned by the kernel, valid until its module is freed (a later
+ * tile_tune, from any thread, leaves it alone; each report takes memory until then). */
 typedef struct tile_TuneReport {
     const char *key;                /* the tuning key, e.g. "n=4096;" */
     const tile_TuneResult *results; /* ranked: timed by time, then failed, pruned, skipped */
