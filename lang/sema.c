@@ -22,6 +22,7 @@ typedef struct {
     const Func *fn;
     int fn_pos;      /* fn's position in the module */
     Sym *scope;      /* innermost first; a block restores it on exit */
+    Sym *ended;      /* variables of the function's blocks that have ended (for a hint) */
     int loops;       /* depth of enclosing loops */
     int in_static;   /* the innermost enclosing loop is a static_range */
     const char *ann; /* checking this annotation's expressions (NULL: a function body) */
@@ -156,10 +157,17 @@ static void check_type(Sema *S, const TypeRef *t) {
 static void check_expr(Sema *S, const Expr *e);
 static void check_expr_kind(Sema *S, const Expr *e);
 
+static int ended_in_block(const Sema *S, const char *name);
+
 static void check_name(Sema *S, const Expr *e) {
     const Sym *s = lookup(S, e->name);
     if (!S->ann) {
-        if (!s && !is_type_name(e->name)) ERR(S, e->loc, "undefined variable '%s'", e->name);
+        if (!s && !is_type_name(e->name) && ended_in_block(S, e->name))
+            ERR(S, e->loc, "undefined variable '%s': the one declared inside a block (an if, a loop) "
+                "ends with it; declare it before the block (let %s = ...;) and assign it inside",
+                e->name, e->name);
+        else if (!s && !is_type_name(e->name))
+            ERR(S, e->loc, "undefined variable '%s'", e->name);
         return;
     }
     if (!s)
@@ -381,7 +389,20 @@ static void check_stmt(Sema *S, const Stmt *s, int last);
 static void check_block(Sema *S, const Stmt *s, int last) {
     Sym *saved = S->scope;
     for (int i = 0; i < s->nstmts; i++) check_stmt(S, s->stmts[i], last && i == s->nstmts - 1);
+    for (Sym *v = S->scope; v && v != saved; v = v->next) { /* remembered for a hint */
+        Sym *e = arena_alloc(S->d->arena, sizeof *e);
+        if (!e) break;
+        *e = *v;
+        e->next = S->ended;
+        S->ended = e;
+    }
     S->scope = saved;
+}
+
+static int ended_in_block(const Sema *S, const char *name) {
+    for (const Sym *v = S->ended; v; v = v->next)
+        if (!strcmp(v->name, name)) return 1;
+    return 0;
 }
 
 /* Whether call e has keyword `kw` given as anything but the literal `false`. */
@@ -684,6 +705,7 @@ static void check_func(Sema *S, const Func *f) {
     S->fn = f;
     int over = check_param_limits(S, f); /* then the parameters' own checks are left out */
     S->scope = NULL;
+    S->ended = NULL;
     S->loops = 0;
     S->in_static = 0;
     /* a kernel is never called, so it may share a builtin's name (a kernel called softmax) */
