@@ -262,7 +262,7 @@ typedef enum tile_Tuning {
     TILE_TUNING_CACHED,
     TILE_TUNING_OFF,
 } tile_Tuning;
-void tile_set_tuning(tile_Context *ctx, tile_Tuning mode);
+tile_Status tile_set_tuning(tile_Context *ctx, tile_Tuning mode); /* another mode: an error */
 
 typedef enum tile_TuneStatus {
     TILE_TUNE_OK,      /* timed (now, or earlier: from the cache) */

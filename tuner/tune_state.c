@@ -59,11 +59,17 @@ static tile_Tuning mode_of(tile_Context *ctx)
     return b == TILE_BACKEND_CPU || b == TILE_BACKEND_SIM ? TILE_TUNING_OFF : TILE_TUNING_AUTO;
 }
 
-void tile_set_tuning(tile_Context *ctx, tile_Tuning mode)
+tile_Status tile_set_tuning(tile_Context *ctx, tile_Tuning mode)
 {
-    if (rt_handle_check(ctx, RT_CONTEXT, "tile_set_tuning") == TILE_OK &&
-        mode >= TILE_TUNING_AUTO && mode <= TILE_TUNING_OFF)
-        atomic_store(&ctx->tuning, (int)mode);
+    tile_Status st = rt_handle_check(ctx, RT_CONTEXT, "tile_set_tuning");
+    if (st != TILE_OK)
+        return st;
+    if (mode < TILE_TUNING_AUTO || mode > TILE_TUNING_OFF)
+        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_set_tuning: mode %d is none of "
+                        "TILE_TUNING_AUTO (1), TILE_TUNING_CACHED (2), TILE_TUNING_OFF (3)",
+                        (int)mode);
+    atomic_store(&ctx->tuning, (int)mode);
+    return TILE_OK;
 }
 
 /* To the log sink, else (TILE_PRINT_AUTOTUNING asked for it) to stderr. */

@@ -179,7 +179,7 @@ def _declare(lib):
             "tile_unborrow": (i, [p, ctypes.c_uint64]), "tile_synchronize": (i, [p]),
             "tile_set_stream": (i, [p, p]),
             "tile_launch": (i, [p, ctypes.POINTER(_Arg), i, ctypes.POINTER(_Const), i]),
-            "tile_set_tuning": (None, [p, i]), "tile_backend": (i, [p]),
+            "tile_set_tuning": (i, [p, i]), "tile_backend": (i, [p]),
             "tile_backend_name": (c, [i]), "tile_device_name": (c, [p]),
             "tile_tune": (i, [p, ctypes.POINTER(_Arg), i, ctypes.POINTER(_Const), i, p,
                               ctypes.POINTER(ctypes.POINTER(_TuneReport))])}
@@ -225,7 +225,7 @@ class Context:
         """"auto" (tune unseen keys), "cached" (serving: never time) or "off"."""
         if mode not in _TUNING:
             raise ValueError(f"tuning must be one of {sorted(_TUNING)}, not {mode!r}")
-        _library().tile_set_tuning(self._handle(), _TUNING[mode])
+        self._check(_library().tile_set_tuning(self._handle(), _TUNING[mode]))
 
     def load(self, path):
         """A module from a .tile file (a relative path that names no file here is looked for

@@ -112,7 +112,7 @@ static int test_null_args(void)
     tile_context_close(NULL);
     tile_module_free(NULL);
     tile_set_log(NULL, NULL, NULL);
-    tile_set_tuning(NULL, TILE_TUNING_OFF);
+    FAILS(NULL, tile_set_tuning(NULL, TILE_TUNING_OFF));
     tile_Context *none = NULL;
     FAILS(NULL, tile_context_open((tile_Backend)99, &none));
     FAILS(NULL, tile_context_open((tile_Backend)-1, &none));
@@ -142,7 +142,9 @@ static int test_null_args(void)
     tile_Arg host[] = { tile_ptr((tile_DevPtr)(uintptr_t)&p), tile_ptr(f.y), tile_ptr(f.out),
                         tile_i32(N) };
     FAILS(f.ctx, tile_tune(f.k, host, 4, NULL, 0, NULL, NULL));
-    tile_set_tuning(f.ctx, (tile_Tuning)99); /* ignored */
+    FAILS(f.ctx, tile_set_tuning(f.ctx, (tile_Tuning)99)); /* the mode stays as it was */
+    FAILS(f.ctx, tile_set_tuning(f.ctx, (tile_Tuning)0));
+    OK(f.ctx, tile_set_tuning(f.ctx, TILE_TUNING_CACHED));
     tile_context_close(f.ctx);
     return 0;
 }
