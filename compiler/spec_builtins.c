@@ -16,7 +16,8 @@ static int is_function_slot(const char *slot) { return strcmp(slot, "combine_fn"
 static int is_string_slot(const char *slot) {
     return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0 || strcmp(slot, "msg") == 0 ||
            strcmp(slot, "prefix") == 0 || strcmp(slot, "padding_option") == 0 ||
-           strcmp(slot, "cache_modifier") == 0 || strcmp(slot, "eviction_policy") == 0;
+           strcmp(slot, "cache_modifier") == 0 || strcmp(slot, "eviction_policy") == 0 ||
+           strcmp(slot, "input_precision") == 0;
 }
 
 /* The members of a tuple (a, b, ...) of values: a V_TUPLE, or an error after a diagnostic. */
@@ -1160,9 +1161,23 @@ static int dot_operand(Spec *s, Args *a, int i) {
     return 1;
 }
 
-/* allow_tf32: a compile-time bool letting f32 products round their inputs to tf32. */
+/* allow_tf32: a compile-time bool letting f32 products round their inputs to tf32; or
+ * Triton's input_precision="tf32" (the same) / "ieee" (exact, the default here). */
 static int dot_tf32_flag(Spec *s, Args *a, int *tf32) {
-    return need_value(s, a, 3) && bool_flag(s, a, 3, "allow_tf32", tf32);
+    const Expr *p = a->e[5];
+    if (!p)
+        return !a->e[3] || (need_value(s, a, 3) && bool_flag(s, a, 3, "allow_tf32", tf32));
+    if (a->e[3]) {
+        diag_error(s->diags, p->loc, "dot(): give allow_tf32 or input_precision, not both");
+        return 0;
+    }
+    if (p->kind != EX_STRING || (strcmp(p->name, "tf32") && strcmp(p->name, "ieee"))) {
+        diag_error(s->diags, p->loc, "dot(): input_precision is \"tf32\" or \"ieee\" (the "
+                   "default; \"tf32x3\" is not supported)");
+        return 0;
+    }
+    *tf32 = !strcmp(p->name, "tf32");
+    return 1;
 }
 
 /* out_dtype=T (Triton's): the type the product accumulates in, instead of the default *acc_t
@@ -1224,7 +1239,7 @@ static Val b_dot(Spec *s, Args *a) {
     if (!spec_check_numel(s, 2, shape, a->call->loc) || !dot_out_type(s, a, x->type.elem, &acc_t))
         return val_error();
     TirValue *acc = dot_acc(s, a, acc_t, m, n);
-    if (!acc || (a->e[3] && !dot_tf32_flag(s, a, &tf32))) return val_error();
+    if (!acc || !dot_tf32_flag(s, a, &tf32)) return val_error();
     TirValue *ops[3] = {x, y, acc};
     TirValue *r = spec_emit(s, TIR_DOT, a->call->loc, ops, 3, acc->type);
     r->def->attr.i = tf32 ? DOT_TF32 : DOT_IEEE;
@@ -1593,7 +1608,7 @@ static const struct {
     {"min", b_reduce, 1, {"x", "axis", "keep_dims", "return_indices"}},
     {"argmax", b_reduce, 1, {"x", "axis", "keep_dims"}},
     {"argmin", b_reduce, 1, {"x", "axis", "keep_dims"}},
-    {"dot", b_dot, 2, {"a", "b", "acc", "allow_tf32", "out_dtype"}},
+    {"dot", b_dot, 2, {"a", "b", "acc", "allow_tf32", "out_dtype", "input_precision"}},
     {"trans", b_permute, 1, {"x", "dims"}},
     {"permute", b_permute, 2, {"x", "dims"}},
     {"reshape", b_reshape, 2, {"x", "shape"}},

@@ -67,7 +67,7 @@ static const Builtin builtins[] = {
     {"max", 1, 4, 1, {"axis", "keep_dims", "return_indices"}},
     {"min", 1, 4, 1, {"axis", "keep_dims", "return_indices"}}, {"argmax", 1, 3, 1, {"axis", "keep_dims"}},
     {"argmin", 1, 3, 1, {"axis", "keep_dims"}},
-    {"dot", 2, 5, 2, {"acc", "allow_tf32", "out_dtype"}}, {"trans", 1, 2, 2, {0}},
+    {"dot", 2, 6, 2, {"acc", "allow_tf32", "out_dtype", "input_precision"}}, {"trans", 1, 2, 2, {0}},
     {"permute", 2, 2, 0, {"x", "dims"}}, {"reshape", 2, 2, 0, {"x", "shape"}}, {"expand_dims", 2, 2, 2, {0}},
     {"join", 2, 2, 2, {0}}, {"interleave", 2, 2, 2, {0}}, {"split", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
     {"next_pow2", 1, 1, 1, {0}},

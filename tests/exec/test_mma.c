@@ -55,9 +55,14 @@ static void one_case(int kind, const Shape *s, int at, int bt)
             if (kind == F16 || kind == BF16 || kind == F32)
                 sum_bound(c, (size_t)(i * N + j), abs_sum, (size_t)(2 * K));
         }
-    run(MMA, kernel[kind], ARGS(P(a), P(b), P(c), I(M), I(N), I(K)),
-        CONSTS({"BM", s->BM}, {"BN", s->BN}, {"BK", BK}, {"AT", at}, {"BT", bt},
-               {"num_warps", s->warps}, {"num_stages", s->stages}));
+    if (kind == TF32) /* input_precision="tf32" where A or B (not both) is transposed */
+        run(MMA, kernel[kind], ARGS(P(a), P(b), P(c), I(M), I(N), I(K)),
+            CONSTS({"BM", s->BM}, {"BN", s->BN}, {"BK", BK}, {"AT", at}, {"BT", bt},
+                   {"num_warps", s->warps}, {"num_stages", s->stages}, {"IP", at != bt}));
+    else
+        run(MMA, kernel[kind], ARGS(P(a), P(b), P(c), I(M), I(N), I(K)),
+            CONSTS({"BM", s->BM}, {"BN", s->BN}, {"BK", BK}, {"AT", at}, {"BT", bt},
+                   {"num_warps", s->warps}, {"num_stages", s->stages}));
 }
 
 static void acc_uses(int M, int N, int K, int BM, int BN, int BK, int warps)
