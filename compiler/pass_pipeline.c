@@ -545,23 +545,29 @@ static int pipeline_loop(PP *p, TirOp *loop)
     return n;
 }
 
+/* Each loop at its own depth: range(..., num_stages=N), else the kernel's num_stages. */
 static void visit(PP *p, TirBlock *b)
 {
     for (TirOp *op = b ? b->first : NULL; op; op = op->next) {
         for (int r = 0; r < op->nregions; r++)
             visit(p, op->regions[r]);
-        if (op->code == TIR_FOR)
-            pipeline_loop(p, op);
+        if (op->code != TIR_FOR)
+            continue;
+        p->stages = op->attr.i ? (int)op->attr.i : p->k->num_stages;
+        if (p->stages < 2)
+            continue;
+        if (!p->axis)
+            p->axis = axis_analyze(p->k);
+        pipeline_loop(p, op);
     }
 }
 
 int pass_pipeline(TirKernel *k, const Target *t, Diags *d)
 {
     (void)d;
-    PP p = {.k = k, .t = t, .stages = k->num_stages};
-    if (p.stages < 2 || !t->async_copy || t->threads_per_warp <= 1)
+    PP p = {.k = k, .t = t};
+    if (!t->async_copy || t->threads_per_warp <= 1)
         return 0;
-    p.axis = axis_analyze(k);
     visit(&p, k->body);
     return 0;
 }

@@ -412,9 +412,21 @@ static int for_bounds(Spec *s, const Stmt *st, TirValue **bounds) {
     return 1;
 }
 
+/* range(..., num_stages=N): a compile-time 1 to 8; 0 (the kernel's) when not given. */
+static int loop_stages(Spec *s, const Stmt *st, int64_t *out) {
+    *out = 0;
+    if (!st->stages) return 1;
+    if (!spec_const_int(s, st->stages, out)) return 0;
+    if (*out >= 1 && *out <= 8) return 1;
+    diag_error(s->diags, st->stages->loc, "a loop's num_stages must be from 1 to 8, got %lld",
+               (long long)*out);
+    return 0;
+}
+
 static void spec_for(Spec *s, const Stmt *st) {
     TirValue *ops[LOOP_MAX_CARRIED + 3];
-    if (!for_bounds(s, st, ops)) return;
+    int64_t stages;
+    if (!loop_stages(s, st, &stages) || !for_bounds(s, st, ops)) return;
     Binding **bs;
     Slot *sl;
     int nb = assigned_bindings(s, st->body, NULL, &bs);
@@ -425,6 +437,7 @@ static void spec_for(Spec *s, const Stmt *st) {
     memcpy(args + 1, types, sizeof(TirType) * (size_t)n);
     TirBlock *blk = tir_block_new(s->k, n + 1, args);
     TirOp *op = tir_op_append(s->k, s->block, TIR_FOR, st->loc, ops, n + 3, types, n);
+    op->attr.i = stages;
     tir_op_add_regions(s->k, op, 1);
     op->regions[0] = blk;
     blk->parent = op;

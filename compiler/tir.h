@@ -197,7 +197,8 @@ typedef enum {
     TIR_DOT,          /* a [M,K], b [K,N], acc [M,N] -> [M,N] of acc's type; attr.i =
                          DotPrecision (DOT_TF32: f32 inputs may be rounded to tf32) */
     /* structured control flow */
-    TIR_FOR,          /* operands: lo, hi, step, inits...; regions[0] body with args
+    TIR_FOR,          /* attr.i: the loop's num_stages (0: the kernel's);
+                         operands: lo, hi, step, inits...; regions[0] body with args
                          (iv, carried...) ending in TIR_YIELD; results = final carried values.
                          iv has lo's type (i32 or i64). */
     TIR_WHILE,        /* operands: inits...; regions[0] "before" with args (carried...) ending

@@ -67,6 +67,9 @@ static void print_attrs(FILE *out, const TirOp *op) {
         if (op->attr.i == DOT_TF32) fputs(" tf32", out);
         break;
     case TIR_ASYNC_WAIT: fprintf(out, " %lld", (long long)op->attr.i); break;
+    case TIR_FOR:
+        if (op->attr.i) fprintf(out, " num_stages=%lld", (long long)op->attr.i);
+        break;
     case TIR_CAST:
         if (op->attr.i == CAST_BITS) fputs(" bits", out);
         break;

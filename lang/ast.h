@@ -77,6 +77,7 @@ struct Stmt {
     int nnames;
     int op; /* ST_ASSIGN: OpKind of a compound assignment, or -1 */
     int is_static; /* ST_FOR: static_range (unrolled at compile time), not range */
+    Expr *stages;  /* ST_FOR: range(..., num_stages=N), this loop's pipelining depth (or NULL) */
     Expr *value;
     Expr *cond;
     Expr **values; /* ST_RETURN values; ST_FOR range arguments (1 to 3) */

@@ -522,8 +522,19 @@ static Stmt *st_assign(Lexer *lx, const char *name, SrcLoc nloc, int op, Expr *v
     return s;
 }
 
-/* for NAME in range(START [, END [, STEP]]) block (or static_range: unrolled at compile time):
- * the range call is checked here. */
+/* range(..., num_stages=N) as Triton's tl.range writes it: the keyword, last, is taken off
+ * the range's arguments into s->stages. 0 if the keywords are anything else. */
+static int range_stages(ArgList *args, Stmt *s) {
+    size_t last = args->exprs.len - 1;
+    const char *kw = args->nkw == 1 && !s->is_static ? args->names.items[last] : NULL;
+    if (!kw || strcmp(kw, "num_stages")) return 0;
+    s->stages = args->exprs.items[last];
+    s->nvalues--;
+    return 1;
+}
+
+/* for NAME in range(START [, END [, STEP]] [, num_stages=N]) block (or static_range: unrolled
+ * at compile time): the range call is checked here. */
 static Stmt *st_for(Lexer *lx, const char *var, SrcLoc vloc, const char *fname, SrcLoc floc,
                     ArgList *args, Stmt *body, SrcLoc loc) {
     Stmt *s = st_assign(lx, var, vloc, -1, NULL, loc);
@@ -535,8 +546,10 @@ static Stmt *st_for(Lexer *lx, const char *var, SrcLoc vloc, const char *fname, 
     s->is_static = strcmp(fname, "static_range") == 0;
     if (strcmp(fname, "range") != 0 && !s->is_static)
         diag_error(lx->diags, floc, "expected 'range' or 'static_range' after 'in', found '%s'", fname);
-    else if (args->nkw)
-        diag_error(lx->diags, floc, "'%s' takes no keyword arguments", fname);
+    else if (args->nkw && !range_stages(args, s))
+        diag_error(lx->diags, floc, s->is_static ? "'%s' takes no keyword arguments" :
+                   "'%s' takes one keyword argument, last: num_stages=N (the loop's pipelining depth)",
+                   fname);
     else if (s->nvalues < 1 || s->nvalues > 3)
         diag_error(lx->diags, floc, "'%s' takes 1 to 3 arguments, got %d", fname, s->nvalues);
     return s;

@@ -471,6 +471,7 @@ static void check_loop(Sema *S, const Stmt *s) {
     Sym *saved = S->scope;
     if (s->kind == ST_FOR) {
         for (int i = 0; i < s->nvalues; i++) check_expr(S, s->values[i]);
+        if (s->stages) check_expr(S, s->stages);
         declare(S, s->names[0], SYM_VAR);
     } else {
         check_expr(S, s->cond);

@@ -261,6 +261,26 @@ static void strided(int M, int N, int K, int a_cols, int b_cols, int stages)
         CONSTS({"num_warps", 4}, {"num_stages", stages}));
 }
 
+static void two_loops(int M, int N, int K, int K2, int s1, int s2, int stages)
+{
+    begin("mm_two_loops %dx%d K %d (num_stages=%d) + K %d (num_stages=%d), kernel num_stages %d",
+          M, N, K, s1, K2, s2, stages);
+    Buf *a = input("a", T_F16, (size_t)M * K + 1, -1, 1), *b = input("b", T_F16, (size_t)K * N + 1, -1, 1);
+    Buf *a2 = input("a2", T_F16, (size_t)M * K2 + 1, -1, 1), *b2 = input("b2", T_F16, (size_t)K2 * N + 1, -1, 1);
+    Buf *c = output("c", T_F32, (size_t)M * N, 1e-4);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = 0;
+            for (int k = 0; k < K; k++)
+                sum += a->v[i * K + k] * b->v[k * N + j];
+            for (int k = 0; k < K2; k++)
+                sum += a2->v[i * K2 + k] * b2->v[k * N + j];
+            c->v[i * N + j] = sum;
+        }
+    run(MMA, "mm_two_loops", ARGS(P(a), P(b), P(a2), P(b2), P(c), I(M), I(N), I(K), I(K2)),
+        CONSTS({"S1", s1}, {"S2", s2}, {"num_stages", stages}));
+}
+
 void t_mma(void)
 {
     offset_operands(1, 2, 3);
@@ -275,6 +295,10 @@ void t_mma(void)
                     continue; /* --quick: one transpose pattern per shape, small shapes */
                 one_case(kind, &shapes[i], t & 1, t >> 1);
             }
+    two_loops(40, 33, 200, 0, 3, 1, 1);  /* a pipelined loop in a kernel of num_stages 1 */
+    two_loops(32, 32, 16, 48, 4, 2, 1);
+    two_loops(50, 64, 32, 200, 1, 3, 3); /* the first loop left alone in a kernel of 3 */
+    two_loops(17, 9, 0, 16, 2, 8, 2);
     strided(100, 72, 80, 0, 0, 3);
     strided(64, 64, 48, 1, 0, 2);
     strided(33, 40, 16, 0, 1, 3);
