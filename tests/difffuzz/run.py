@@ -84,8 +84,8 @@ class Fuzz:
         """Writes program seed (or text, a shrunk one) to --out with its repro line."""
         os.makedirs(self.opts.out, exist_ok=True)
         path = os.path.join(self.opts.out, "seed%d%s.tile" % (seed, suffix))
-        repro = runner.repro_line(path, cfg, k.fill_args()) if cfg else \
-            "build/tilec check %s" % path
+        fills = present_fills(k, text if text is not None else k.render(seed, ""))
+        repro = runner.repro_line(path, cfg, fills) if cfg else "build/tilec check %s" % path
         text = text if text is not None else k.render(seed, repro)
         with open(path, "w") as f:
             f.write("\n".join("// repro: " + repro if l.startswith("// repro:") else l
@@ -113,7 +113,7 @@ class Fuzz:
             if kind in ("compile-error", "register-bloat"):
                 o = runner.compile_only(self.opts.tilec, trial, cfg, target)
                 return o.kind == kind and same_error(o.detail, first)
-            o = runner.run(self.opts.tilec, trial, cfg, k.fill_args(), timeout)
+            o = runner.run(self.opts.tilec, trial, cfg, present_fills(k, text), timeout)
             return o.kind == kind
 
         with open(path) as f:
@@ -153,6 +153,13 @@ def error_key(line):
     """A diagnostic without its place, numbers and layouts (they change as a program shrinks)."""
     msg = line.split("error:", 1)[-1].strip()
     return re.sub(r"\d+", "N", re.sub(r"#\w+<.*>", "#L", msg))
+
+
+def present_fills(k, text):
+    """k's --fill arguments for the pointer parameters text still has (a shrunk kernel may have
+    lost some; tilec refuses a fill of a name that is not a pointer parameter)."""
+    return [a for a in k.fill_args()
+            if re.search(r"\b%s\s*:\s*\*" % re.escape(a.split("=")[1]), text)]
 
 
 def same_error(detail, first):
