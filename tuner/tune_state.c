@@ -535,7 +535,8 @@ static tile_Status tune_now(tile_Kernel *k, KTune *kt, const tile_Arg *args,
     tile_Context *ctx = k->mod->ctx;
     Arena *a = arena_new();
     tile_TuneReport *rep = a ? arena_alloc(a, sizeof *rep) : NULL;
-    if (!rep) {
+    ReportHold *hold = rep ? arena_alloc(a, sizeof *hold) : NULL; /* its place on the kernel */
+    if (!hold) {
         arena_free(a);
         return rt_error(ctx, TILE_ERROR_OUT_OF_MEMORY, "tile_tune: out of memory");
     }
@@ -557,11 +558,8 @@ static tile_Status tune_now(tile_Kernel *k, KTune *kt, const tile_Arg *args,
         int nv = parse_config(kt, rep->results[rep->best].config, vals);
         st = nv < 0 ? TILE_OK : choice_set(ctx, kt, key, vals, nv);
     }
-    ReportHold *hold = arena_alloc(a, sizeof *hold);
-    if (hold) { /* else the report leaks: a, hold and rep are in one arena */
-        *hold = (ReportHold){ .arena = a, .next = kt->reports };
-        kt->reports = hold;
-    }
+    *hold = (ReportHold){ .arena = a, .next = kt->reports };
+    kt->reports = hold;
     if (out)
         *out = rep;
     return st;
