@@ -219,6 +219,12 @@ static void build_branch(Spec *s, const Stmt *body, Binding **bs, const Val *sav
 
 /* The type of an if-result: the tiles' type; constants alone promote. */
 static int merge_type(Spec *s, const char *name, const Val *a, const Val *b, TirType *t, SrcLoc loc) {
+    if (a->kind == V_TILE && b->kind == V_TILE && !tir_type_equal(&a->v->type, &b->v->type)) {
+        diag_error(s->diags, loc, "variable '%s' is %s on one path through this if and %s on the "
+                   "other (it keeps one type)", name, tir_type_str(s->arena, &a->v->type),
+                   tir_type_str(s->arena, &b->v->type));
+        return 0;
+    }
     const Val *tile = a->kind == V_TILE ? a : b->kind == V_TILE ? b : NULL;
     if (tile) return carried_type(s, name, *tile, t, loc);
     if (a->kind != V_CONST || b->kind != V_CONST) return carried_type(s, name, a->kind != V_CONST ? *a : *b, t, loc);
