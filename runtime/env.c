@@ -50,17 +50,21 @@ void rt_env_warnings_log(tile_Context *ctx)
         rt_log(ctx, "%s", texts[i]);
 }
 
-/* Whether s holds one integer in [lo, hi] (white space around it allowed), into *v. */
-static int parse_long(const char *s, long lo, long hi, long *v)
+int rt_number_ends(const char *s, const char *end)
+{
+    if (end == s)
+        return 0;
+    while (isspace((unsigned char)*end))
+        end++;
+    return !*end;
+}
+
+int rt_parse_long(const char *s, long lo, long hi, long *v)
 {
     char *end;
     errno = 0;
     *v = strtol(s, &end, 10);
-    if (end == s || errno)
-        return 0;
-    while (isspace((unsigned char)*end))
-        end++;
-    return !*end && *v >= lo && *v <= hi;
+    return rt_number_ends(s, end) && !errno && *v >= lo && *v <= hi;
 }
 
 long rt_env_long(const char *name, long lo, long hi, long dflt, const char *why)
@@ -69,7 +73,7 @@ long rt_env_long(const char *name, long lo, long hi, long dflt, const char *why)
     long v;
     if (!s || !*s)
         return dflt;
-    if (parse_long(s, lo, hi, &v))
+    if (rt_parse_long(s, lo, hi, &v))
         return v;
     char text[WARNING_MAX];
     snprintf(text, sizeof text, "tile: %s='%.80s' ignored: expected an integer from %ld to %ld; "

@@ -129,6 +129,11 @@ tile_Status rt_error(tile_Context *ctx, tile_Status st, const char *fmt, ...)
 void rt_log(tile_Context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- environment variables (env.c) ---- */
+/* Whether a number was read from s (strtol/strtod stopped at end) and only white space
+ * follows it. */
+int rt_number_ends(const char *s, const char *end);
+/* Whether s holds one integer in [lo, hi] (white space after it allowed), into *v. */
+int rt_parse_long(const char *s, long lo, long hi, long *v);
 /* $name as an integer in [lo, hi]; unset or empty: dflt; anything else: dflt, and a warning
  * ("using DFLT (WHY)"; why may be NULL) kept for the next log sink installed. */
 long rt_env_long(const char *name, long lo, long hi, long dflt, const char *why);

@@ -3,7 +3,6 @@
  * default too, and is not dropped in silence: the context's log sink hears, once per process
  * for each variable (again when its value changes), "tile: TILE_TUNE_BUDGET='abc' ignored:
  * expected a number of seconds >= 0; using 0 (no budget)". */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -48,26 +47,15 @@ static void warn(tile_Context *ctx, const char *name, const char *value, const c
     rt_log(ctx, "tile: %s='%.80s' ignored: expected %s; using %s", name, value, expected, used);
 }
 
-/* Whether a number was read from s and only white space follows it (at end). */
-static int number_ends(const char *s, const char *end)
-{
-    if (end == s)
-        return 0;
-    while (isspace((unsigned char)*end))
-        end++;
-    return !*end;
-}
-
 long tune_env_int(tile_Context *ctx, const char *name, long lo, long hi, long dflt,
                   const char *used)
 {
     const char *s = getenv(name);
     if (!s || !*s)
         return dflt;
-    char *end, expected[96], num[32];
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (number_ends(s, end) && !errno && v >= lo && v <= hi)
+    char expected[96], num[32];
+    long v;
+    if (rt_parse_long(s, lo, hi, &v))
         return v;
     snprintf(expected, sizeof expected, "an integer from %ld to %ld", lo, hi);
     snprintf(num, sizeof num, "%ld", dflt);
@@ -84,7 +72,7 @@ double tune_env_seconds(tile_Context *ctx, const char *name, int zero_ok, double
     char *end, num[32];
     errno = 0;
     double v = strtod(s, &end);
-    if (number_ends(s, end) && !errno && isfinite(v) && (zero_ok ? v >= 0 : v > 0))
+    if (rt_number_ends(s, end) && !errno && isfinite(v) && (zero_ok ? v >= 0 : v > 0))
         return v;
     snprintf(num, sizeof num, "%g", dflt);
     warn(ctx, name, s, zero_ok ? "a number of seconds >= 0" : "a number of seconds > 0",
