@@ -409,21 +409,23 @@ static int is_pointer_param(const Func *f, const char *name)
     return 0;
 }
 
-/* A --load, --save or --fill must name a pointer parameter of the kernel. */
-static void files_check(const TilecFileArg *fs, int n, const char *opt, const Func *f)
+/* A --load, --save or --fill must name a pointer parameter of the kernel (`shown`: the
+ * option's argument as the message repeats it). */
+static void pointer_param_check(const Func *f, const char *opt, const char *name,
+                                const char *shown)
 {
-    for (int i = 0; i < n; i++)
-        if (!is_pointer_param(f, fs[i].name))
-            tilec_usage_error("%s %s=%s: '%s' is not a pointer parameter of '%s'", opt,
-                              fs[i].name, fs[i].path, fs[i].name, f->name);
+    if (!is_pointer_param(f, name))
+        tilec_usage_error("%s %s: '%s' is not a pointer parameter of '%s'", opt, shown, name,
+                          f->name);
 }
 
-static void fills_check(const RunOpts *o, const Func *f)
+static void files_check(const TilecFileArg *fs, int n, const char *opt, const Func *f)
 {
-    for (int i = 0; i < o->nfills; i++)
-        if (!is_pointer_param(f, o->fills[i].name))
-            tilec_usage_error("--fill %s: '%s' is not a pointer parameter of '%s'",
-                              o->fills[i].name, o->fills[i].name, f->name);
+    for (int i = 0; i < n; i++) {
+        char shown[512];
+        snprintf(shown, sizeof shown, "%s=%s", fs[i].name, fs[i].path);
+        pointer_param_check(f, opt, fs[i].name, shown);
+    }
 }
 
 /* A loaded buffer's length is its file's; a count given on the command line must agree. */
@@ -444,7 +446,8 @@ static int params_setup(RunOpts *o, const Func *f, RunParam *rps, int *n)
     int64_t elems = o->elems >= 0 ? o->elems : default_elems(o, f);
     files_check(o->loads, o->nloads, "--load", f);
     files_check(o->saves, o->nsaves, "--save", f);
-    fills_check(o, f);
+    for (int i = 0; i < o->nfills; i++)
+        pointer_param_check(f, "--fill", o->fills[i].name, o->fills[i].name);
     *n = 0;
     for (int i = 0; i < f->nparams; i++) {
         const Param *p = &f->params[i];
