@@ -313,7 +313,7 @@ LLVMValueRef lw_for_begin(Lower *L, ElemLoop *lp, int n, int unroll, int max_unr
     if (lp->unrolled) {
         lp->outer_copies = L->straight_copies;
         if (!L->t->unroll_elements)
-            L->straight_copies = (L->straight_copies > 1 ? L->straight_copies : 1) * n;
+            L->straight_copies *= n;
         return lw_i32c(L, 0);
     }
     lp->max_unroll = nested_unroll_limit(L, max_unroll);
@@ -478,7 +478,8 @@ static void lower_guarded(Lower *L)
 
 LLVMModuleRef lower_kernel(TirKernel *k, const Target *t, LLVMContextRef ctx, Diags *d)
 {
-    Lower L = {.k = k, .t = t, .ctx = ctx, .d = d, .smem_bytes = k->smem_alloc_bytes};
+    Lower L = {.k = k, .t = t, .ctx = ctx, .d = d, .smem_bytes = k->smem_alloc_bytes,
+               .straight_copies = 1};
     int errors_before = d->errors;
     L.mod = LLVMModuleCreateWithNameInContext(k->name ? k->name : "kernel", ctx);
     L.b = LLVMCreateBuilderInContext(ctx);

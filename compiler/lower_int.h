@@ -60,7 +60,7 @@ typedef struct Lower {
     int smem_bytes;
     LLVMValueRef prints_run;   /* i32 alloca: the prints this thread ran (lower_debug.c) */
     int straight_copies;        /* host code: product of the enclosing element loops emitted
-                                   straight-line (LW_UNROLL_ALWAYS); 0 or 1 outside them */
+                                   straight-line (LW_UNROLL_ALWAYS); 1 outside them */
     int failed;
 } Lower;
 
