@@ -210,7 +210,6 @@ class Context:
         self._active = 0     # calls using the handle now: close() waits for them
         self._closing = False  # close() has begun: no new call may start
         self._lent = {}      # address -> [end, calls using it]: ranges lent to the library
-        self._tune_locks = {}
         h = ctypes.c_void_p()
         if lib.tile_context_open_device(_BACKENDS[backend], device, ctypes.byref(h)) != 0:
             raise TileError(f"cannot open the {backend} backend: "
@@ -559,14 +558,11 @@ class Kernel:
                                 "stored to it (its stores were dropped)")
 
     def _tune(self, ctx, lib, cargs, nargs, cconsts, nconsts):
-        with ctx._cv:  # the report lives until the kernel's next tile_tune: one at a time
-            lock = ctx._tune_locks.setdefault(self._h.value, threading.Lock())
-        with lock:
-            rep = ctypes.POINTER(_TuneReport)()
-            ctx._check(lib.tile_tune(self._h, cargs, nargs, cconsts, nconsts, None,
-                                     ctypes.byref(rep)), f"tuning {self.name}: ")
-            r = rep.contents
-            rows = [(_text(x.config), _TUNE_STATUS[x.status], x.ms)
-                    for x in r.results[:r.nresults]]
-            return {"key": _text(r.key), "results": rows,
-                    "best": rows[r.best][0] if r.best >= 0 else None}
+        # the report stays valid until the module is freed, whatever other threads tune
+        rep = ctypes.POINTER(_TuneReport)()
+        ctx._check(lib.tile_tune(self._h, cargs, nargs, cconsts, nconsts, None,
+                                 ctypes.byref(rep)), f"tuning {self.name}: ")
+        r = rep.contents
+        rows = [(_text(x.config), _TUNE_STATUS[x.status], x.ms) for x in r.results[:r.nresults]]
+        return {"key": _text(r.key), "results": rows,
+                "best": rows[r.best][0] if r.best >= 0 else None}
