@@ -212,7 +212,6 @@ ElemKind spec_promote(const Val *a, const Val *b) {
 }
 
 /* ---- constant folding: checked in the promoted type (docs/language.md, "Constants") ---- */
-static int is_cmp(OpKind op) { return op >= OP_LT && op <= OP_NE; }
 
 /* Bitwise results and right shifts are bit patterns: they wrap to the type's width. */
 static int folds_as_bits(OpKind op) {
@@ -225,12 +224,12 @@ static Val fold_int(Spec *s, OpKind op, Val a, Val b, ElemKind et, int weak, Src
     int rc = tc_int_binary(op, a.i, b.i, &r);
     if (weak) et = ET_I64;
     if (!rc && (op == OP_SHL || op == OP_SHR) && b.i >= et_bits(et)) rc = TC_INT_SHIFT;
-    if (!rc && !folds_as_bits(op) && !is_cmp(op) && !tc_int_fits(et, r)) rc = TC_INT_OVERFLOW;
+    if (!rc && !folds_as_bits(op) && !ast_op_is_comparison(op) && !tc_int_fits(et, r)) rc = TC_INT_OVERFLOW;
     if (rc) {
         tc_int_report(s->diags, loc, rc, op, a.i, b.i, et);
         return val_error();
     }
-    if (is_cmp(op)) return val_const_int(ET_BOOL, r, 0);
+    if (ast_op_is_comparison(op)) return val_const_int(ET_BOOL, r, 0);
     if (weak) return val_const_int(r >= INT32_MIN && r <= INT32_MAX ? ET_I32 : ET_I64, r, 1);
     return val_const_int(et, tc_int_wrap(et, r), 0);
 }
@@ -350,7 +349,7 @@ Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
         if (logical && val_elem(&v) != ET_BOOL) v = spec_binary(s, OP_NE, v, val_const_int(ET_I32, 0, 1), loc);
         if (!(ops[i] = spec_materialize(s, v, et, rank, shape, loc))) return val_error();
     }
-    if (is_cmp(op)) {
+    if (ast_op_is_comparison(op)) {
         TirValue *r = spec_emit(s, TIR_CMP, loc, ops, 2, tir_type_make(ET_BOOL, rank, shape));
         r->def->attr.i = cmp_of_op[op];
         return val_tile(r);

@@ -17,6 +17,8 @@ const Func *module_find_func(const Module *m, const char *name) {
     return NULL;
 }
 
+int ast_op_is_comparison(OpKind op) { return op >= OP_LT && op <= OP_NE; }
+
 const char *ast_op_text(OpKind op) {
     static const char *tab[] = {
         [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/", [OP_REM] = "%",

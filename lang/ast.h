@@ -164,6 +164,7 @@ void lex_dump_tokens(const SrcFile *file, FILE *out);
 /* Prints the tree (tilec --emit=ast) as an indented S-expression-like listing. */
 void ast_dump(const Module *m, FILE *out);
 const char *ast_op_text(OpKind op); /* "+", "<=", ...; "?" for none */
+int ast_op_is_comparison(OpKind op); /* < <= > >= == != */
 
 /* Checks what can be checked before const values are known: duplicate names, undefined
  * names and functions, builtin arity, kernel parameter types, annotations referring to

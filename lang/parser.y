@@ -378,21 +378,17 @@ static Expr *ex_new(Lexer *lx, ExprKind k, SrcLoc loc) {
     return e;
 }
 
-static int is_comparison(OpKind op) {
-    return op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE || op == OP_EQ || op == OP_NE;
-}
-
 /* An operand of op that Python (and so Triton) would group differently: an unparenthesized
  * comparison under a bitwise operator (tile binds `&`, `|`, `^` looser than comparisons, as C
  * does; Python tighter) or under another comparison (Python chains `a < b < c`; tile would
  * compare a bool). NULL if neither. */
 static const Expr *python_reads_otherwise(OpKind op, const Expr *a, const Expr *b) {
     int bitwise = op == OP_BITAND || op == OP_BITOR || op == OP_BITXOR;
-    if (!bitwise && !is_comparison(op))
+    if (!bitwise && !ast_op_is_comparison(op))
         return NULL;
     const Expr *side[2] = { a, b };
     for (int i = 0; i < 2; i++)
-        if (side[i] && side[i]->kind == EX_BINARY && !side[i]->paren && is_comparison(side[i]->op))
+        if (side[i] && side[i]->kind == EX_BINARY && !side[i]->paren && ast_op_is_comparison(side[i]->op))
             return side[i];
     return NULL;
 }
@@ -402,7 +398,7 @@ static void check_grouping(Lexer *lx, OpKind op, const Expr *a, const Expr *b, S
     if (!c)
         return;
     const char *o = ast_op_text(op), *co = ast_op_text(c->op);
-    if (is_comparison(op))
+    if (ast_op_is_comparison(op))
         diag_error(lx->diags, oploc, "comparisons do not chain: 'a %s b %s c' compares the bool "
                    "'a %s b' with c; write '(a %s b) && (b %s c)', or parenthesize the bool",
                    co, o, co, co, o);
