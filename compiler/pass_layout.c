@@ -596,6 +596,19 @@ static void fix_dot_operands(LP *p, TirOp *op)
     }
 }
 
+/* The dots' encodings reach through shape ops first (a batched dot's slices, split from and
+ * joined into rank-3 tiles, give those tiles the mma encoding with the batch in registers),
+ * before loads and stores anchor their coalesced layouts on the same classes. */
+static void spread_dots_through_shapes(LP *p)
+{
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < p->nrels; i++)
+            if (p->rels[i].kind == REL_SHAPE && propagate_shape(p, p->rels[i].op))
+                changed = 1;
+    }
+}
+
 int pass_assign_layouts(TirKernel *k, const Target *t, Diags *d)
 {
     LP p = {.k = k, .t = t, .d = d, .n = k->next_value_id};
@@ -614,6 +627,7 @@ int pass_assign_layouts(TirKernel *k, const Target *t, Diags *d)
     collect_block(&p, k->body);
     p.axis = axis_analyze(k);
     anchor_dots(&p);
+    spread_dots_through_shapes(&p);
     anchor_accesses(&p, k->body, TIR_LOAD);
     anchor_accesses(&p, k->body, TIR_ATOMIC);
     anchor_accesses(&p, k->body, TIR_STORE);

@@ -159,6 +159,9 @@ Val spec_flip_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
  * (index of src's rank, its dims other than axis src's; src of at most 3 dims) */
 Val spec_swizzle2d(Spec *s, const Val *v, SrcLoc at);
 Val spec_histogram(Spec *s, TirValue *x, int bins, TirValue *mask, SrcLoc at);
+/* spec_dot_batched.c: dot of [B, M, K] and [B, K, N] tiles plus acc [B, M, N]: one rank-2 dot
+ * (TIR_DOT, attr.i = precision) per batch index. */
+Val spec_dot_batched(Spec *s, TirValue *x, TirValue *y, TirValue *acc, int64_t precision, SrcLoc at);
 Val spec_gather(Spec *s, TirValue *src, TirValue *index, int axis, SrcLoc at);
 /* spec_sort.c: sort (desc: descending; want_idx: the i32 positions instead), keeping the
  * first kk (0: all) along `axis`, as a bitonic network of shape ops across threads. */

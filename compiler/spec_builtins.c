@@ -1147,10 +1147,10 @@ static ElemKind dot_acc_type(ElemKind in) {
 
 static int dot_operand(Spec *s, Args *a, int i) {
     if (!need_value(s, a, i)) return 0;
-    if (a->v[i].kind != V_TILE || a->v[i].v->type.rank != 2 || val_elem(&a->v[i]) == ET_PTR ||
-        val_elem(&a->v[i]) == ET_BOOL) {
-        diag_error(s->diags, a->e[i]->loc, "dot() operands must be rank-2 tiles of numbers, got %s",
-                   val_type_str(s, &a->v[i]));
+    int rank = a->v[i].kind == V_TILE ? a->v[i].v->type.rank : 0;
+    if ((rank != 2 && rank != 3) || val_elem(&a->v[i]) == ET_PTR || val_elem(&a->v[i]) == ET_BOOL) {
+        diag_error(s->diags, a->e[i]->loc, "dot() operands must be rank-2 tiles of numbers (rank 3: "
+                   "a batch of them), got %s", val_type_str(s, &a->v[i]));
         return 0;
     }
     if (et_is_fp8(val_elem(&a->v[i]))) {
@@ -1204,26 +1204,51 @@ static int dot_out_type(Spec *s, Args *a, ElemKind in, ElemKind *acc_t) {
     return 1;
 }
 
-/* The accumulator of a dot of [m, k] and [k, n] operands of type `in`: the acc argument (a
- * constant fills a tile of acc_t), or zeros of acc_t. NULL after a diagnostic. */
-static TirValue *dot_acc(Spec *s, Args *a, ElemKind acc_t, int m, int n) {
-    int shape[2] = {m, n};
+/* The accumulator of a dot whose result has `shape` (rank 2, or 3 for a batched dot) and
+ * operands of type `in`: the acc argument (a constant fills a tile of acc_t), or zeros of
+ * acc_t. NULL after a diagnostic. */
+static TirValue *dot_acc(Spec *s, Args *a, ElemKind acc_t, int rank, const int *shape) {
     if (!a->e[2])
-        return spec_materialize(s, val_const_int(ET_I32, 0, 1), acc_t, 2, shape, a->call->loc);
+        return spec_materialize(s, val_const_int(ET_I32, 0, 1), acc_t, rank, shape, a->call->loc);
     if (!need_value(s, a, 2)) return NULL;
     Val c = a->v[2];
-    if (c.kind == V_TILE && (c.v->type.rank != 2 || c.v->type.shape[0] != m || c.v->type.shape[1] != n)) {
-        diag_error(s->diags, a->e[2]->loc, "dot() accumulator must be [%d, %d], got %s", m, n,
-                   val_type_str(s, &c));
+    if (c.kind == V_TILE && (c.v->type.rank != rank || memcmp(c.v->type.shape, shape, sizeof(int) * (size_t)rank))) {
+        TirType want = tir_type_make(acc_t, rank, shape);
+        diag_error(s->diags, a->e[2]->loc, "dot() accumulator must be %s, got %s",
+                   tir_type_str(s->arena, &want), val_type_str(s, &c));
         return NULL;
     }
-    return spec_materialize(s, c, c.kind == V_CONST ? acc_t : val_elem(&c), 2, shape, a->e[2]->loc);
+    return spec_materialize(s, c, c.kind == V_CONST ? acc_t : val_elem(&c), rank, shape, a->e[2]->loc);
+}
+
+/* The batch dims of rank-3 operands: equal, and a power of two at most 64 (one dot each). */
+static int dot_batch(Spec *s, Args *a, const TirValue *x, const TirValue *y) {
+    int rank = x->type.rank, b = x->type.shape[0];
+    if (y->type.rank != rank) {
+        diag_error(s->diags, a->call->loc, "dot() operands of ranks %d and %d: %s and %s (both 2, "
+                   "or both 3 for a batch)", rank, y->type.rank, val_type_str(s, &a->v[0]),
+                   val_type_str(s, &a->v[1]));
+        return 0;
+    }
+    if (rank == 3 && b != y->type.shape[0]) {
+        diag_error(s->diags, a->call->loc, "dot() batch dimensions differ: %s and %s",
+                   val_type_str(s, &a->v[0]), val_type_str(s, &a->v[1]));
+        return 0;
+    }
+    if (rank == 3 && b > 64) {
+        diag_error(s->diags, a->call->loc, "dot() of a batch of %d: at most 64 (a batched dot is "
+                   "one dot per batch index)", b);
+        return 0;
+    }
+    return 1;
 }
 
 static Val b_dot(Spec *s, Args *a) {
     if (!dot_operand(s, a, 0) || !dot_operand(s, a, 1)) return val_error();
     TirValue *x = a->v[0].v, *y = a->v[1].v;
-    int m = x->type.shape[0], kx = x->type.shape[1], ky = y->type.shape[0], n = y->type.shape[1];
+    if (!dot_batch(s, a, x, y)) return val_error();
+    int rank = x->type.rank, bd = rank - 2; /* the batch dim's count: 0 or 1 */
+    int m = x->type.shape[bd], kx = x->type.shape[bd + 1], ky = y->type.shape[bd], n = y->type.shape[bd + 1];
     if (kx != ky) {
         diag_error(s->diags, a->call->loc, "dot() inner dimensions differ: %s and %s",
                    val_type_str(s, &a->v[0]), val_type_str(s, &a->v[1]));
@@ -1235,11 +1260,14 @@ static Val b_dot(Spec *s, Args *a) {
         return val_error();
     }
     ElemKind acc_t = dot_acc_type(x->type.elem);
-    int shape[2] = {m, n}, tf32 = 0;
-    if (!spec_check_numel(s, 2, shape, a->call->loc) || !dot_out_type(s, a, x->type.elem, &acc_t))
+    int shape[3] = {x->type.shape[0], m, n}, tf32 = 0;
+    const int *out = shape + (1 - bd);
+    if (!spec_check_numel(s, rank, out, a->call->loc) || !dot_out_type(s, a, x->type.elem, &acc_t))
         return val_error();
-    TirValue *acc = dot_acc(s, a, acc_t, m, n);
+    TirValue *acc = dot_acc(s, a, acc_t, rank, out);
     if (!acc || !dot_tf32_flag(s, a, &tf32)) return val_error();
+    if (rank == 3)
+        return spec_dot_batched(s, x, y, acc, tf32 ? DOT_TF32 : DOT_IEEE, a->call->loc);
     TirValue *ops[3] = {x, y, acc};
     TirValue *r = spec_emit(s, TIR_DOT, a->call->loc, ops, 3, acc->type);
     r->def->attr.i = tf32 ? DOT_TF32 : DOT_IEEE;

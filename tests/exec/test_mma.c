@@ -281,8 +281,43 @@ static void two_loops(int M, int N, int K, int K2, int s1, int s2, int stages)
         CONSTS({"S1", s1}, {"S2", s2}, {"num_stages", stages}));
 }
 
+/* mm_batched (mma.tile): NB products of [M, K] and [K, N] plus C, BB per program. */
+static void batched(int f32, int NB, int M, int N, int K, int BB, int BM, int BN, int BK,
+                    int warps, int acc)
+{
+    begin("mm_batched%s NB=%d %dx%dx%d blocks %dx%dx%dx%d warps %d%s", f32 ? "_f32" : "", NB, M,
+          N, K, BB, BM, BN, BK, warps, acc ? " acc" : "");
+    Ty ty = f32 ? T_F32 : T_F16;
+    Buf *a = input("a", ty, (size_t)NB * M * K + 1, -1, 1);
+    Buf *b = input("b", ty, (size_t)NB * K * N + 1, -1, 1);
+    Buf *c = input("c", T_F32, (size_t)NB * M * N + 1, -1, 1);
+    Buf *o = output("o", T_F32, (size_t)NB * M * N, f32 ? TOL_F32 : 1e-4);
+    for (int q = 0; q < NB; q++)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                size_t at = ((size_t)q * M + i) * N + j;
+                double sum = c->v[at], abs_sum = fabs(sum);
+                for (int k = 0; k < K; k++) {
+                    double p = a->v[((size_t)q * M + i) * K + k] * b->v[((size_t)q * K + k) * N + j];
+                    sum += p, abs_sum += fabs(p);
+                }
+                o->v[at] = sum;
+                sum_bound(o, at, abs_sum, (size_t)(2 * K + 2));
+            }
+    run(MMA, f32 ? "mm_batched_f32" : "mm_batched", ARGS(P(a), P(b), P(c), P(o), I(NB), I(M), I(N), I(K)),
+        CONSTS({"BB", BB}, {"BM", BM}, {"BN", BN}, {"BK", BK}, {"ACC", acc}, {"num_warps", warps}));
+}
+
 void t_mma(void)
 {
+    /* batched (rank-3) dots: batches of 1 to 8 per program, a partial last batch, masked
+     * edges, K loops of 0, 1 and several steps, the product as dot's acc or added after */
+    batched(0, 5, 16, 8, 16, 2, 16, 8, 16, 1, 1);
+    batched(0, 3, 13, 20, 40, 4, 16, 32, 16, 2, 0);
+    batched(0, 1, 33, 17, 50, 1, 64, 32, 32, 4, 1);
+    batched(0, 9, 20, 24, 0, 8, 32, 32, 16, 4, 1);
+    batched(1, 6, 17, 9, 24, 2, 32, 16, 16, 2, 0);
+    batched(1, 4, 16, 16, 16, 4, 16, 16, 16, 1, 1);
     offset_operands(1, 2, 3);
     offset_operands(2, 4, 2);
     offset_operands(4, 1, 3);
