@@ -3,6 +3,7 @@
  * tile-IR ops each one becomes. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "spec.h"
 
@@ -12,12 +13,12 @@ typedef Val (*BuiltinFn)(Spec *s, Args *a);
 static int is_function_slot(const char *slot) { return strcmp(slot, "combine_fn") == 0; }
 
 /* Slots that take a string literal (atomics' memory order and scope, messages, print's
- * prefix, load's padding_option, the cache hints). */
+ * prefix, load's padding_option, the cache hints, static_print's values). */
 static int is_string_slot(const char *slot) {
     return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0 || strcmp(slot, "msg") == 0 ||
            strcmp(slot, "prefix") == 0 || strcmp(slot, "padding_option") == 0 ||
            strcmp(slot, "cache_modifier") == 0 || strcmp(slot, "eviction_policy") == 0 ||
-           strcmp(slot, "input_precision") == 0;
+           strcmp(slot, "input_precision") == 0 || strncmp(slot, "shown", 5) == 0;
 }
 
 /* The members of a tuple (a, b, ...) of values: a V_TUPLE, or an error after a diagnostic. */
@@ -544,6 +545,39 @@ static Val b_print(Spec *s, Args *a) {
     int n = 0;
     while (n + 1 < 6 && a->e[n + 1]) n++;
     return spec_print(s, a->e[0]->name, a->v + 1, a->e + 1, n, a->call->loc);
+}
+
+/* One value as static_print shows it: a string literal's text, a constant's value, else its
+ * type (a run-time value's, a type name's). */
+static void static_text(Spec *s, const Expr *e, const Val *v, char *out, size_t cap) {
+    if (e->kind == EX_STRING)
+        snprintf(out, cap, "%s", e->name);
+    else if (v->kind == V_CONST && val_rank(v) == 0 && v->ct == ET_BOOL)
+        snprintf(out, cap, "%s", v->i ? "true" : "false");
+    else if (v->kind == V_CONST && val_rank(v) == 0 && et_is_float(v->ct)) {
+        snprintf(out, cap, "%.15g", v->f); /* the shortest of the two that reads back */
+        if (strtod(out, NULL) != v->f)
+            snprintf(out, cap, "%.17g", v->f);
+    }
+    else if (v->kind == V_CONST && val_rank(v) == 0)
+        snprintf(out, cap, "%lld", (long long)v->i);
+    else if (v->kind == V_TYPE)
+        snprintf(out, cap, "%s", et_name(v->ct));
+    else
+        snprintf(out, cap, "%s%s", v->kind == V_TILE ? "run-time " : "", val_type_str(s, v));
+}
+
+/* static_print(v1, ..., v6): a note at the call, for this specialization, with each value as
+ * static_text shows it, separated by spaces (Triton's tl.static_print). */
+static Val b_static_print(Spec *s, Args *a) {
+    char text[1024] = "", one[256];
+    for (int i = 0; i < 6 && a->e[i]; i++) {
+        static_text(s, a->e[i], &a->v[i], one, sizeof one);
+        size_t len = strlen(text);
+        snprintf(text + len, sizeof text - len, "%s%s", i ? " " : "", one);
+    }
+    diag_note(s->diags, a->call->loc, "static_print: %s", text);
+    return (Val){.kind = V_VOID};
 }
 
 /* device_assert(cond, msg): the launch fails with the site when an element is false. */
@@ -1653,6 +1687,7 @@ static const struct {
     {"atomic_xchg", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"static_assert", b_static_assert, 1, {"cond", "msg"}},
     {"print", b_print, 1, {"prefix", "v1", "v2", "v3", "v4", "v5"}},
+    {"static_print", b_static_print, 1, {"shown1", "shown2", "shown3", "shown4", "shown5", "shown6"}},
     {"reduce", b_combine, 3, {"x", "axis", "combine_fn", "keep_dims"}},
     {"associative_scan", b_combine, 3, {"x", "axis", "combine_fn", "reverse"}},
     {"device_assert", b_device_assert, 1, {"cond", "msg"}},

@@ -78,7 +78,7 @@ static const Builtin builtins[] = {
     {"atomic_xchg", 2, 5, 2, {"mask", "sem", "scope"}},
     {"atomic_cas", 3, 6, 3, {"sem", "scope", "mask"}},
     {"static_assert", 1, 2, 1, {"msg"}},
-    {"print", 1, 6, 6, {0}}, {"device_assert", 1, 2, 1, {"msg"}},
+    {"print", 1, 6, 6, {0}}, {"static_print", 1, 6, 6, {0}}, {"device_assert", 1, 2, 1, {"msg"}},
     {"reduce", 3, 4, 1, {"axis", "combine_fn", "keep_dims"}},
     {"associative_scan", 3, 4, 1, {"axis", "combine_fn", "reverse"}},
     {"cumsum", 1, 3, 1, {"axis", "reverse"}}, {"flip", 1, 2, 1, {"dim"}},

@@ -259,6 +259,12 @@ static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n,
         return rt_error(ctx, st, "loading '%s' compiled for %s: %s", k->func->name, target, err);
     }
     rt_log(ctx, "tile: compiled '%s' for %s in %.1f ms", k->func->name, target, now_ms() - t0);
+    char *notes = d.first ? diags_render_all(&d, a) : NULL; /* static_print's among them */
+    size_t len = notes ? strlen(notes) : 0;
+    while (len && notes[len - 1] == '\n')
+        notes[--len] = 0;
+    if (len)
+        rt_log(ctx, "tile: compiling '%s' for %s said:\n%s", k->func->name, target, notes);
     if (path[0] && rt_cache_write(ctx, path, &e) == 0)
         rt_count_disk_write();
     rt_cache_entry_free(&e);

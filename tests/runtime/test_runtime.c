@@ -306,6 +306,48 @@ static int test_jit_reuse(void)
     return jit_reuse_on(TILE_BACKEND_CPU) || jit_reuse_on(TILE_BACKEND_SIM);
 }
 
+/* static_print's note reaches the context's log when its specialization compiles, with its
+ * values for that specialization (each BLOCK its own line), and only then. */
+static char printed[512];
+
+static void on_note(void *user, const char *msg)
+{
+    (void)user;
+    const char *at = strstr(msg, "static_print");
+    if (at) /* its line, without the source line and caret after it */
+        snprintf(printed + strlen(printed), sizeof printed - strlen(printed), "%.*s|",
+                 (int)strcspn(at, "\n"), at);
+}
+
+static int test_static_print(void)
+{
+    static const char src[] =
+        "kernel show(x: *f32, const BLOCK: i32 = 4) {\n"
+        "    static_print(\"BLOCK\", BLOCK, BLOCK * 0.5);\n"
+        "    store(x + arange(0, BLOCK), 1.0);\n"
+        "}\n";
+    tile_Context *ctx;
+    tile_Module *mod;
+    tile_Kernel *k;
+    tile_DevPtr d;
+    setenv("TILE_NO_DISK_CACHE", "1", 1);
+    OK(NULL, tile_context_open(TILE_BACKEND_CPU, &ctx));
+    tile_set_log(ctx, on_note, NULL);
+    OK(ctx, tile_module_load_string(ctx, "show.tile", src, &mod));
+    OK(ctx, tile_kernel_get(mod, "show", &k));
+    OK(ctx, tile_malloc(ctx, 64 * sizeof(float), &d));
+    for (int block = 4; block <= 16; block *= 2)
+        for (int again = 0; again < 2; again++) { /* the second launch reuses the code */
+            tile_Arg args[1] = {tile_ptr(d)};
+            tile_Const c[1] = {{"BLOCK", block}};
+            OK(ctx, tile_launch(k, args, 1, c, 1));
+        }
+    CHECK(!strcmp(printed, "static_print: BLOCK 4 2|static_print: BLOCK 8 4|static_print: BLOCK 16 8|"));
+    tile_free(ctx, d);
+    tile_context_close(ctx);
+    return 0;
+}
+
 /* ---- disk cache ---- */
 static char cache_root[256];
 
@@ -622,6 +664,7 @@ static const NamedTest tests[] = {
     { "convert", test_convert },
     { "cpu_hook", test_cpu_hook },
     { "jit_reuse", test_jit_reuse },
+    { "static_print", test_static_print },
     { "sim_hook", test_sim_hook },
     { "disk_cache", test_disk_cache },
     { "disk_cache_concurrent", test_disk_cache_concurrent },
