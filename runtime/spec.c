@@ -264,7 +264,7 @@ static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n,
     while (len && notes[len - 1] == '\n')
         notes[--len] = 0;
     if (len)
-        rt_log(ctx, "tile: compiling '%s' for %s said:\n%s", k->func->name, target, notes);
+        rt_log(ctx, "tile: compiling '%s' for %s:\n%s", k->func->name, target, notes);
     if (path[0] && rt_cache_write(ctx, path, &e) == 0)
         rt_count_disk_write();
     rt_cache_entry_free(&e);

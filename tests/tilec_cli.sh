@@ -66,6 +66,14 @@ expect 2 "run: no value for a scalar" -- "$tilec" run "$tmp/scalar.tile:k" --bac
 has "n=VALUE" err "hint for a missing scalar"
 expect 0 "run: scalar given" -- "$tilec" run "$tmp/scalar.tile:k" --backend=cpu n=3 x=1 --reps=2
 has "x = \[3\]" out "scalar store result"
+printf 'kernel k(x: *f32, const B: i32 = 8) {\n    static_print("B is", B);\n    store(x + arange(0, B), 1.0);\n}\n' >"$tmp/sprint.tile"
+expect 0 "check: static_print" -- "$tilec" check "$tmp/sprint.tile"
+has "sprint.tile:2:5: note: static_print: B is 8" err "static_print's note in check"
+expect 0 "run: static_print" -- env TILE_CACHE_DIR="$tmp/sprint" "$tilec" run "$tmp/sprint.tile:k" --backend=cpu -D B=16
+has "note: static_print: B is 16" err "static_print's note when run compiles"
+lacks "warning" err "static_print's note is no warning"
+expect 0 "run: static_print, code from the disk cache" -- env TILE_CACHE_DIR="$tmp/sprint" "$tilec" run "$tmp/sprint.tile:k" --backend=cpu -D B=16
+lacks "static_print" err "no note without a compile"
 expect 1 "missing file" -- "$tilec" check "$tmp/does-not-exist.tile"
 expect 1 "undefined name" -- "$tilec" check "$tmp/bad.tile"
 has "bad.tile:2:13: error" err "diagnostic location"

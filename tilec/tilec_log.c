@@ -10,8 +10,9 @@
 
 /* Messages of the library that report normal work, not a problem. */
 static const char *const ROUTINE[] = { "tile: compiled '", "tile: loaded '", "tile: tuning '" };
-/* Messages the user asked for (TILE_PRINT_AUTOTUNING=1): printed as they are. */
-static const char *const REQUESTED[] = { "tile: autotuning: " };
+/* Messages the user asked for (TILE_PRINT_AUTOTUNING=1, the kernel's static_print): printed
+ * as they are. */
+static const char *const REQUESTED[] = { "tile: autotuning: ", "tile: compiling '" };
 
 static atomic_int save_failed;
 
