@@ -141,9 +141,11 @@ static LLVMValueRef float_binop(Lower *L, TirBinOp op, LLVMValueRef a, LLVMValue
     case BIN_REM: return LLVMBuildFRem(L->b, a, b, "");
     case BIN_MIN: return intrinsic1(L, "llvm.minimum", ab, 2);
     case BIN_MAX: return intrinsic1(L, "llvm.maximum", ab, 2);
-    case BIN_POW:
-        return L->t->pow ? L->t->pow(&L->tc, a, b, LLVMTypeOf(a) == LLVMDoubleTypeInContext(L->ctx))
-                         : intrinsic1(L, "llvm.pow", ab, 2);
+    case BIN_POW: case BIN_ATAN2: case BIN_HYPOT: case BIN_COPYSIGN: {
+        int is_f64 = LLVMTypeOf(a) == LLVMDoubleTypeInContext(L->ctx);
+        return L->t->math2 ? L->t->math2(&L->tc, op, a, b, is_f64)
+                           : target_math2_llvm(&L->tc, op, a, b, is_f64);
+    }
     default: return NULL;
     }
 }
@@ -207,7 +209,8 @@ static LLVMValueRef int_binop(Lower *L, TirBinOp op, int sgn, LLVMValueRef a, LL
     case BIN_OR: return LLVMBuildOr(L->b, a, b, "");
     case BIN_XOR: return LLVMBuildXor(L->b, a, b, "");
     case BIN_SHL: case BIN_SHR: return int_shift(L, op, sgn, a, b);
-    case BIN_POW: return NULL; /* floats only (spec_builtins.c) */
+    case BIN_POW: case BIN_ATAN2: case BIN_HYPOT: case BIN_COPYSIGN:
+        return NULL; /* floats only (spec_builtins.c) */
     case BIN_MIN: case BIN_MAX: {
         LLVMIntPredicate p = op == BIN_MIN ? (sgn ? LLVMIntSLT : LLVMIntULT)
                                            : (sgn ? LLVMIntSGT : LLVMIntUGT);

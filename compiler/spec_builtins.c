@@ -794,7 +794,9 @@ static const struct { const char *name; TirUnOp op; double (*fold)(double); } un
     {"floor", UN_FLOOR, floor}, {"ceil", UN_CEIL, ceil}, {"trunc", UN_TRUNC, trunc},
     {"tanh", UN_TANH, tanh},  {"erf", UN_ERF, erf},   {"sqrt_rn", UN_SQRT, sqrt},
     {"rint", UN_RINT, rint},  {"round", UN_RINT, rint}, {"log1p", UN_LOG1P, log1p},
-    {"expm1", UN_EXPM1, expm1},
+    {"expm1", UN_EXPM1, expm1}, {"tan", UN_TAN, tan},   {"atan", UN_ATAN, atan},
+    {"asin", UN_ASIN, asin},  {"acos", UN_ACOS, acos}, {"sinh", UN_SINH, sinh},
+    {"cosh", UN_COSH, cosh},  {"log10", UN_LOG10, log10},
 };
 
 static Val b_unary_math(Spec *s, Args *a) {
@@ -908,15 +910,28 @@ static int int32_arg(const Val *v) {
     return k == ET_I32 || k == ET_U32;
 }
 
-/* pow(x, y): C's pow on floats (integers converted to f32), broadcasting. */
-static Val b_pow(Spec *s, Args *a) {
+/* pow(x, y), atan2(y, x), hypot(x, y), copysign(x, y): C's functions of two floats
+ * (integers converted to f32), broadcasting; two constants fold. */
+static const struct { const char *name; TirBinOp op; double (*fold)(double, double); } binary_fns[] = {
+    {"pow", BIN_POW, pow}, {"atan2", BIN_ATAN2, atan2}, {"hypot", BIN_HYPOT, hypot},
+    {"copysign", BIN_COPYSIGN, copysign},
+};
+
+static Val b_binary_math(Spec *s, Args *a) {
     if (!numbers(s, a, 2)) return val_error();
+    for (int i = 0; i < 2; i++)
+        if (val_elem(&a->v[i]) == ET_BOOL) {
+            diag_error(s->diags, a->e[i]->loc, "%s() needs numbers, got %s", a->call->name, val_type_str(s, &a->v[i]));
+            return val_error();
+        }
+    int f = 0;
+    while (strcmp(binary_fns[f].name, a->call->name) != 0) f++;
     SrcLoc at = a->call->loc;
     Val x = a->v[0], y = a->v[1];
     if (x.kind == V_CONST && y.kind == V_CONST) {
         double fx = et_is_float(x.ct) ? x.f : (double)x.i, fy = et_is_float(y.ct) ? y.f : (double)y.i;
         ElemKind et = x.ct == ET_F64 || y.ct == ET_F64 ? ET_F64 : ET_F32;
-        return val_const_float(et, pow(fx, fy), 0);
+        return val_const_float(et, binary_fns[f].fold(fx, fy), 0);
     }
     ElemKind et = spec_promote(&x, &y);
     if (!et_is_float(et)) et = ET_F32;
@@ -927,7 +942,7 @@ static Val b_pow(Spec *s, Args *a) {
                         spec_materialize(s, y, et, rank, shape, at)};
     if (!ops[0] || !ops[1]) return val_error();
     TirValue *r = spec_emit(s, TIR_BINARY, at, ops, 2, tir_type_make(et, rank, shape));
-    r->def->attr.i = BIN_POW;
+    r->def->attr.i = binary_fns[f].op;
     return val_tile(r);
 }
 
@@ -1653,12 +1668,18 @@ static const struct {
     {"sqrt_rn", b_unary_math, 1, {"x"}},
     {"rint", b_unary_math, 1, {"x"}},  {"round", b_unary_math, 1, {"x"}},
     {"log1p", b_unary_math, 1, {"x"}}, {"expm1", b_unary_math, 1, {"x"}},
+    {"tan", b_unary_math, 1, {"x"}},   {"atan", b_unary_math, 1, {"x"}},
+    {"asin", b_unary_math, 1, {"x"}},  {"acos", b_unary_math, 1, {"x"}},
+    {"sinh", b_unary_math, 1, {"x"}},  {"cosh", b_unary_math, 1, {"x"}},
+    {"log10", b_unary_math, 1, {"x"}},
     {"bitcast", b_bitcast, 2, {"x", "dtype"}},
     {"softmax", b_softmax, 1, {"x", "dim", "keep_dims", "ieee_rounding"}},
     {"zeros_like", b_zeros_like, 1, {"x"}}, {"ravel", b_ravel, 1, {"x"}},
     {"clamp", b_clamp, 3, {"x", "min", "max"}},
     {"div_rn", b_fdiv, 2, {"x", "y"}}, {"fdiv", b_fdiv, 2, {"x", "y"}},
-    {"umulhi", b_umulhi, 2, {"x", "y"}}, {"pow", b_pow, 2, {"x", "y"}},
+    {"umulhi", b_umulhi, 2, {"x", "y"}}, {"pow", b_binary_math, 2, {"x", "y"}},
+    {"atan2", b_binary_math, 2, {"y", "x"}}, {"hypot", b_binary_math, 2, {"x", "y"}},
+    {"copysign", b_binary_math, 2, {"x", "y"}},
     {"minimum", b_minmax, 2, {"a", "b"}}, {"maximum", b_minmax, 2, {"a", "b"}},
     {"fma", b_fma, 3, {"a", "b", "c"}},
     {"where", b_where, 3, {"cond", "a", "b"}},

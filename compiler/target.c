@@ -103,6 +103,14 @@ LLVMValueRef target_intrinsic1(TargetCtx *c, const char *name, LLVMValueRef x)
     return target_intrinsic(c, name, &t, 1, &x, 1);
 }
 
+/* llvm.NAME(x, y) overloaded on x's type */
+static LLVMValueRef fp2(TargetCtx *c, const char *name, LLVMValueRef x, LLVMValueRef y)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMValueRef xy[2] = {x, y};
+    return target_intrinsic(c, name, &t, 1, xy, 2);
+}
+
 LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64)
 {
     static const char *names[] = {
@@ -113,7 +121,11 @@ LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f
         [UN_RINT] = "llvm.rint",
     };
     static const char *libm[][2] = {[UN_ERF] = {"erff", "erf"}, [UN_LOG1P] = {"log1pf", "log1p"},
-                                    [UN_EXPM1] = {"expm1f", "expm1"}};
+                                    [UN_EXPM1] = {"expm1f", "expm1"}, [UN_TAN] = {"tanf", "tan"},
+                                    [UN_ATAN] = {"atanf", "atan"}, [UN_ASIN] = {"asinf", "asin"},
+                                    [UN_ACOS] = {"acosf", "acos"}, [UN_SINH] = {"sinhf", "sinh"},
+                                    [UN_COSH] = {"coshf", "cosh"},
+                                    [UN_LOG10] = {"log10f", "log10"}};
     if ((unsigned)op < sizeof libm / sizeof libm[0] && libm[op][0]) {
         /* no LLVM intrinsic: the C library's (host and sim code) */
         LLVMTypeRef t = LLVMTypeOf(x);
@@ -128,6 +140,21 @@ LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f
         return NULL;
     }
     return target_intrinsic1(c, names[op], x);
+}
+
+LLVMValueRef target_math2_llvm(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y, int is_f64)
+{
+    LLVMValueRef xy[2] = {x, y};
+    LLVMTypeRef t[2] = {LLVMTypeOf(x), LLVMTypeOf(x)};
+    switch (op) {
+    case BIN_POW: return fp2(c, "llvm.pow", x, y);
+    case BIN_COPYSIGN: return fp2(c, "llvm.copysign", x, y);
+    case BIN_ATAN2: return target_call_named(c, is_f64 ? "atan2" : "atan2f", t[0], t, 2, xy);
+    case BIN_HYPOT: return target_call_named(c, is_f64 ? "hypot" : "hypotf", t[0], t, 2, xy);
+    default:
+        diag_error(c->diags, c->loc, "internal error: no math function for op %d", (int)op);
+        return NULL;
+    }
 }
 
 LLVMValueRef target_extern_smem(TargetCtx *c)

@@ -135,9 +135,10 @@ struct Target {
     /* Elementwise math on f32 or f64 x (UN_EXP..UN_COS, UN_ABS); NULL with a diagnostic
      * when the target cannot provide it. */
     LLVMValueRef (*math)(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
-    /* Optional: x to the power y (f32 or f64), as C's pow; NULL: LLVM's llvm.pow (the C
-     * library's on the host and sim targets). NULL result: an error was reported. */
-    LLVMValueRef (*pow)(TargetCtx *c, LLVMValueRef x, LLVMValueRef y, int is_f64);
+    /* Optional: C's pow, atan2, hypot or copysign (op: BIN_POW ..) of f32 or f64 x and y;
+     * NULL: target_math2_llvm (the C library's on the host and sim targets). NULL result: an
+     * error was reported. */
+    LLVMValueRef (*math2)(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y, int is_f64);
     /* Optional: scalar f32/f64 x to a `bits`-wide integer, truncated, saturated to its range,
      * NaN -> 0, in one instruction where the target has one; NULL (or a NULL result): the
      * generic llvm.fpto[su]i.sat. */
@@ -192,6 +193,8 @@ LLVMValueRef target_extern_smem(TargetCtx *c);
 /* name(x), an intrinsic overloaded on x's type (llvm.fabs, llvm.exp2, ...) */
 LLVMValueRef target_intrinsic1(TargetCtx *c, const char *name, LLVMValueRef x);
 LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
+/* pow as llvm.pow, copysign as llvm.copysign, atan2 and hypot as calls of the C library's */
+LLVMValueRef target_math2_llvm(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y, int is_f64);
 /* target_math_f32.c: f32 tanh, erf and pow from exp2, log2 and polynomials (about 2 ulp; pow
  * as C's, its error growing with |y log2 |x||), for targets with no device math library. */
 LLVMValueRef target_tanh_f32(TargetCtx *c, LLVMValueRef x);
@@ -208,8 +211,13 @@ LLVMValueRef target_expm1_f32(TargetCtx *c, LLVMValueRef x);
 LLVMValueRef target_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x);
 LLVMValueRef target_sincos_f64(TargetCtx *c, LLVMValueRef x, int is_cos);
 LLVMValueRef target_pow_f64(TargetCtx *c, LLVMValueRef x, LLVMValueRef y);
+LLVMValueRef target_tan_f64(TargetCtx *c, LLVMValueRef x);
+/* pow, atan2 and hypot as C's (copysign: LLVM's) */
+LLVMValueRef target_math2_f64(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y);
 /* target_math_llvm, but f32 tanh, erf, log1p and expm1 from target_math_f32.c and the f64
  * functions from target_math_f64.c (AMD GPUs and their emulation) */
 LLVMValueRef target_math_amd(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
+/* pow, atan2, hypot and copysign the same way (the Target's math2 hook on AMD) */
+LLVMValueRef target_math2_amd(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y, int is_f64);
 
 #endif

@@ -138,12 +138,6 @@ static void amd_mfma(TargetCtx *c, MmaKind kind, int inst, LLVMValueRef *a, LLVM
         d[i] = LLVMBuildExtractElement(c->b, r, i32_c(c, i), "");
 }
 
-/* from exp2 and log2: f32's in target_math_f32.c, f64's in target_math_f64.c */
-static LLVMValueRef amd_pow(TargetCtx *c, LLVMValueRef x, LLVMValueRef y, int is_f64)
-{
-    return is_f64 ? target_pow_f64(c, x, y) : target_pow_f32(c, x, y);
-}
-
 typedef struct AmdArch {
     const char *name;
     int wave64, lds_bytes;
@@ -181,7 +175,7 @@ const Target *target_amdgpu_init(Target *t, const char *name)
         /* f32 tanh and erf and f64 exp, log, sin, ... computed by the kernel (no device
          * library is linked); the rest are instructions or short expansions of the backend */
         .math = target_math_amd,
-        .mma = a->wave64 ? TARGET_MMA_MFMA : TARGET_MMA_NONE, .mfma = amd_mfma, .pow = amd_pow,
+        .mma = a->wave64 ? TARGET_MMA_MFMA : TARGET_MMA_NONE, .mfma = amd_mfma, .math2 = target_math2_amd,
     };
     return t;
 }

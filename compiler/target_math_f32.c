@@ -151,6 +151,16 @@ LLVMValueRef target_expm1_f32(TargetCtx *c, LLVMValueRef x)
     return zero_nan_through(c, x, sel(c, big, far, near));
 }
 
+static LLVMValueRef to_f64(TargetCtx *c, LLVMValueRef x)
+{
+    return LLVMBuildFPExt(c->b, x, LLVMDoubleTypeInContext(c->ctx), "");
+}
+
+static LLVMValueRef to_f32(TargetCtx *c, LLVMValueRef x)
+{
+    return LLVMBuildFPTrunc(c->b, x, LLVMFloatTypeInContext(c->ctx), "");
+}
+
 LLVMValueRef target_math_amd(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64)
 {
     if (is_f64)
@@ -160,7 +170,22 @@ LLVMValueRef target_math_amd(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f6
     case UN_ERF: return target_erf_f32(c, x);
     case UN_LOG1P: return target_log1p_f32(c, x);
     case UN_EXPM1: return target_expm1_f32(c, x);
+    case UN_TAN: case UN_ATAN: case UN_ASIN: case UN_ACOS: case UN_SINH: case UN_COSH:
+    case UN_LOG10: /* the f64 function, rounded once: within about half an ulp */
+        return to_f32(c, target_math_f64(c, op, to_f64(c, x)));
     default: return target_math_llvm(c, op, x, is_f64);
+    }
+}
+
+LLVMValueRef target_math2_amd(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y, int is_f64)
+{
+    if (is_f64)
+        return target_math2_f64(c, op, x, y);
+    switch (op) {
+    case BIN_POW: return target_pow_f32(c, x, y);
+    case BIN_ATAN2: case BIN_HYPOT:
+        return to_f32(c, target_math2_f64(c, op, to_f64(c, x), to_f64(c, y)));
+    default: return target_math2_llvm(c, op, x, y, 0);
     }
 }
 

@@ -58,6 +58,19 @@ static const double LN2_H = 0.6931471805599453, LN2_L = 2.3190468138462996e-17;
 static const double LOG2E_H = 1.4426950408889634, LOG2E_L = 2.0355273740931033e-17;
 static const double TWO_THIRDS_H = 0.6666666666666666, TWO_THIRDS_L = 3.700743415417188e-17;
 static const double TWO_SQRTPI_H = 1.1283791670955126, TWO_SQRTPI_L = 1.533545961316588e-17;
+/* (atan(u) - u) / u^3 in z = u^2 for |u| <= 7/16: Chebyshev interpolant (mpmath, error 4e-18) */
+static const double ATAN_P[] = {-0.3333333333333333, 0.1999999999999941, -0.14285714285566806,
+                                0.11111111096645038, -0.09090908355602592, 0.07692285554889286,
+                                -0.06666241923359964, 0.05876946456755061, -0.05216679739313656,
+                                0.04492259293193656, -0.033128134256069586, 0.014773184616983806};
+enum { ATAN_N = 12 };
+/* atan(1/2), atan(1), atan(3/2), atan(inf) = pi/2, and pi, as double-doubles */
+static const double ATAN_BASE_H[] = {0.4636476090008061, 0.7853981633974483, 0.982793723247329,
+                                     1.5707963267948966};
+static const double ATAN_BASE_L[] = {2.2698777452961687e-17, 3.061616997868383e-17,
+                                     1.3903311031230998e-17, 6.123233995736766e-17};
+static const double PI_H = 3.141592653589793, PI_L = 1.2246467991473532e-16;
+static const double LOG10E_H = 0.4342944819032518, LOG10E_L = 1.098319650216765e-17;
 static const double SQRT_HALF = 0.7071067811865476, EXP2_LIMIT = 1100, TANH_SPLIT = 0.55,
                     ERF_SPLIT = 1, ERF_ONE = 6;
 
@@ -161,10 +174,13 @@ static DD log_dd(TargetCtx *c, LLVMValueRef a, int base2)
     return (DD){s.hi, fp_add(c, s.lo, fp_add(c, el.lo, ll.lo))};
 }
 
-/* C's log specials: log(+-0) = -inf, log(negative) = NaN, log(inf) = inf, NaN stays */
-static LLVMValueRef log_f64(TargetCtx *c, LLVMValueRef x, int base2)
+/* C's log specials: log(+-0) = -inf, log(negative) = NaN, log(inf) = inf, NaN stays; base
+ * e (0), 2 or 10 */
+static LLVMValueRef log_f64(TargetCtx *c, LLVMValueRef x, int base)
 {
-    DD l = log_dd(c, x, base2);
+    DD l = log_dd(c, x, base == 2);
+    if (base == 10)
+        l = mul_dd(c, l, LOG10E_H, LOG10E_L);
     LLVMValueRef r = fp_add(c, l.hi, l.lo);
     r = sel(c, fcmp(c, LLVMRealOEQ, x, __builtin_inf()), x, r);
     r = sel(c, fcmp(c, LLVMRealOEQ, x, 0), k(c, -__builtin_inf()), r);
@@ -235,13 +251,164 @@ static LLVMValueRef expm1_f64(TargetCtx *c, LLVMValueRef x)
     return nan_through(c, x, sel(c, tiny, x, res));
 }
 
+/* atan a for a >= 0 (or NaN): fdlibm's reduction atan a = atan c + atan((a - c) / (1 + a c))
+ * for c = 0, 1/2, 1, 3/2, inf by the range of a (each numerator exact), then |u| <= 7/16
+ * and atan u = u + u^3 P(u^2) */
+static LLVMValueRef atan_pos(TargetCtx *c, LLVMValueRef a)
+{
+    static const double lim[4] = {39.0 / 16, 19.0 / 16, 11.0 / 16, 7.0 / 16};
+    LLVMValueRef num = k(c, -1), den = a, bh = k(c, ATAN_BASE_H[3]), bl = k(c, ATAN_BASE_L[3]);
+    LLVMValueRef nums[4] = {fp_sub(c, a, k(c, 1.5)), fp_sub(c, a, k(c, 1)),
+                            fp_sub(c, fp_add(c, a, a), k(c, 1)), a};
+    LLVMValueRef dens[4] = {fp_fma(c, a, k(c, 1.5), k(c, 1)), fp_add(c, a, k(c, 1)),
+                            fp_add(c, a, k(c, 2)), k(c, 1)};
+    for (int i = 0; i < 4; i++) { /* NaN stays in the last range: -1 / NaN */
+        LLVMValueRef in = fcmp(c, LLVMRealOLT, a, lim[i]);
+        num = sel(c, in, nums[i], num);
+        den = sel(c, in, dens[i], den);
+        bh = sel(c, in, k(c, i == 3 ? 0 : ATAN_BASE_H[2 - i]), bh);
+        bl = sel(c, in, k(c, i == 3 ? 0 : ATAN_BASE_L[2 - i]), bl);
+    }
+    LLVMValueRef u = LLVMBuildFDiv(c->b, num, den, ""), z = fp_mul(c, u, u);
+    LLVMValueRef p = fp_mul(c, fp_mul(c, u, z), fp_poly(c, ATAN_P, ATAN_N, z));
+    return fp_add(c, bh, fp_add(c, u, fp_add(c, p, bl)));
+}
+
+/* atan2 of ay = |y|, ax = |x| (x_neg: x's sign bit): atan of the smaller over the larger (0
+ * for two zeros, 1 for two infinities), pi/2 minus it when |y| > |x|, pi minus that for a
+ * negative x; NaN stays */
+static LLVMValueRef atan2_abs(TargetCtx *c, LLVMValueRef ay, LLVMValueRef ax, LLVMValueRef x_neg)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMValueRef swap = LLVMBuildFCmp(b, LLVMRealOGT, ay, ax, "");
+    LLVMValueRef num = sel(c, swap, ax, ay), den = sel(c, swap, ay, ax);
+    LLVMValueRef q = LLVMBuildFDiv(b, num, den, "");
+    LLVMValueRef zeros = LLVMBuildAnd(b, fcmp(c, LLVMRealOEQ, num, 0), fcmp(c, LLVMRealOEQ, den, 0), "");
+    LLVMValueRef infs = LLVMBuildAnd(b, fcmp(c, LLVMRealOEQ, ax, __builtin_inf()),
+                                     fcmp(c, LLVMRealOEQ, ay, __builtin_inf()), "");
+    q = sel(c, zeros, k(c, 0), sel(c, infs, k(c, 1), q));
+    LLVMValueRef t = atan_pos(c, q);
+    t = sel(c, swap, fp_sub(c, k(c, ATAN_BASE_H[3]), fp_sub(c, t, k(c, ATAN_BASE_L[3]))), t);
+    return sel(c, x_neg, fp_sub(c, k(c, PI_H), fp_sub(c, t, k(c, PI_L))), t);
+}
+
+static LLVMValueRef sign_bit(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(c->ctx);
+    LLVMValueRef bits = LLVMBuildBitCast(c->b, x, i64, "");
+    return LLVMBuildICmp(c->b, LLVMIntSLT, bits, LLVMConstInt(i64, 0, 0), "");
+}
+
+static LLVMValueRef atan2_f64(TargetCtx *c, LLVMValueRef y, LLVMValueRef x)
+{
+    LLVMValueRef ay = target_intrinsic1(c, "llvm.fabs", y), ax = target_intrinsic1(c, "llvm.fabs", x);
+    return fp_call2(c, "llvm.copysign", atan2_abs(c, ay, ax, sign_bit(c, x)), y);
+}
+
+/* sqrt(1 - x^2), 1 - x^2 rounded once (FMA); NaN for |x| > 1 */
+static LLVMValueRef cos_of_asin(TargetCtx *c, LLVMValueRef x)
+{
+    return target_intrinsic1(c, "llvm.sqrt", fp_fma(c, LLVMBuildFNeg(c->b, x, ""), x, k(c, 1)));
+}
+
+/* asin x = atan2(x, sqrt(1 - x^2)), acos x = atan2(sqrt(1 - x^2), x) */
+static LLVMValueRef asin_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x);
+    LLVMValueRef r = atan2_abs(c, a, cos_of_asin(c, a), LLVMConstNull(LLVMInt1TypeInContext(c->ctx)));
+    return fp_call2(c, "llvm.copysign", r, x);
+}
+
+static LLVMValueRef acos_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x);
+    return atan2_abs(c, cos_of_asin(c, x), a, sign_bit(c, x));
+}
+
+/* e^a / 2 as e^(a - ln 2), which overflows where the result does */
+static LLVMValueRef half_exp(TargetCtx *c, LLVMValueRef a)
+{
+    DD d = fp_two_sum(c, a, k(c, -LN2_H));
+    return exp_dd(c, (DD){d.hi, fp_sub(c, d.lo, k(c, LN2_L))});
+}
+
+/* fdlibm's forms from t = expm1 |x|: (2t - t^2 / (t + 1)) / 2 below 1, (t + t / (t + 1)) / 2
+ * below 22, e^|x| / 2 above; sign restored */
+static LLVMValueRef sinh_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x), t = expm1_f64(c, a);
+    LLVMValueRef q = LLVMBuildFDiv(c->b, t, fp_add(c, t, k(c, 1)), "");
+    LLVMValueRef small = fp_mul(c, k(c, 0.5), fp_sub(c, fp_add(c, t, t), fp_mul(c, t, q)));
+    LLVMValueRef mid = fp_mul(c, k(c, 0.5), fp_add(c, t, q));
+    LLVMValueRef r = sel(c, fcmp(c, LLVMRealOLT, a, 22), mid, half_exp(c, a));
+    r = sel(c, fcmp(c, LLVMRealOLT, a, 1), small, r);
+    return nan_through(c, x, fp_call2(c, "llvm.copysign", r, x));
+}
+
+/* 1 + t^2 / (2 (1 + t)) (t = expm1 |x|) below ln2 / 2, (e + 1/e) / 2 below 22, e^|x| / 2 above */
+static LLVMValueRef cosh_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x), t = expm1_f64(c, a);
+    LLVMValueRef w = fp_add(c, k(c, 1), t);
+    LLVMValueRef small = fp_add(c, k(c, 1), LLVMBuildFDiv(b, fp_mul(c, t, t), fp_add(c, w, w), ""));
+    LLVMValueRef e = exp_dd(c, (DD){a, k(c, 0)});
+    LLVMValueRef mid = fp_fma(c, k(c, 0.5), e, LLVMBuildFDiv(b, k(c, 0.5), e, ""));
+    LLVMValueRef r = sel(c, fcmp(c, LLVMRealOLT, a, 22), mid, half_exp(c, a));
+    r = sel(c, fcmp(c, LLVMRealOLT, a, 0.34657359027997264), small, r);
+    return nan_through(c, x, r);
+}
+
+/* hypot: both scaled by 2^-e (e: the larger one's exponent), the sum of their squares in
+ * double-double, its square root with one correction step, scaled back; inf if either is
+ * (NaN or not), else NaN stays */
+static LLVMValueRef hypot_f64(TargetCtx *c, LLVMValueRef x, LLVMValueRef y)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMValueRef ax = target_intrinsic1(c, "llvm.fabs", x), ay = target_intrinsic1(c, "llvm.fabs", y);
+    LLVMValueRef gt = LLVMBuildFCmp(b, LLVMRealOGT, ax, ay, "");
+    LLVMValueRef hi = sel(c, gt, ax, ay), lo = sel(c, gt, ay, ax);
+    LLVMTypeRef types[2] = {LLVMDoubleTypeInContext(c->ctx), LLVMInt32TypeInContext(c->ctx)};
+    LLVMValueRef fr = target_intrinsic(c, "llvm.frexp", types, 2, &hi, 1);
+    LLVMValueRef e = LLVMBuildSIToFP(b, LLVMBuildExtractValue(b, fr, 1, ""), types[0], "");
+    LLVMValueRef hs = LLVMBuildExtractValue(b, fr, 0, ""), ls = ldexp_f64(c, lo, LLVMBuildFNeg(b, e, ""));
+    LLVMValueRef p = fp_mul(c, hs, hs), q = fp_mul(c, ls, ls);
+    LLVMValueRef err = fp_add(c, fp_fma(c, hs, hs, LLVMBuildFNeg(b, p, "")),
+                              fp_fma(c, ls, ls, LLVMBuildFNeg(b, q, "")));
+    DD s = fp_fast_two_sum(c, p, q);
+    LLVMValueRef s_lo = fp_add(c, s.lo, err), r = target_intrinsic1(c, "llvm.sqrt", s.hi);
+    LLVMValueRef d = fp_add(c, fp_fma(c, LLVMBuildFNeg(b, r, ""), r, s.hi), s_lo);
+    r = fp_add(c, r, LLVMBuildFDiv(b, d, fp_add(c, r, r), ""));
+    r = sel(c, fcmp(c, LLVMRealOEQ, hi, 0), lo, ldexp_f64(c, r, e)); /* lo: 0, or NaN */
+    LLVMValueRef inf = LLVMBuildOr(b, fcmp(c, LLVMRealOEQ, ax, __builtin_inf()),
+                                   fcmp(c, LLVMRealOEQ, ay, __builtin_inf()), "");
+    return sel(c, inf, k(c, __builtin_inf()), r);
+}
+
+LLVMValueRef target_math2_f64(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y)
+{
+    switch (op) {
+    case BIN_POW: return target_pow_f64(c, x, y);
+    case BIN_ATAN2: return atan2_f64(c, x, y);
+    case BIN_HYPOT: return hypot_f64(c, x, y);
+    default: return target_math2_llvm(c, op, x, y, 1);
+    }
+}
+
 LLVMValueRef target_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
 {
     switch (op) {
     case UN_EXP: return nan_through(c, x, exp_dd(c, (DD){x, k(c, 0)}));
     case UN_EXP2: return nan_through(c, x, exp2_dd(c, (DD){x, k(c, 0)}));
     case UN_LOG: return log_f64(c, x, 0);
-    case UN_LOG2: return log_f64(c, x, 1);
+    case UN_LOG2: return log_f64(c, x, 2);
+    case UN_LOG10: return log_f64(c, x, 10);
+    case UN_TAN: return target_tan_f64(c, x);
+    case UN_ATAN: return fp_call2(c, "llvm.copysign", atan_pos(c, target_intrinsic1(c, "llvm.fabs", x)), x);
+    case UN_ASIN: return asin_f64(c, x);
+    case UN_ACOS: return acos_f64(c, x);
+    case UN_SINH: return sinh_f64(c, x);
+    case UN_COSH: return cosh_f64(c, x);
     case UN_SIN: return target_sincos_f64(c, x, 0);
     case UN_COS: return target_sincos_f64(c, x, 1);
     case UN_TANH: return tanh_f64(c, x);

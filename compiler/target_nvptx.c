@@ -175,10 +175,15 @@ static LLVMValueRef libdevice_call(TargetCtx *c, const char *name, LLVMValueRef 
     return target_call_named(c, name, t, &t, 1, &x);
 }
 
-/* libdevice's __nv_powf / __nv_pow (within 2 ulp). */
-static LLVMValueRef nv_pow(TargetCtx *c, LLVMValueRef x, LLVMValueRef y, int is_f64)
+/* libdevice's __nv_powf, __nv_atan2f, __nv_hypotf (__nv_pow, ... for f64); copysign: LLVM's */
+static LLVMValueRef nv_math2(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y, int is_f64)
 {
-    const char *name = is_f64 ? "__nv_pow" : "__nv_powf";
+    static const char *const names[][2] = {[BIN_POW] = {"__nv_powf", "__nv_pow"},
+                                           [BIN_ATAN2] = {"__nv_atan2f", "__nv_atan2"},
+                                           [BIN_HYPOT] = {"__nv_hypotf", "__nv_hypot"}};
+    if ((unsigned)op >= sizeof names / sizeof names[0] || !names[op][0])
+        return target_math2_llvm(c, op, x, y, is_f64);
+    const char *name = names[op][is_f64];
     char buf[512];
     if (!libdevice_path(buf, sizeof buf)) {
         diag_error(c->diags, c->loc, "%s needs CUDA's libdevice.10.bc, not found under "
@@ -204,6 +209,13 @@ static LLVMValueRef nv_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
     case UN_ERF: return libdevice_call(c, "__nv_erf", x);
     case UN_LOG1P: return libdevice_call(c, "__nv_log1p", x);
     case UN_EXPM1: return libdevice_call(c, "__nv_expm1", x);
+    case UN_TAN: return libdevice_call(c, "__nv_tan", x);
+    case UN_ATAN: return libdevice_call(c, "__nv_atan", x);
+    case UN_ASIN: return libdevice_call(c, "__nv_asin", x);
+    case UN_ACOS: return libdevice_call(c, "__nv_acos", x);
+    case UN_SINH: return libdevice_call(c, "__nv_sinh", x);
+    case UN_COSH: return libdevice_call(c, "__nv_cosh", x);
+    case UN_LOG10: return libdevice_call(c, "__nv_log10", x);
     default: return target_math_llvm(c, op, x, 1);
     }
 }
@@ -242,6 +254,13 @@ static LLVMValueRef nv_math_f32(TargetCtx *c, TirUnOp op, LLVMValueRef x)
     case UN_ERF: return libdevice_call(c, "__nv_erff", x);
     case UN_LOG1P: return libdevice_call(c, "__nv_log1pf", x);
     case UN_EXPM1: return libdevice_call(c, "__nv_expm1f", x);
+    case UN_TAN: return libdevice_call(c, "__nv_tanf", x);
+    case UN_ATAN: return libdevice_call(c, "__nv_atanf", x);
+    case UN_ASIN: return libdevice_call(c, "__nv_asinf", x);
+    case UN_ACOS: return libdevice_call(c, "__nv_acosf", x);
+    case UN_SINH: return libdevice_call(c, "__nv_sinhf", x);
+    case UN_COSH: return libdevice_call(c, "__nv_coshf", x);
+    case UN_LOG10: return libdevice_call(c, "__nv_log10f", x);
     default: return target_math_llvm(c, op, x, 0);
     }
 }
@@ -364,7 +383,7 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .async_copy = sm >= 80 ? nv_async_copy : NULL, .async_commit = nv_async_commit,
         .async_wait = nv_async_wait,
         .shuffle_xor = nv_shuffle_xor, .shuffle_idx = nv_shuffle_idx, .smem_base = target_extern_smem, .math = nv_math,
-        .float_to_int = nv_float_to_int, .pow = nv_pow,
+        .float_to_int = nv_float_to_int, .math2 = nv_math2,
         .load_hinted = sm >= 80 ? nv_load_hinted_l2 : nv_load_hinted,
         .store_hinted = sm >= 80 ? nv_store_hinted_l2 : nv_store_hinted,
         .module_finish = nv_module_finish,

@@ -214,12 +214,6 @@ static const Target sim_target = {
     .module_finish = sim_module_finish,
 };
 
-/* the AMD GPU code's pow (target_math_f32.c, target_math_f64.c) */
-static LLVMValueRef sim_amd_pow(TargetCtx *c, LLVMValueRef x, LLVMValueRef y, int is_f64)
-{
-    return is_f64 ? target_pow_f64(c, x, y) : target_pow_f32(c, x, y);
-}
-
 /* "sim-amd": the AMD lowering path (CDNA: waves of 64 lanes, MFMA, 64 KiB of LDS, no
  * asynchronous copies) on the same emulator, so the code an AMD GPU would run is executed and
  * checked in CI, where no AMD GPU is. */
@@ -246,7 +240,7 @@ static const Target sim_amd_target = {
     .smem_base = sim_smem_base,
     .smem_access = sim_smem_access,
     .math = target_math_amd, /* the AMD GPU code's: f32 tanh and erf, f64 exp, log, sin, ... */
-    .pow = sim_amd_pow,
+    .math2 = target_math2_amd, /* pow, atan2, hypot as the AMD GPU code computes them */
     .module_finish = sim_module_finish,
 };
 

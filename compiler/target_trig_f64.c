@@ -1,7 +1,7 @@
-/* target_trig_f64.c: f64 sin and cos computed by the kernel, for AMD GPUs (no device library;
- * the emulated AMD path runs the same code against libm in CI). |x| = q pi/2 + r, r a
- * double-double in [-pi/4, pi/4], then sin r or cos r by quadrant. No branches: both
- * reductions run and one is selected.
+/* target_trig_f64.c: f64 sin, cos and tan computed by the kernel, for AMD GPUs (no device
+ * library; the emulated AMD path runs the same code against libm in CI). |x| = q pi/2 + r, r a
+ * double-double in [-pi/4, pi/4], then sin r or cos r (or their quotient) by quadrant. No
+ * branches: both reductions run and one is selected.
  * - |x| < 2^30: Cody-Waite with pi/2 in three parts (159 bits) and FMA: k = rint(|x| 2/pi),
  *   |x| - k P1 is exact, k P2 an exact product, so r is good to about 2^-130.
  * - larger: Payne-Hanek. |x| = M 2^E (M of 53 bits); the 192 bits of 2/pi from the one of
@@ -217,27 +217,60 @@ static LLVMValueRef cos_poly(TargetCtx *c, LLVMValueRef hi, LLVMValueRef lo)
     return fp_add(c, w, fp_add(c, w_err, tail));
 }
 
+/* |x| = q pi/2 + hi + lo by the reduction its size needs */
+static Reduced reduce(TargetCtx *c, LLVMValueRef a)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealUGE, a, k(c, CODY_WAITE_LIMIT), ""); /* NaN too */
+    Reduced m = reduce_medium(c, a, big), l = reduce_large(c, a);
+    return (Reduced){LLVMBuildSelect(b, big, l.hi, m.hi, ""), LLVMBuildSelect(b, big, l.lo, m.lo, ""),
+                     LLVMBuildSelect(b, big, l.q, m.q, "")};
+}
+
+/* v with the sign of x flipped in (odd functions of x computed on |x|; -0 included) */
+static LLVMValueRef odd_sign(TargetCtx *c, LLVMValueRef x, LLVMValueRef v)
+{
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(c->ctx);
+    LLVMValueRef sign = mask(c, LLVMBuildBitCast(c->b, x, i64, ""), 1ull << 63);
+    v = LLVMBuildXor(c->b, LLVMBuildBitCast(c->b, v, i64, ""), sign, "");
+    return LLVMBuildBitCast(c->b, v, LLVMTypeOf(x), "");
+}
+
+/* NaN for infinite or NaN x, else v */
+static LLVMValueRef finite_or_nan(TargetCtx *c, LLVMValueRef a, LLVMValueRef v)
+{
+    LLVMValueRef finite = LLVMBuildFCmp(c->b, LLVMRealOLT, a, k(c, __builtin_inf()), "");
+    return LLVMBuildSelect(c->b, finite, v, k(c, __builtin_nan("")), "");
+}
+
+/* tan x = sin r / cos r in even quadrants, -cos r / sin r in odd ones (about 1.5 ulp: each
+ * within about half an ulp, then the division) */
+LLVMValueRef target_tan_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x);
+    Reduced r = reduce(c, a);
+    LLVMValueRef s = sin_poly(c, r.hi, r.lo), co = cos_poly(c, r.hi, r.lo);
+    LLVMValueRef odd = LLVMBuildTrunc(b, r.q, LLVMInt1TypeInContext(c->ctx), "");
+    LLVMValueRef v = LLVMBuildSelect(b, odd, LLVMBuildFDiv(b, neg(c, co), s, ""),
+                                     LLVMBuildFDiv(b, s, co, ""), "");
+    return finite_or_nan(c, a, odd_sign(c, x, v));
+}
+
 LLVMValueRef target_sincos_f64(TargetCtx *c, LLVMValueRef x, int is_cos)
 {
     LLVMBuilderRef b = c->b;
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(c->ctx), i64 = LLVMInt64TypeInContext(c->ctx);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(c->ctx);
     LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x);
-    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealUGE, a, k(c, CODY_WAITE_LIMIT), ""); /* NaN too */
-    Reduced m = reduce_medium(c, a, big), l = reduce_large(c, a);
-    LLVMValueRef hi = LLVMBuildSelect(b, big, l.hi, m.hi, "");
-    LLVMValueRef lo = LLVMBuildSelect(b, big, l.lo, m.lo, "");
-    LLVMValueRef q = LLVMBuildSelect(b, big, l.q, m.q, "");
+    Reduced r = reduce(c, a);
+    LLVMValueRef hi = r.hi, lo = r.lo, q = r.q;
     if (is_cos) /* cos x = sin(x + pi/2) */
         q = LLVMBuildAdd(b, q, ik(i32, 1), "");
     LLVMValueRef odd = LLVMBuildTrunc(b, q, LLVMInt1TypeInContext(c->ctx), "");
     LLVMValueRef v = LLVMBuildSelect(b, odd, cos_poly(c, hi, lo), sin_poly(c, hi, lo), "");
     LLVMValueRef flip = LLVMBuildICmp(b, LLVMIntNE, mask(c, q, 2), ik(i32, 0), "");
     v = LLVMBuildSelect(b, flip, neg(c, v), v, "");
-    if (!is_cos) { /* sin(-x) = -sin x, -0 included */
-        LLVMValueRef sign = mask(c, LLVMBuildBitCast(b, x, i64, ""), 1ull << 63);
-        v = LLVMBuildXor(b, LLVMBuildBitCast(b, v, i64, ""), sign, "");
-        v = LLVMBuildBitCast(b, v, LLVMTypeOf(x), "");
-    }
-    LLVMValueRef finite = LLVMBuildFCmp(b, LLVMRealOLT, a, k(c, __builtin_inf()), "");
-    return LLVMBuildSelect(b, finite, v, k(c, __builtin_nan("")), "");
+    if (!is_cos) /* sin(-x) = -sin x, -0 included */
+        v = odd_sign(c, x, v);
+    return finite_or_nan(c, a, v);
 }

@@ -219,7 +219,7 @@ typedef enum {
     BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_REM, /* int div/rem truncate; float rem = fmod */
     BIN_AND, BIN_OR, BIN_XOR, BIN_SHL, BIN_SHR,  /* bool or int; SHR arithmetic for signed */
     BIN_MIN, BIN_MAX,                            /* float min/max propagate NaN */
-    BIN_POW,                                     /* floats only: C's pow */
+    BIN_POW, BIN_ATAN2, BIN_HYPOT, BIN_COPYSIGN, /* floats only: C's pow, atan2, ... */
 } TirBinOp;
 
 typedef enum { CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_EQ, CMP_NE } TirCmp;
@@ -229,6 +229,7 @@ typedef enum {
     UN_EXP, UN_EXP2, UN_LOG, UN_LOG2, UN_SQRT, UN_RSQRT, UN_SIN, UN_COS, /* floats only */
     UN_FLOOR, UN_CEIL, UN_TRUNC, UN_TANH, UN_ERF,                           /* floats only */
     UN_RINT /* to nearest, ties to even */, UN_LOG1P, UN_EXPM1,              /* floats only */
+    UN_TAN, UN_ATAN, UN_ASIN, UN_ACOS, UN_SINH, UN_COSH, UN_LOG10,           /* floats only */
 } TirUnOp;
 
 typedef enum { DOT_IEEE = 0, DOT_TF32 } DotPrecision;

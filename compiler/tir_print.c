@@ -21,12 +21,14 @@ static const char *const opcode_names[TIR_OPCODE_COUNT] = {
     [TIR_BREAK] = "break", [TIR_CONTINUE] = "continue", [TIR_RETURN] = "return",
 };
 static const char *const binop_names[] = {"add", "sub", "mul", "div", "rem", "and", "or",
-                                          "xor", "shl", "shr", "min", "max", "pow"};
+                                          "xor", "shl", "shr", "min", "max", "pow",
+                                          "atan2", "hypot", "copysign"};
 static const char *const cmp_names[] = {"lt", "le", "gt", "ge", "eq", "ne"};
 static const char *const unop_names[] = {"neg", "not", "abs", "exp", "exp2", "log",
                                          "log2", "sqrt", "rsqrt", "sin", "cos", "floor",
                                          "ceil", "trunc", "tanh", "erf", "rint", "log1p",
-                                         "expm1"};
+                                         "expm1", "tan", "atan", "asin", "acos", "sinh",
+                                         "cosh", "log10"};
 static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin"};
 static const char *const atomic_names[] = {"add", "max", "min", "and", "or", "xor", "xchg", "cas"};
 static const char *const sem_names[] = {"relaxed", "acquire", "release", "acq_rel"};

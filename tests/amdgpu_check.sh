@@ -92,7 +92,7 @@ check_self_contained() {
         fail=$((fail + 1))
     fi
 }
-# f64 exp, log, sin, cos, tanh, erf and pow, and f32 and f64 log1p and expm1: computed by the
+# f64 exp, log, sin, cos, tanh, erf and pow, f32 and f64 log1p and expm1, tan ... copysign: computed by the
 # kernel itself (no device library)
 for t in gfx90a gfx942; do
     for fn in 0 2 7 8 12 13; do
@@ -103,12 +103,16 @@ for t in gfx90a gfx942; do
         check_self_contained tests/exec/porting.tile math1_f64 $t -D FN=$fn
         check_self_contained tests/exec/porting.tile math1 $t -D FN=$fn
     done
+    # tan, atan, asin, acos, sinh, cosh, log10, atan2, hypot, copysign (f32 through f64)
+    check_self_contained tests/exec/porting.tile libm_f64 $t
+    check_self_contained tests/exec/porting.tile libm $t
 done
 # f32 tanh, erf and pow: computed by the kernel itself (no device library), on CDNA and RDNA
 for t in gfx942 gfx1100; do
     check tests/exec/elementwise.tile math_f32 $t yes -D FN=12
     check tests/exec/elementwise.tile math_f32 $t yes -D FN=13
     check tests/exec/elementwise.tile pow_f32 $t yes
+    check tests/exec/porting.tile libm $t yes
 done
 # AMD's tuning knobs, as consts a kernel declares: the MFMA size it asks for, and
 # waves_per_eu (an occupancy floor: amdgpu-waves-per-eu caps the registers)

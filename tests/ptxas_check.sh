@@ -70,7 +70,13 @@ for f in "$@"; do
                 fail=$((fail + 1))
                 continue
             fi
-            if grep -Eq "[1-9][0-9]* bytes stack frame|[1-9][0-9]* bytes spill" "$tmp/log"; then
+            # libdevice's tan (porting.tile's libm kernels) reduces huge arguments (Payne-Hanek)
+            # over an array in local memory: a stack frame of its own, never spills
+            local_mem="[1-9][0-9]* bytes stack frame|[1-9][0-9]* bytes spill"
+            case "$f:$k" in
+            tests/exec/porting.tile:libm*) local_mem="[1-9][0-9]* bytes spill|[0-9]{3,} bytes stack frame" ;;
+            esac
+            if grep -Eq "$local_mem" "$tmp/log"; then
                 echo "FAIL $what: local memory: $usage"
                 fail=$((fail + 1))
             else

@@ -2,8 +2,10 @@
  * builtins and keyword forms Triton kernels use. rint and round exactly (ties to even);
  * log1p and expm1 within 2 ulp of the correctly rounded value (f32: libm's double result
  * rounded; f64: within 3 ulp of glibc), near 0, -1 and the overflow edge included, on every
- * float type; bitcast against the bits C sees; Triton's keyword forms (program_id(axis=),
- * max/min with return_indices, dot's out_dtype) exactly or within a summation's bound. */
+ * float type; tan, atan, asin, acos, sinh, cosh, log10, atan2, hypot and copysign within 4 ulp
+ * (f32) and 3 ulp (f64), with their special values; bitcast against the bits C sees; Triton's
+ * keyword forms (program_id(axis=), max/min with return_indices, dot's out_dtype) exactly or
+ * within a summation's bound. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -99,6 +101,126 @@ static void sign_bits(void)
             x->v[i] = xs[i], s->v[i] = signbit(ref(fns[f], xs[i])) ? 1 : 0;
         run(PT, "sign_bits", ARGS(P(x), P(s), I(N)), CONSTS({"FN", fns[f]}));
     }
+}
+
+/* ---- libm: porting.tile's libm kernel, function k on inputs k n .. k n + n - 1 ---- */
+enum { LIBM_FNS = 10, LIBM_BINARY = 7, LIBM_N = 701 };
+static const char *const LIBM_KERNEL[] = {"libm", "libm_f64", "libm_f16", "libm_bf16"};
+
+static long double libm_ref(int fn, long double x, long double y)
+{
+    switch (fn) {
+    case 0: return tanl(x);
+    case 1: return atanl(x);
+    case 2: return asinl(x);
+    case 3: return acosl(x);
+    case 4: return sinhl(x);
+    case 5: return coshl(x);
+    case 6: return log10l(x);
+    case 7: return atan2l(x, y);
+    case 8: return hypotl(x, y);
+    default: return copysignl(x, y);
+    }
+}
+
+/* the special values and edges of function fn, then random ones over its ranges */
+static void libm_points(int fn)
+{
+    static const double common[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0, 1e-30, -1e-30,
+                                    1e30, -1e30, 1e-40, 1e-310};
+    static const double edges[][12] = {
+        {1.5707963267948966, -1.5707963267948966, 1.5707964, 3.141592653589793, 710, 1e300, 1e22},
+        {1e300, -1e300, 0.4375, 0.6875, 1.1875, 2.4375, 1e-300},
+        {1.0000001, -1.0000001, 0.99999994, -0.99999994, 0.5, 1.0000000000000002, 2},
+        {1.0000001, -1.0000001, 0.99999994, -0.99999994, 0.5, 1.0000000000000002, 2},
+        {88.7, 89.4, 89.5, -89.5, 710, 711, -711, 22, 0.3465},
+        {88.7, 89.4, 89.5, -89.5, 710, 711, -711, 22, 0.3465},
+        {-1, 10, 100, 1000, 1e-5, 1e38, 1e-320, 1e308, 2},
+    };
+    static const double ranges[][2] = {{-10, 10}, {-3, 3}, {-1, 1}, {-1, 1}, {-5, 5}, {-5, 5}, {0, 3}};
+    npts = 0;
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+        add(common[i]);
+    for (int i = 0; i < 12 && edges[fn][i] != 0; i++)
+        add(edges[fn][i]);
+    while (npts < LIBM_N / 2)
+        add(ranges[fn][0] + (ranges[fn][1] - ranges[fn][0]) * rnd_unit());
+    while (npts < LIBM_N) { /* magnitudes from 1e-30 to 1e30 (1 and below for asin, acos) */
+        double v = exp(-69 + (fn == 2 || fn == 3 ? 69 : 138) * rnd_unit());
+        add(fn == 6 || rnd_unit() < 0.5 ? v : -v);
+    }
+}
+
+/* pairs for atan2, hypot and copysign: the signed zeros and infinities against each other
+ * and against numbers, NaN (hypot(inf, NaN) is inf), then random ones */
+static void libm_pairs(double *xs, double *ys)
+{
+    static const double v[] = {0.0, -0.0, INFINITY, -INFINITY, 1.0, -2.5, NAN, 1e-40};
+    enum { V = sizeof v / sizeof v[0] };
+    int n = 0;
+    for (int i = 0; i < V; i++)
+        for (int j = 0; j < V; j++, n++)
+            xs[n] = v[i], ys[n] = v[j];
+    for (; n < LIBM_N; n++) {
+        int wide = n % 2;
+        xs[n] = wide ? exp(-69 + 138 * rnd_unit()) * (rnd_unit() < 0.5 ? -1 : 1) : -3 + 6 * rnd_unit();
+        ys[n] = -3 + 6 * rnd_unit();
+    }
+    xs[n - 1] = 3, ys[n - 1] = 4;
+}
+
+/* f32 within 4 ulp of the correctly rounded value (libdevice's bound; the CPU's C library and
+ * the AMD code are within 2), f64 within 3 ulp (long double libm rounded); f16 and bf16
+ * compute in f32, so within an ulp of the f32 reference rounded */
+static void libm(int t)
+{
+    Ty ty = TYPE[t];
+    int n = LIBM_N;
+    begin("tan ... copysign on %s (libdevice's functions) within %s, n=%d", TY[ty].name,
+          ty == T_F64 ? "3 ulp" : ty == T_F32 ? "4 ulp" : "1 ulp", n);
+    Buf *x = input("x", ty, (size_t)n * LIBM_FNS, 0, 0), *y = input("y", ty, (size_t)n, 0, 0);
+    Buf *o = output("o", ty, (size_t)n * LIBM_FNS, 1e-5);
+    double bx[LIBM_N], by[LIBM_N];
+    libm_pairs(bx, by);
+    for (int i = 0; i < n; i++)
+        y->v[i] = ty_round(ty, by[i]);
+    for (int fn = 0; fn < LIBM_FNS; fn++) {
+        if (fn < LIBM_BINARY)
+            libm_points(fn);
+        for (int i = 0; i < n; i++) {
+            size_t j = (size_t)fn * n + i;
+            double v = fn < LIBM_BINARY ? pts[i] : bx[i];
+            if (ty == T_BF16 && fabs(v) > 0x1p128) /* ty_round keeps them finite */
+                v = copysign(INFINITY, v);
+            x->v[j] = ty_round(ty, v);
+            double a = fn < LIBM_BINARY ? x->v[j] : x->v[(size_t)LIBM_BINARY * n + i];
+            double r = (double)libm_ref(fn, a, y->v[i]);
+            o->v[j] = ty_round(ty, ty == T_F64 ? r : (double)(float)r);
+            ulp_bound(o, j, ty == T_F64 ? 3 : ty == T_F32 ? 4 : 1);
+        }
+    }
+    run(PT, LIBM_KERNEL[t], ARGS(P(x), P(y), P(o), I(n)), NO_CONSTS);
+}
+
+/* signs of zero results: tan, atan, asin and sinh keep x's, atan2 takes y's (and pi's sign
+ * from x's zero), copysign y's */
+static void libm_signs(void)
+{
+    static const double xs[] = {0.0, -0.0, 0.0, -0.0, 1e-30, -1e-30, 1e-45, -1e-45,
+                                0.0, -0.0, 1.0, -1.0, -0.0, 0.0, 0.5, -0.5};
+    static const double ys[] = {0.0, 0.0, -0.0, -0.0, 1.0, -1.0, 1.0, -1.0,
+                                INFINITY, -INFINITY, -0.0, 0.0, 5.0, -5.0, -INFINITY, INFINITY};
+    enum { N = 16, NF = 6 };
+    static const int fns[NF] = {0, 1, 2, 4, 7, 9};
+    begin("tan, atan, asin, sinh, atan2 and copysign give zeros their signs");
+    Buf *x = input("x", T_F32, N, 0, 0), *y = input("y", T_F32, N, 0, 0);
+    Buf *s = output("s", T_I32, (size_t)N * NF, EXACT);
+    for (int i = 0; i < N; i++) {
+        x->v[i] = ty_round(T_F32, xs[i]), y->v[i] = ys[i];
+        for (int f = 0; f < NF; f++)
+            s->v[f * N + i] = signbit(libm_ref(fns[f], x->v[i], ys[i])) ? 1 : 0;
+    }
+    run(PT, "libm_signs", ARGS(P(x), P(y), P(s)), NO_CONSTS);
 }
 
 static uint32_t f32_bits(double v)
@@ -204,6 +326,9 @@ void t_porting(void)
         for (int t = 0; t < 4; t++)
             math1(fn, t);
     sign_bits();
+    for (int t = 0; t < 4; t++)
+        libm(t);
+    libm_signs();
     bitcasts(1);
     bitcasts(333);
     arg_reduce();
