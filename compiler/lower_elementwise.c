@@ -138,10 +138,9 @@ static LLVMValueRef float_binop(Lower *L, TirBinOp op, LLVMValueRef a, LLVMValue
     case BIN_SUB: return LLVMBuildFSub(L->b, a, b, "");
     case BIN_MUL: return LLVMBuildFMul(L->b, a, b, "");
     case BIN_DIV: return LLVMBuildFDiv(L->b, a, b, "");
-    case BIN_REM: return LLVMBuildFRem(L->b, a, b, "");
     case BIN_MIN: return intrinsic1(L, "llvm.minimum", ab, 2);
     case BIN_MAX: return intrinsic1(L, "llvm.maximum", ab, 2);
-    case BIN_POW: case BIN_ATAN2: case BIN_HYPOT: case BIN_COPYSIGN: {
+    case BIN_REM: case BIN_POW: case BIN_ATAN2: case BIN_HYPOT: case BIN_COPYSIGN: {
         int is_f64 = LLVMTypeOf(a) == LLVMDoubleTypeInContext(L->ctx);
         return L->t->math2 ? L->t->math2(&L->tc, op, a, b, is_f64)
                            : target_math2_llvm(&L->tc, op, a, b, is_f64);

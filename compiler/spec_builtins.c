@@ -787,6 +787,28 @@ static Val b_random(Spec *s, Args *a) {
 }
 
 /* ---- elementwise math ---- */
+static double exp10_fold(double x) { return pow(10.0, x); }
+
+/* erfinv for constants (the C library has none): bisection on erf (erfc near 1, where 1 - a
+ * is exact) to the double's neighbourhood, then two Newton steps */
+static double erfinv_fold(double y) {
+    double a = fabs(y);
+    if (!(a <= 1)) return NAN;
+    if (a == 1) return copysign(INFINITY, y);
+    if (a < 1e-8) return y * 0.88622692545275801; /* sqrt(pi)/2: the next term is a^2 pi/12 */
+    double lo = 0, hi = 6, x = 3;
+    for (int i = 0; i < 64; i++) {
+        x = 0.5 * (lo + hi);
+        int below = a > 0.5 ? erfc(x) > 1 - a : erf(x) < a;
+        if (below) lo = x; else hi = x;
+    }
+    for (int i = 0; i < 2; i++) {
+        double d = 1.1283791670955126 * exp(-x * x); /* erf'(x) */
+        x -= a > 0.5 ? (1 - a - erfc(x)) / d : (erf(x) - a) / d;
+    }
+    return copysign(x, y);
+}
+
 static const struct { const char *name; TirUnOp op; double (*fold)(double); } unary_fns[] = {
     {"exp", UN_EXP, exp},     {"exp2", UN_EXP2, exp2}, {"log", UN_LOG, log},
     {"log2", UN_LOG2, log2},  {"sqrt", UN_SQRT, sqrt}, {"rsqrt", UN_RSQRT, NULL},
@@ -796,7 +818,9 @@ static const struct { const char *name; TirUnOp op; double (*fold)(double); } un
     {"rint", UN_RINT, rint},  {"round", UN_RINT, rint}, {"log1p", UN_LOG1P, log1p},
     {"expm1", UN_EXPM1, expm1}, {"tan", UN_TAN, tan},   {"atan", UN_ATAN, atan},
     {"asin", UN_ASIN, asin},  {"acos", UN_ACOS, acos}, {"sinh", UN_SINH, sinh},
-    {"cosh", UN_COSH, cosh},  {"log10", UN_LOG10, log10},
+    {"cosh", UN_COSH, cosh},  {"log10", UN_LOG10, log10}, {"asinh", UN_ASINH, asinh},
+    {"acosh", UN_ACOSH, acosh}, {"atanh", UN_ATANH, atanh}, {"cbrt", UN_CBRT, cbrt},
+    {"exp10", UN_EXP10, exp10_fold}, {"erfinv", UN_ERFINV, erfinv_fold},
 };
 
 static Val b_unary_math(Spec *s, Args *a) {
@@ -910,11 +934,11 @@ static int int32_arg(const Val *v) {
     return k == ET_I32 || k == ET_U32;
 }
 
-/* pow(x, y), atan2(y, x), hypot(x, y), copysign(x, y): C's functions of two floats
+/* pow(x, y), atan2(y, x), hypot(x, y), copysign(x, y), fmod(x, y): C's functions of two floats
  * (integers converted to f32), broadcasting; two constants fold. */
 static const struct { const char *name; TirBinOp op; double (*fold)(double, double); } binary_fns[] = {
     {"pow", BIN_POW, pow}, {"atan2", BIN_ATAN2, atan2}, {"hypot", BIN_HYPOT, hypot},
-    {"copysign", BIN_COPYSIGN, copysign},
+    {"copysign", BIN_COPYSIGN, copysign}, {"fmod", BIN_REM, fmod},
 };
 
 static Val b_binary_math(Spec *s, Args *a) {
@@ -1014,6 +1038,30 @@ static Val b_isnan_isinf(Spec *s, Args *a) {
     Val pos = spec_binary(s, OP_EQ, x, val_const_float(et, INFINITY, 1), at);
     Val neg = spec_binary(s, OP_EQ, x, val_const_float(et, -INFINITY, 1), at);
     return spec_binary(s, OP_LOGOR, pos, neg, at);
+}
+
+/* signbit(x): a bool like x, true where x's sign bit is set (-0.0, negative numbers, -inf, a
+ * NaN with the bit); for integers x < 0 */
+static Val b_signbit(Spec *s, Args *a) {
+    if (!numbers(s, a, 1)) return val_error();
+    Val x = a->v[0];
+    SrcLoc at = a->call->loc;
+    ElemKind et = val_elem(&x);
+    if (et == ET_BOOL) {
+        diag_error(s->diags, a->e[0]->loc, "signbit() needs numbers, got bool");
+        return val_error();
+    }
+    if (!et_is_float(et)) return spec_binary(s, OP_LT, x, val_const_int(et, 0, 1), at);
+    if (x.kind == V_CONST) return val_const_int(ET_BOOL, signbit(x.f) != 0, 0);
+    TirValue *v = spec_as_tile(s, x, a->e[0]->loc);
+    if (!v) return val_error();
+    static const ElemKind ints[] = {ET_I8, ET_I16, ET_I32, ET_I64};
+    int w = et_bits(et);
+    TirType t = v->type;
+    t.elem = ints[w == 8 ? 0 : w == 16 ? 1 : w == 32 ? 2 : 3];
+    TirValue *bits = spec_emit(s, TIR_CAST, at, &v, 1, t);
+    bits->def->attr.i = CAST_BITS;
+    return spec_binary(s, OP_LT, val_tile(bits), val_const_int(t.elem, 0, 1), at);
 }
 
 static Val b_fma(Spec *s, Args *a) {
@@ -1672,6 +1720,9 @@ static const struct {
     {"asin", b_unary_math, 1, {"x"}},  {"acos", b_unary_math, 1, {"x"}},
     {"sinh", b_unary_math, 1, {"x"}},  {"cosh", b_unary_math, 1, {"x"}},
     {"log10", b_unary_math, 1, {"x"}},
+    {"asinh", b_unary_math, 1, {"x"}}, {"acosh", b_unary_math, 1, {"x"}},
+    {"atanh", b_unary_math, 1, {"x"}}, {"cbrt", b_unary_math, 1, {"x"}},
+    {"exp10", b_unary_math, 1, {"x"}}, {"erfinv", b_unary_math, 1, {"x"}},
     {"bitcast", b_bitcast, 2, {"x", "dtype"}},
     {"softmax", b_softmax, 1, {"x", "dim", "keep_dims", "ieee_rounding"}},
     {"zeros_like", b_zeros_like, 1, {"x"}}, {"ravel", b_ravel, 1, {"x"}},
@@ -1679,7 +1730,8 @@ static const struct {
     {"div_rn", b_fdiv, 2, {"x", "y"}}, {"fdiv", b_fdiv, 2, {"x", "y"}},
     {"umulhi", b_umulhi, 2, {"x", "y"}}, {"pow", b_binary_math, 2, {"x", "y"}},
     {"atan2", b_binary_math, 2, {"y", "x"}}, {"hypot", b_binary_math, 2, {"x", "y"}},
-    {"copysign", b_binary_math, 2, {"x", "y"}},
+    {"copysign", b_binary_math, 2, {"x", "y"}}, {"fmod", b_binary_math, 2, {"x", "y"}},
+    {"signbit", b_signbit, 1, {"x"}},
     {"minimum", b_minmax, 2, {"a", "b"}}, {"maximum", b_minmax, 2, {"a", "b"}},
     {"fma", b_fma, 3, {"a", "b", "c"}},
     {"where", b_where, 3, {"cond", "a", "b"}},

@@ -125,7 +125,12 @@ LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f
                                     [UN_ATAN] = {"atanf", "atan"}, [UN_ASIN] = {"asinf", "asin"},
                                     [UN_ACOS] = {"acosf", "acos"}, [UN_SINH] = {"sinhf", "sinh"},
                                     [UN_COSH] = {"coshf", "cosh"},
-                                    [UN_LOG10] = {"log10f", "log10"}};
+                                    [UN_LOG10] = {"log10f", "log10"},
+                                    [UN_ASINH] = {"asinhf", "asinh"}, [UN_ACOSH] = {"acoshf", "acosh"},
+                                    [UN_ATANH] = {"atanhf", "atanh"}, [UN_CBRT] = {"cbrtf", "cbrt"},
+                                    [UN_EXP10] = {"exp10f", "exp10"}};
+    if (op == UN_ERFINV) /* none in the C library: target_math_f64.c's */
+        return target_erfinv(c, x, is_f64);
     if ((unsigned)op < sizeof libm / sizeof libm[0] && libm[op][0]) {
         /* no LLVM intrinsic: the C library's (host and sim code) */
         LLVMTypeRef t = LLVMTypeOf(x);
@@ -148,6 +153,7 @@ LLVMValueRef target_math2_llvm(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMVa
     LLVMTypeRef t[2] = {LLVMTypeOf(x), LLVMTypeOf(x)};
     switch (op) {
     case BIN_POW: return fp2(c, "llvm.pow", x, y);
+    case BIN_REM: return LLVMBuildFRem(c->b, x, y, ""); /* C's fmod (exact on every target) */
     case BIN_COPYSIGN: return fp2(c, "llvm.copysign", x, y);
     case BIN_ATAN2: return target_call_named(c, is_f64 ? "atan2" : "atan2f", t[0], t, 2, xy);
     case BIN_HYPOT: return target_call_named(c, is_f64 ? "hypot" : "hypotf", t[0], t, 2, xy);

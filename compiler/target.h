@@ -135,7 +135,7 @@ struct Target {
     /* Elementwise math on f32 or f64 x (UN_EXP..UN_COS, UN_ABS); NULL with a diagnostic
      * when the target cannot provide it. */
     LLVMValueRef (*math)(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
-    /* Optional: C's pow, atan2, hypot or copysign (op: BIN_POW ..) of f32 or f64 x and y;
+    /* Optional: C's pow, atan2, hypot, copysign or fmod (op: BIN_POW .., BIN_REM) of f32 or f64 x and y;
      * NULL: target_math2_llvm (the C library's on the host and sim targets). NULL result: an
      * error was reported. */
     LLVMValueRef (*math2)(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y, int is_f64);
@@ -193,7 +193,8 @@ LLVMValueRef target_extern_smem(TargetCtx *c);
 /* name(x), an intrinsic overloaded on x's type (llvm.fabs, llvm.exp2, ...) */
 LLVMValueRef target_intrinsic1(TargetCtx *c, const char *name, LLVMValueRef x);
 LLVMValueRef target_math_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
-/* pow as llvm.pow, copysign as llvm.copysign, atan2 and hypot as calls of the C library's */
+/* pow as llvm.pow, copysign as llvm.copysign, a float remainder (BIN_REM) as frem (C's fmod),
+ * atan2 and hypot as calls of the C library's */
 LLVMValueRef target_math2_llvm(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y, int is_f64);
 /* target_math_f32.c: f32 tanh, erf and pow from exp2, log2 and polynomials (about 2 ulp; pow
  * as C's, its error growing with |y log2 |x||), for targets with no device math library. */
@@ -204,14 +205,16 @@ LLVMValueRef target_pow_f32(TargetCtx *c, LLVMValueRef x, LLVMValueRef y);
  * 0, about 1 ulp elsewhere) */
 LLVMValueRef target_log1p_f32(TargetCtx *c, LLVMValueRef x);
 LLVMValueRef target_expm1_f32(TargetCtx *c, LLVMValueRef x);
-/* target_math_f64.c, target_trig_f64.c: f64 exp, exp2, log, log2, log1p, expm1, sin, cos, tanh
- * and erf (target_math_f64; other ops as target_math_llvm) and pow as C's, from FMA, ldexp,
+/* target_math_f64.c, target_trig_f64.c: f64 exp, exp2, log, log2, log10, log1p, expm1, sin,
+ * cos, tan, atan, asin, acos, sinh, cosh, tanh and erf (target_math_f64; other ops as target_math_llvm) and pow as C's, from FMA, ldexp,
  * frexp, integer ops and polynomials (within about 1 to 3 ulp), for targets with no device
  * math library. */
 LLVMValueRef target_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x);
 LLVMValueRef target_sincos_f64(TargetCtx *c, LLVMValueRef x, int is_cos);
 LLVMValueRef target_pow_f64(TargetCtx *c, LLVMValueRef x, LLVMValueRef y);
 LLVMValueRef target_tan_f64(TargetCtx *c, LLVMValueRef x);
+/* erfinv (f64, or f32 through f64) for every target without a library one */
+LLVMValueRef target_erfinv(TargetCtx *c, LLVMValueRef x, int is_f64);
 /* pow, atan2 and hypot as C's (copysign: LLVM's) */
 LLVMValueRef target_math2_f64(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y);
 /* target_math_llvm, but f32 tanh, erf, log1p and expm1 from target_math_f32.c and the f64

@@ -1,7 +1,10 @@
 /* target_math_f32.c: tanh, erf, log1p, expm1 and pow for f32 built from exp2, log2, ldexp,
  * frexp, FMA and polynomials, for targets with no device math library to call (AMD GPUs; the
- * emulated AMD path runs the same code, so CI checks it against libm). Both sides of each range are computed and one is
- * selected: no branches in the elementwise code.
+ * emulated AMD path runs the same code, so CI checks it against libm). Both sides of each range
+ * are computed and one is selected: no branches in the elementwise code. f32 tan, atan, asin,
+ * acos, sinh, cosh, log10, asinh, acosh, atanh, cbrt, exp10, erfinv, atan2 and hypot are
+ * target_math_f64.c's, the argument widened and the result rounded once (within about half an
+ * ulp, at f64 speed).
  * - tanh: x + x^3 P(x^2) below 0.55 (P of degree 4, a Chebyshev fit of (tanh x - x) / x^3:
  *   4e-9 relative), 1 - 2 / (2^(2x log2 e) + 1) above; sign restored. About 2 ulp.
  * - erf: x P(x^2) below 1 (degree 6, 1.4e-9), 1 - 2^(Q(x - 2.46) - x^2 log2 e) up to 3.92
@@ -171,7 +174,8 @@ LLVMValueRef target_math_amd(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f6
     case UN_LOG1P: return target_log1p_f32(c, x);
     case UN_EXPM1: return target_expm1_f32(c, x);
     case UN_TAN: case UN_ATAN: case UN_ASIN: case UN_ACOS: case UN_SINH: case UN_COSH:
-    case UN_LOG10: /* the f64 function, rounded once: within about half an ulp */
+    case UN_LOG10: case UN_ASINH: case UN_ACOSH: case UN_ATANH: case UN_CBRT: case UN_EXP10:
+    case UN_ERFINV: /* the f64 function, rounded once: within about half an ulp */
         return to_f32(c, target_math_f64(c, op, to_f64(c, x)));
     default: return target_math_llvm(c, op, x, is_f64);
     }

@@ -1,5 +1,6 @@
-/* target_math_f64.c: f64 exp, exp2, log, log2, log1p, expm1, tanh, erf and pow computed by the
- * kernel from FMA, ldexp, frexp and polynomials, for AMD GPUs: LLVM's AMDGPU backend has no f64
+/* target_math_f64.c: f64 exp, exp2, exp10, log, log2, log10, log1p, expm1, tanh, erf, erfinv,
+ * atan, asin, acos, sinh, cosh, asinh, acosh, atanh, cbrt, pow, atan2 and hypot computed by
+ * the kernel from FMA, ldexp, frexp and polynomials, for AMD GPUs: LLVM's AMDGPU backend has no f64
  * exp or log, and no device library is linked (sin and cos: target_trig_f64.c). The emulated AMD path
  * runs the same code, so CI checks it against libm. No branches: both sides of a range are
  * computed and one selected. Intermediate results are double-doubles (hi + lo) where one
@@ -16,9 +17,19 @@
  * - log1p: 1 + x split exactly (two_sum), log of the rounded sum in double-double plus the
  *   rest over it. expm1: exp's reduction, e^r - 1 as r plus the rest of its sum, scaled by
  *   2^n and the exact 2^n - 1 added.
+ * - log10: the double-double log times log10(e) in double-double.
+ * - atan: fdlibm's reduction (atan c + atan((a - c) / (1 + a c)), c = 0, 1/2, 1, 3/2, inf by
+ *   the range of |x|) to |u| <= 7/16, u + u^3 P(u^2). atan2 from it and the quadrant; asin
+ *   and acos as atan2 with sqrt(1 - x^2) (one rounding: FMA).
+ * - sinh, cosh: fdlibm's forms from expm1 and exp; e^a / 2 as e^(a - ln2) near overflow.
+ * - hypot: scaled by the larger one's exponent, squares summed in double-double, a square root
+ *   with one Newton correction.
+ * - asinh, acosh, atanh: fdlibm's forms over log and log1p; cbrt: exponent-bits guess, Halley,
+ *   Newton; exp10: exp2 of x log2(10) in double-double; erfinv: x P(-log(1 - x^2)) in three
+ *   ranges (also the CPU's and sim's: the C library has no erfinv).
  * Coefficients: EXP_Q, LOG_P are Taylor's (1/k!, 2/(2k+1)) rounded to double; TANH_P, ERF_H,
- * ERFC_G are Chebyshev interpolants from mpmath's chebyfit at 60 digits (errors 8e-18, 5e-19,
- * 2e-19), rounded to double. */
+ * ERFC_G, ATAN_P are Chebyshev interpolants from mpmath's chebyfit at 60 digits (errors 8e-18,
+ * 5e-19, 2e-19, 4e-18), rounded to double. */
 #include "target_fp.h"
 
 static const double EXP_Q[] = {0.5, 0.16666666666666666, 0.041666666666666664,
@@ -69,8 +80,45 @@ static const double ATAN_BASE_H[] = {0.4636476090008061, 0.7853981633974483, 0.9
                                      1.5707963267948966};
 static const double ATAN_BASE_L[] = {2.2698777452961687e-17, 3.061616997868383e-17,
                                      1.3903311031230998e-17, 6.123233995736766e-17};
+/* erfinv(x) / x in t = w - 3.125 (w = -log(1 - x^2) < 6.25), s - 3.25 (s = sqrt w < 4) and
+ * s - 5 (up to s = 6.01, past x = 1 - 2^-53): Chebyshev interpolants (mpmath; errors 7e-18,
+ * 1e-21, 3e-17 against values from 0.89 to 6) */
+static const double ERFINV_A[] = {1.6536545626831027, 0.24015818242558834, -0.006033670871426851,
+                              -0.0007407025341546431, 0.00018673420801981186,
+                              -1.3882523393957483e-05, -1.3654691758785656e-06,
+                              4.23478816822246e-07, -2.907039127564132e-08,
+                              -4.1126604371632185e-09, 1.051223377050429e-09,
+                              -5.414303283919504e-11, -1.2978805369932565e-11,
+                              2.6305268312595183e-12, -8.07192593899004e-14,
+                              -4.0020031087558496e-14, 6.521333511502239e-15,
+                              -3.94018812230432e-17, -1.2215637192404172e-16,
+                              1.5510787009902526e-17, 6.075050702072414e-19,
+                              -3.4734793888538036e-19, 1.999259988861535e-20,
+                              3.194015548136271e-21, -3.5932028927020693e-22};
+static const double ERFINV_B[] = {3.0838856104922208, 1.0052589676941652, 0.005370914553555001,
+                              -0.0037512085082121245, 0.002491442097961038, -0.0016882755359362853,
+                              0.0009532893414239592, -0.00035503780510756996,
+                              2.403151556929223e-05, 6.828703201414942e-05, -4.732070633468184e-05,
+                              1.2465536859018514e-05, 2.9327235180168507e-06,
+                              -3.9876255014725154e-06, 1.4810921483295583e-06,
+                              -2.2964100025127747e-08, -2.444180810728449e-07,
+                              1.24454427231787e-07, -2.2235813283779792e-08,
+                              -8.765200202047997e-09, 8.397038447092605e-09,
+                              -3.142488355226595e-09, 9.270507042853155e-11, 5.49816732454289e-10,
+                              -1.9878122499023235e-10};
+static const double ERFINV_C[] = {4.849906401408584, 1.0103004648645453, -0.0001387193183793902,
+                              -0.00021503011982656274, 7.599527807604776e-05,
+                              -1.9681770719043677e-05, 4.526052743790951e-06, -9.9302927406069e-07,
+                              2.290516780486715e-07, -6.755650411430056e-08,
+                              2.9021987809100164e-08, -1.525464535688987e-08,
+                              7.815701028842222e-09, -3.471592786518304e-09,
+                              1.3217356090705064e-09, -4.3752073162016196e-10,
+                              6.646144734325846e-11, 4.2883063927487056e-11,
+                              -1.968931701962243e-11};
+enum { ERFINV_AN = 25, ERFINV_BN = 25, ERFINV_CN = 19 };
 static const double PI_H = 3.141592653589793, PI_L = 1.2246467991473532e-16;
 static const double LOG10E_H = 0.4342944819032518, LOG10E_L = 1.098319650216765e-17;
+static const double LOG2_10_H = 3.321928094887362, LOG2_10_L = 1.661617516973592e-16;
 static const double SQRT_HALF = 0.7071067811865476, EXP2_LIMIT = 1100, TANH_SPLIT = 0.55,
                     ERF_SPLIT = 1, ERF_ONE = 6;
 
@@ -385,6 +433,114 @@ static LLVMValueRef hypot_f64(TargetCtx *c, LLVMValueRef x, LLVMValueRef y)
     return sel(c, inf, k(c, __builtin_inf()), r);
 }
 
+/* log a + ln 2, for the large arguments of asinh and acosh (a finite, > 0) */
+static LLVMValueRef log_twice(TargetCtx *c, LLVMValueRef a)
+{
+    DD l = log_dd(c, a, 0);
+    DD s = fp_fast_two_sum(c, l.hi, k(c, LN2_H));
+    return fp_add(c, s.hi, fp_add(c, s.lo, fp_add(c, l.lo, k(c, LN2_L))));
+}
+
+/* fdlibm's forms: a below 2^-28, log1p(a + a^2 / (1 + sqrt(1 + a^2))) to 2,
+ * log(2a + 1 / (sqrt(a^2 + 1) + a)) to 2^28, log a + ln 2 above; sign restored */
+static LLVMValueRef asinh_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x), z = fp_mul(c, a, a);
+    LLVMValueRef root = target_intrinsic1(c, "llvm.sqrt", fp_add(c, z, k(c, 1)));
+    LLVMValueRef small = log1p_f64(c, fp_add(c, a, LLVMBuildFDiv(b, z, fp_add(c, k(c, 1), root), "")));
+    LLVMValueRef mid = log_f64(c, fp_add(c, fp_add(c, a, a), LLVMBuildFDiv(b, k(c, 1), fp_add(c, root, a), "")), 0);
+    LLVMValueRef r = sel(c, fcmp(c, LLVMRealOLE, a, 0x1p28), mid, log_twice(c, a));
+    r = sel(c, fcmp(c, LLVMRealOLE, a, 2), small, r);
+    r = sel(c, fcmp(c, LLVMRealOLT, a, 0x1p-28), a, r);
+    r = sel(c, fcmp(c, LLVMRealOEQ, a, __builtin_inf()), a, r);
+    return nan_through(c, x, fp_call2(c, "llvm.copysign", r, x));
+}
+
+/* log1p(t + sqrt(2t + t^2)), t = x - 1 (exact), to 2; log(2x - 1 / (x + sqrt(x^2 - 1))) to
+ * 2^28; log x + ln 2 above; NaN below 1 */
+static LLVMValueRef acosh_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMValueRef t = fp_sub(c, x, k(c, 1));
+    LLVMValueRef small = log1p_f64(c, fp_add(c, t, target_intrinsic1(c, "llvm.sqrt", fp_fma(c, t, t, fp_add(c, t, t)))));
+    LLVMValueRef root = target_intrinsic1(c, "llvm.sqrt", fp_fma(c, x, x, k(c, -1)));
+    LLVMValueRef mid = log_f64(c, fp_sub(c, fp_add(c, x, x), LLVMBuildFDiv(b, k(c, 1), fp_add(c, x, root), "")), 0);
+    LLVMValueRef r = sel(c, fcmp(c, LLVMRealOLE, x, 0x1p28), mid, log_twice(c, x));
+    r = sel(c, fcmp(c, LLVMRealOLE, x, 2), small, r);
+    r = sel(c, fcmp(c, LLVMRealOEQ, x, __builtin_inf()), x, r);
+    return sel(c, fcmp(c, LLVMRealUGE, x, 1), r, k(c, __builtin_nan("")));
+}
+
+/* log1p(2a + 2a^2 / (1 - a)) / 2 below 1/2, log1p(2a / (1 - a)) / 2 above: inf at 1, NaN
+ * past it (log1p of less than -1); sign restored */
+static LLVMValueRef atanh_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x), a2 = fp_add(c, a, a);
+    LLVMValueRef q = LLVMBuildFDiv(b, a2, fp_sub(c, k(c, 1), a), "");
+    LLVMValueRef small = fp_fma(c, q, a, a2);
+    LLVMValueRef r = log1p_f64(c, sel(c, fcmp(c, LLVMRealOLT, a, 0.5), small, q));
+    return nan_through(c, x, fp_call2(c, "llvm.copysign", fp_mul(c, k(c, 0.5), r), x));
+}
+
+/* cbrt: a first guess from the exponent bits (a third of them plus a bias, about 5 bits), two
+ * Halley steps t (t^3 + 2a) / (2t^3 + a) (45 bits), one Newton step with t^3 - a exact;
+ * subnormals scaled by 2^54 first, the largest numbers by 2^-54 (2t^3 overflows); +-0, +-inf
+ * and NaN stay */
+static LLVMValueRef cbrt_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMBuilderRef b = c->b;
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(c->ctx);
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x);
+    LLVMValueRef sub = fcmp(c, LLVMRealOLT, a, 0x1p-1022), big = fcmp(c, LLVMRealOGT, a, 0x1p900);
+    LLVMValueRef as = sel(c, sub, fp_mul(c, a, k(c, 0x1p54)), sel(c, big, fp_mul(c, a, k(c, 0x1p-54)), a));
+    LLVMValueRef hi = LLVMBuildLShr(b, LLVMBuildBitCast(b, as, i64, ""), LLVMConstInt(i64, 32, 0), "");
+    hi = LLVMBuildAdd(b, LLVMBuildUDiv(b, hi, LLVMConstInt(i64, 3, 0), ""), LLVMConstInt(i64, 0x2a9f7893, 0), "");
+    LLVMValueRef t = LLVMBuildBitCast(b, LLVMBuildShl(b, hi, LLVMConstInt(i64, 32, 0), ""), LLVMTypeOf(x), "");
+    for (int i = 0; i < 2; i++) {
+        LLVMValueRef t3 = fp_mul(c, fp_mul(c, t, t), t);
+        LLVMValueRef num = fp_add(c, t3, fp_add(c, as, as)), den = fp_add(c, fp_add(c, t3, t3), as);
+        t = fp_mul(c, t, LLVMBuildFDiv(b, num, den, ""));
+    }
+    LLVMValueRef t2 = fp_mul(c, t, t), t2e = fp_fma(c, t, t, LLVMBuildFNeg(b, t2, ""));
+    LLVMValueRef t3 = fp_mul(c, t2, t), t3e = fp_fma(c, t2e, t, fp_fma(c, t2, t, LLVMBuildFNeg(b, t3, "")));
+    LLVMValueRef res = fp_add(c, fp_sub(c, t3, as), t3e);
+    t = fp_sub(c, t, LLVMBuildFDiv(b, res, fp_mul(c, k(c, 3), t2), ""));
+    t = sel(c, sub, fp_mul(c, t, k(c, 0x1p-18)), sel(c, big, fp_mul(c, t, k(c, 0x1p18)), t));
+    LLVMValueRef keep = LLVMBuildOr(b, fcmp(c, LLVMRealOEQ, a, 0), fcmp(c, LLVMRealUEQ, a, __builtin_inf()), "");
+    return sel(c, keep, x, fp_call2(c, "llvm.copysign", t, x));
+}
+
+/* erfinv x = x P(w), w = -log(1 - x^2) (1 - x^2 rounded once, its log in double-double):
+ * Giles's split of the range (w < 6.25, sqrt w < 4, above) with our own fits; +-inf at +-1,
+ * NaN past them */
+static LLVMValueRef erfinv_f64(TargetCtx *c, LLVMValueRef x)
+{
+    LLVMValueRef a = target_intrinsic1(c, "llvm.fabs", x);
+    LLVMValueRef p = fp_fma(c, LLVMBuildFNeg(c->b, a, ""), a, k(c, 1));
+    DD l = log_dd(c, sel(c, fcmp(c, LLVMRealOGT, p, 0), p, k(c, 1)), 0);
+    LLVMValueRef w = LLVMBuildFNeg(c->b, fp_add(c, l.hi, l.lo), ""), s = target_intrinsic1(c, "llvm.sqrt", w);
+    LLVMValueRef pa = fp_poly(c, ERFINV_A, ERFINV_AN, fp_sub(c, w, k(c, 3.125)));
+    LLVMValueRef pb = fp_poly(c, ERFINV_B, ERFINV_BN, fp_sub(c, s, k(c, 3.25)));
+    LLVMValueRef pc = fp_poly(c, ERFINV_C, ERFINV_CN, fp_sub(c, s, k(c, 5)));
+    LLVMValueRef q = sel(c, fcmp(c, LLVMRealOLT, s, 4), pb, pc);
+    q = sel(c, fcmp(c, LLVMRealOLT, w, 6.25), pa, q);
+    LLVMValueRef r = fp_mul(c, x, q);
+    r = sel(c, fcmp(c, LLVMRealOEQ, a, 1), fp_call2(c, "llvm.copysign", k(c, __builtin_inf()), x), r);
+    return sel(c, fcmp(c, LLVMRealULE, a, 1), r, k(c, __builtin_nan("")));
+}
+
+/* erfinv for every target without a library function for it (the C library has none): f64,
+ * or f32 widened and rounded once */
+LLVMValueRef target_erfinv(TargetCtx *c, LLVMValueRef x, int is_f64)
+{
+    if (is_f64)
+        return erfinv_f64(c, x);
+    LLVMValueRef r = erfinv_f64(c, LLVMBuildFPExt(c->b, x, LLVMDoubleTypeInContext(c->ctx), ""));
+    return LLVMBuildFPTrunc(c->b, r, LLVMTypeOf(x), "");
+}
+
 LLVMValueRef target_math2_f64(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y)
 {
     switch (op) {
@@ -409,6 +565,13 @@ LLVMValueRef target_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
     case UN_ACOS: return acos_f64(c, x);
     case UN_SINH: return sinh_f64(c, x);
     case UN_COSH: return cosh_f64(c, x);
+    case UN_ASINH: return asinh_f64(c, x);
+    case UN_ACOSH: return acosh_f64(c, x);
+    case UN_ATANH: return atanh_f64(c, x);
+    case UN_CBRT: return cbrt_f64(c, x);
+    case UN_EXP10:
+        return nan_through(c, x, exp2_dd(c, mul_dd(c, (DD){x, k(c, 0)}, LOG2_10_H, LOG2_10_L)));
+    case UN_ERFINV: return erfinv_f64(c, x);
     case UN_SIN: return target_sincos_f64(c, x, 0);
     case UN_COS: return target_sincos_f64(c, x, 1);
     case UN_TANH: return tanh_f64(c, x);

@@ -175,16 +175,20 @@ static LLVMValueRef libdevice_call(TargetCtx *c, const char *name, LLVMValueRef 
     return target_call_named(c, name, t, &t, 1, &x);
 }
 
-/* libdevice's __nv_powf, __nv_atan2f, __nv_hypotf (__nv_pow, ... for f64); copysign: LLVM's */
+/* libdevice's __nv_powf, __nv_atan2f, __nv_hypotf, __nv_fmodf (__nv_pow, ... for f64);
+ * copysign: LLVM's. The float % (BIN_REM) is LLVM's frem where libdevice is missing: NVPTX
+ * lowers that to x - trunc(x / y) y, exact only while the quotient is below 2^24 (f32) */
 static LLVMValueRef nv_math2(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValueRef y, int is_f64)
 {
     static const char *const names[][2] = {[BIN_POW] = {"__nv_powf", "__nv_pow"},
                                            [BIN_ATAN2] = {"__nv_atan2f", "__nv_atan2"},
-                                           [BIN_HYPOT] = {"__nv_hypotf", "__nv_hypot"}};
-    if ((unsigned)op >= sizeof names / sizeof names[0] || !names[op][0])
+                                           [BIN_HYPOT] = {"__nv_hypotf", "__nv_hypot"},
+                                           [BIN_REM] = {"__nv_fmodf", "__nv_fmod"}};
+    char buf[512];
+    if ((unsigned)op >= sizeof names / sizeof names[0] || !names[op][0] ||
+        (op == BIN_REM && !libdevice_path(buf, sizeof buf))) /* %: frem, approximate (docs) */
         return target_math2_llvm(c, op, x, y, is_f64);
     const char *name = names[op][is_f64];
-    char buf[512];
     if (!libdevice_path(buf, sizeof buf)) {
         diag_error(c->diags, c->loc, "%s needs CUDA's libdevice.10.bc, not found under "
                    "$CUDA_HOME/nvvm/libdevice or /usr/local/cuda/nvvm/libdevice", name);
@@ -216,6 +220,12 @@ static LLVMValueRef nv_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
     case UN_SINH: return libdevice_call(c, "__nv_sinh", x);
     case UN_COSH: return libdevice_call(c, "__nv_cosh", x);
     case UN_LOG10: return libdevice_call(c, "__nv_log10", x);
+    case UN_ASINH: return libdevice_call(c, "__nv_asinh", x);
+    case UN_ACOSH: return libdevice_call(c, "__nv_acosh", x);
+    case UN_ATANH: return libdevice_call(c, "__nv_atanh", x);
+    case UN_CBRT: return libdevice_call(c, "__nv_cbrt", x);
+    case UN_EXP10: return libdevice_call(c, "__nv_exp10", x);
+    case UN_ERFINV: return libdevice_call(c, "__nv_erfinv", x);
     default: return target_math_llvm(c, op, x, 1);
     }
 }
@@ -261,6 +271,12 @@ static LLVMValueRef nv_math_f32(TargetCtx *c, TirUnOp op, LLVMValueRef x)
     case UN_SINH: return libdevice_call(c, "__nv_sinhf", x);
     case UN_COSH: return libdevice_call(c, "__nv_coshf", x);
     case UN_LOG10: return libdevice_call(c, "__nv_log10f", x);
+    case UN_ASINH: return libdevice_call(c, "__nv_asinhf", x);
+    case UN_ACOSH: return libdevice_call(c, "__nv_acoshf", x);
+    case UN_ATANH: return libdevice_call(c, "__nv_atanhf", x);
+    case UN_CBRT: return libdevice_call(c, "__nv_cbrtf", x);
+    case UN_EXP10: return libdevice_call(c, "__nv_exp10f", x);
+    case UN_ERFINV: return libdevice_call(c, "__nv_erfinvf", x);
     default: return target_math_llvm(c, op, x, 0);
     }
 }

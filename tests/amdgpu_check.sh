@@ -103,9 +103,11 @@ for t in gfx90a gfx942; do
         check_self_contained tests/exec/porting.tile math1_f64 $t -D FN=$fn
         check_self_contained tests/exec/porting.tile math1 $t -D FN=$fn
     done
-    # tan, atan, asin, acos, sinh, cosh, log10, atan2, hypot, copysign (f32 through f64)
-    check_self_contained tests/exec/porting.tile libm_f64 $t
-    check_self_contained tests/exec/porting.tile libm $t
+    # tan, atan, asin, acos, sinh, cosh, log10, atan2, hypot, copysign, asinh, acosh, atanh,
+    # cbrt, exp10, erfinv (f32 through f64), fmod and % (LLVM's exact frem expansion)
+    for k in libm libm_f64 libm2 libm2_f64; do
+        check_self_contained tests/exec/porting.tile $k $t
+    done
 done
 # f32 tanh, erf and pow: computed by the kernel itself (no device library), on CDNA and RDNA
 for t in gfx942 gfx1100; do
@@ -113,6 +115,7 @@ for t in gfx942 gfx1100; do
     check tests/exec/elementwise.tile math_f32 $t yes -D FN=13
     check tests/exec/elementwise.tile pow_f32 $t yes
     check tests/exec/porting.tile libm $t yes
+    check tests/exec/porting.tile libm2 $t yes
 done
 # AMD's tuning knobs, as consts a kernel declares: the MFMA size it asks for, and
 # waves_per_eu (an occupancy floor: amdgpu-waves-per-eu caps the registers)
