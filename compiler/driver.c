@@ -206,7 +206,7 @@ static int compile_stages(const CompileRequest *req, Arena *arena, Diags *diags,
     const Target *t = target_lookup(req->target ? req->target : TC_TARGET_HOST);
     if (!f) return -1;
     if (!t) {
-        diag_error(diags, (SrcLoc){0}, "unknown target '%s' (expected host, sim, or sm_XX such as sm_80, sm_90a)", req->target);
+        diag_error(diags, (SrcLoc){0}, "unknown target '%s' (%s)", req->target, TC_TARGETS_EXPECTED);
         return -1;
     }
     ConstBinding consts[AST_MAX_KERNEL_CONSTS + 2];

@@ -158,6 +158,11 @@ int tc_check_defines(const Func *const *kernels, int nkernels, const ConstBindin
                      Diags *diags);
 int tc_defines_for(const Func *f, const ConstBinding *defs, int ndefs, ConstBinding *out);
 
+/* What a target name may be, for messages about an unknown one. */
+#define TC_TARGETS_EXPECTED                                                                       \
+    "expected host, sim, sm_70 or later such as sm_80 and sm_90a, or gfx90a, gfx942, gfx950, "  \
+    "gfx1100, gfx1200"
+
 /* Default target string for the host ("host"). */
 #define TC_TARGET_HOST "host"
 

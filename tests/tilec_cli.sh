@@ -593,6 +593,12 @@ has "assume-one=nope: 'nope' is not a runtime parameter" err "--assume-one names
 expect 2 "--emit=ptx for an AMD target" -- "$tilec" emit --emit=ptx --target=gfx942 examples/add.tile
 has "needs an NVIDIA target" err "--emit=ptx --target=gfx942: message"
 expect 2 "--emit=amdgcn for an NVIDIA target" -- "$tilec" emit --emit=amdgcn --target=sm_90 examples/add.tile
+# an unknown target: one usage error, not an error per kernel at its compile
+expect 2 "emit --target=sm_12" -- "$tilec" emit --target=sm_12 examples/matmul.tile
+has "unknown --target=sm_12 (expected host, sim, sm_70" err "emit --target=sm_12: message"
+[ "$(grep -c "unknown" "$tmp/err")" = 1 ] || { echo "FAIL: emit --target=sm_12: said more than once"; fail=$((fail + 1)); }
+[ -s "$tmp/out" ] && { echo "FAIL: emit --target=sm_12: wrote to stdout"; fail=$((fail + 1)); }
+expect 2 "check --target=gfx1" -- "$tilec" check --target=gfx1 examples/add.tile
 if [ -r /dev/zero ]; then
     expect 1 "cache show /dev/zero" -- "$tilec" cache show /dev/zero
     has "'/dev/zero' is a device, not a tuning file" err "cache show /dev/zero: message"

@@ -20,6 +20,7 @@
 #include <llvm-c/Core.h>
 #include "imports.h"
 #include "source_read.h"
+#include "target.h"
 #include "tilec.h"
 
 /* tilec --help, in sections: `tilec SUBCOMMAND --help` prints the usage line and options of
@@ -423,6 +424,9 @@ static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
     }
     if (!o->file)
         tilec_usage_error("no input file");
+    /* once here, not once per kernel at its compile (an error per kernel, exit status 1) */
+    if (o->target && !target_lookup(o->target))
+        tilec_usage_error("unknown --target=%s (%s)", o->target, TC_TARGETS_EXPECTED);
 }
 
 /* The kernels to work on: the one named by --kernel, or all. Returns the count. */
