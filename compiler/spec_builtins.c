@@ -547,6 +547,21 @@ static Val b_print(Spec *s, Args *a) {
     return spec_print(s, a->e[0]->name, a->v + 1, a->e + 1, n, a->call->loc);
 }
 
+/* A float constant as static_print shows it: the shortest digits that read back as the same
+ * value (of f32 when the value is one, as an f32, f16 or bf16 constant's is, else of f64), and
+ * always as a float ("6.0", not "6", which would read as an integer constant). */
+static void static_float_text(const Val *v, char *out, size_t cap) {
+    int single = v->ct != ET_F64 && isfinite(v->f) && (double)(float)v->f == v->f;
+    for (int digits = single ? 6 : 15; digits <= 17; digits++) {
+        snprintf(out, cap, "%.*g", digits, v->f);
+        double back = strtod(out, NULL);
+        if (single ? (float)back == (float)v->f : back == v->f)
+            break;
+    }
+    if (isfinite(v->f) && !strpbrk(out, ".e"))
+        snprintf(out + strlen(out), cap - strlen(out), ".0");
+}
+
 /* One value as static_print shows it: a string literal's text, a constant's value, else its
  * type (a run-time value's, a type name's). */
 static void static_text(Spec *s, const Expr *e, const Val *v, char *out, size_t cap) {
@@ -554,11 +569,8 @@ static void static_text(Spec *s, const Expr *e, const Val *v, char *out, size_t 
         snprintf(out, cap, "%s", e->name);
     else if (v->kind == V_CONST && val_rank(v) == 0 && v->ct == ET_BOOL)
         snprintf(out, cap, "%s", v->i ? "true" : "false");
-    else if (v->kind == V_CONST && val_rank(v) == 0 && et_is_float(v->ct)) {
-        snprintf(out, cap, "%.15g", v->f); /* the shortest of the two that reads back */
-        if (strtod(out, NULL) != v->f)
-            snprintf(out, cap, "%.17g", v->f);
-    }
+    else if (v->kind == V_CONST && val_rank(v) == 0 && et_is_float(v->ct))
+        static_float_text(v, out, cap);
     else if (v->kind == V_CONST && val_rank(v) == 0)
         snprintf(out, cap, "%lld", (long long)v->i);
     else if (v->kind == V_TYPE)

@@ -2,6 +2,7 @@
  * promotion and NumPy broadcasting, indexing with None, casts. Compile-time scalars are
  * folded here, so const parameters can size tiles. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "fp8.h"
 #include "spec.h"
@@ -20,7 +21,24 @@ int64_t spec_f2i(double f) {
     return (int64_t)f;
 }
 
+/* f rounded to nearest (ties to even) as a bf16 holds it: the top 16 bits of its f32. */
+static double round_bf16(double f) {
+    float x = (float)f;
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if (x != x) return f;
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u; /* past the largest: inf, as a cast gives */
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* A typed float constant holds a value of its type, as the same operation at run time gives
+ * (`0.1 as f16` is 0.0999755859375, `1e5 as f16` inf); a weak literal keeps its digits until
+ * it meets a type. fp8 constants come rounded by their casts. */
 Val val_const_float(ElemKind ct, double f, int weak) {
+    if (!weak && ct == ET_F32) f = (float)f;
+    else if (!weak && ct == ET_F16) f = (double)(_Float16)f;
+    else if (!weak && ct == ET_BF16) f = round_bf16(f);
     return (Val){.kind = V_CONST, .ct = ct, .f = f, .i = spec_f2i(f), .weak = weak};
 }
 

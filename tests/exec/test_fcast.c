@@ -82,10 +82,24 @@ static void consts(void)
     run(FCAST, "fcast_consts", ARGS(P(o8), P(ou8), P(o16), P(o32), P(ou32), P(o64), P(ou64)), NO_CONSTS);
 }
 
+/* Constant narrowing float casts and arithmetic on them, folded by the compiler, round to
+ * their type as at run time. */
+static void const_floats(void)
+{
+    begin("fcast_const_floats");
+    Buf *o = output("o", T_F32, 7, EXACT);
+    double h1 = ty_round(T_F16, 0.1), h2 = ty_round(T_F16, 0.2);
+    o->v[0] = h1, o->v[1] = ty_round(T_F16, 300.7), o->v[2] = INFINITY;
+    o->v[3] = ty_round(T_BF16, 1.0 / 3.0), o->v[4] = (float)0.1, o->v[5] = ty_round(T_BF16, 0.1);
+    o->v[6] = ty_round(T_F16, h1 + h2);
+    run(FCAST, "fcast_const_floats", ARGS(P(o)), NO_CONSTS);
+}
+
 void t_fcast(void)
 {
     static const Ty floats[] = {T_F16, T_BF16, T_F32, T_F64};
     for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
         from_float(floats[i]);
     consts();
+    const_floats();
 }
