@@ -163,6 +163,9 @@ def _real(value, what):
     return float(value)
 
 
+_LogFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+
+
 def _declare(lib):
     p, i, c = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
     sigs = {"tile_context_open_device": (i, [i, i, ctypes.POINTER(p)]),
@@ -179,7 +182,8 @@ def _declare(lib):
             "tile_unborrow": (i, [p, ctypes.c_uint64]), "tile_synchronize": (i, [p]),
             "tile_set_stream": (i, [p, p]),
             "tile_launch": (i, [p, ctypes.POINTER(_Arg), i, ctypes.POINTER(_Const), i]),
-            "tile_set_tuning": (i, [p, i]), "tile_backend": (i, [p]),
+            "tile_set_tuning": (i, [p, i]), "tile_set_log": (None, [p, _LogFn, p]),
+            "tile_backend": (i, [p]),
             "tile_backend_name": (c, [i]), "tile_device_name": (c, [p]),
             "tile_tune": (i, [p, ctypes.POINTER(_Arg), i, ctypes.POINTER(_Const), i, p,
                               ctypes.POINTER(ctypes.POINTER(_TuneReport))])}
@@ -196,9 +200,9 @@ def version():
 class Context:
     """A device context: backend "auto" (CUDA when an NVIDIA GPU is found, else HIP when an
     AMD one is, else the CPU), "cpu", "cuda", "hip" or "sim", on device number `device`. Close
-    it (or use `with`) to free what it holds."""
+    it (or use `with`) to free what it holds. `log`: see set_log."""
 
-    def __init__(self, backend="auto", device=0, tuning=None):
+    def __init__(self, backend="auto", device=0, tuning=None, log=None):
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {sorted(_BACKENDS)}, not {backend!r}")
         device = operator.index(device)
@@ -210,6 +214,7 @@ class Context:
         self._active = 0     # calls using the handle now: close() waits for them
         self._closing = False  # close() has begun: no new call may start
         self._lent = {}      # address -> [end, calls using it]: ranges lent to the library
+        self._sinks = []     # every log callback given to the library: alive while it may call
         h = ctypes.c_void_p()
         if lib.tile_context_open_device(_BACKENDS[backend], device, ctypes.byref(h)) != 0:
             raise TileError(f"cannot open the {backend} backend: "
@@ -219,6 +224,21 @@ class Context:
         self.device = _text(lib.tile_device_name(self._h))
         if tuning is not None:
             self.set_tuning(tuning)
+        if log is not None:
+            self.set_log(log)
+
+    def set_log(self, log):
+        """Sends the library's log to `log`, a callable taking one str, or nowhere (None):
+        static_print's notes when a kernel compiles, compile warnings, cache activity. It may
+        be called from a thread of the library's; an exception it raises is printed and
+        dropped."""
+        if log is not None and not callable(log):
+            raise TypeError(f"log must be callable or None, not {type(log).__name__}")
+        sink = _LogFn(lambda _user, msg: log(_text(msg))) if log is not None else _LogFn()
+        with self._using() as h:
+            if log is not None:
+                self._sinks.append(sink)
+            _library().tile_set_log(h, sink, None)
 
     def set_tuning(self, mode):
         """"auto" (tune unseen keys), "cached" (serving: never time) or "off"."""

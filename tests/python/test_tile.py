@@ -209,6 +209,23 @@ gc.collect()
 live = sum(tile._library().tile_module_num_kernels(h) >= 0 for h in handles)
 check(live == 0, f"modules loaded in a loop are freed ({live} of 20 live)")
 
+# the library's log, static_print's notes included, reaches a callable (a fresh source: code from
+# the disk cache is not compiled, so it has no notes); None sends it nowhere
+notes, c4 = [], tile.Context("cpu")
+c4.set_log(notes.append)
+sp = c4.load_string(f"// {os.getpid()} {id(notes)}\n@grid(1)\nkernel k(n: i32, const B: i32 = 4) "
+                    "{ static_print(\"B is\", B, 2.0 * 3.0); }", "sp.tile")["k"]
+sp(1)
+sp(1, B=8)
+check(sum("static_print: B is 4 6.0" in m for m in notes) == 1 and
+      sum("static_print: B is 8 6.0" in m for m in notes) == 1, f"static_print's notes in the log: {notes}")
+c4.set_log(None)
+sp(1, B=16)
+check(not any("B is 16" in m for m in notes), "set_log(None): no more notes")
+raises(TypeError, lambda: c4.set_log(5), "set_log of a number", "callable")
+c4.close()
+raises(tile.TileError, lambda: c4.set_log(print), "set_log on a closed context", "closed")
+
 ctx.close()
 raises(tile.TileError, lambda: ctx.load_string(src), "a closed context", "closed")
 raises(tile.TileError, lambda: mod["axpy"], "a kernel of a closed context", "closed")
