@@ -258,13 +258,14 @@ static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n,
         rt_cache_entry_free(&e);
         return rt_error(ctx, st, "loading '%s' compiled for %s: %s", k->func->name, target, err);
     }
-    rt_log(ctx, "tile: compiled '%s' for %s in %.1f ms", k->func->name, target, now_ms() - t0);
+    double ms = now_ms() - t0;
     char *notes = d.first ? diags_render_all(&d, a) : NULL; /* static_print's among them */
     size_t len = notes ? strlen(notes) : 0;
     while (len && notes[len - 1] == '\n')
         notes[--len] = 0;
-    if (len)
+    if (len) /* what the compile said, then that it is done */
         rt_log(ctx, "tile: compiling '%s' for %s:\n%s", k->func->name, target, notes);
+    rt_log(ctx, "tile: compiled '%s' for %s in %.1f ms", k->func->name, target, ms);
     if (path[0] && rt_cache_write(ctx, path, &e) == 0)
         rt_count_disk_write();
     rt_cache_entry_free(&e);
