@@ -575,6 +575,15 @@ static void static_text(Spec *s, const Expr *e, const Val *v, char *out, size_t 
         snprintf(out, cap, "%lld", (long long)v->i);
     else if (v->kind == V_TYPE)
         snprintf(out, cap, "%s", et_name(v->ct));
+    else if (v->kind == V_LIST && e->kind == EX_LIST && e->nargs == v->nitems) {
+        size_t len = (size_t)snprintf(out, cap, "[");
+        for (int i = 0; i < v->nitems && len < cap; i++) { /* a list's items, as each shows */
+            if (i) len += (size_t)snprintf(out + len, cap - len, ", ");
+            if (len < cap) static_text(s, e->args[i], &v->items[i], out + len, cap - len);
+            len = strlen(out);
+        }
+        if (len < cap) snprintf(out + len, cap - len, "]");
+    }
     else
         snprintf(out, cap, "%s%s", v->kind == V_TILE ? "run-time " : "", val_type_str(s, v));
 }
