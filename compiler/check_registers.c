@@ -68,8 +68,16 @@ int check_registers(const TirKernel *k, const Target *t, Diags *d) {
     const TirValue *v = largest(k, t, k->body, NULL);
     if (!v || value_regs(v) <= t->max_regs) return 0;
     SrcLoc loc = v->def ? v->def->loc : (SrcLoc){0};
-    diag_error(d, loc, "tile %s needs %d registers per thread with %d warps (at most %d): "
-               "use more warps or smaller blocks", tir_type_str(k->arena, &v->type),
-               value_regs(v), k->num_warps, t->max_regs);
+    int64_t numel = 1, held = (int64_t)layout_regs(v->layout, v->type.shape, v->type.rank) *
+                              k->num_warps * t->threads_per_warp;
+    for (int i = 0; i < v->type.rank; i++)
+        numel *= v->type.shape[i];
+    /* a layout that repeats the tile across threads (a product too small to spread over the
+     * warps: every warp holds all of it) needs as many registers with more warps */
+    const char *hint = held > numel ? "use smaller blocks (each element is held by several "
+                                      "threads, so more warps would not help)"
+                                    : "use more warps or smaller blocks";
+    diag_error(d, loc, "tile %s needs %d registers per thread with %d warps (at most %d): %s",
+               tir_type_str(k->arena, &v->type), value_regs(v), k->num_warps, t->max_regs, hint);
     return -1;
 }

@@ -74,6 +74,12 @@ has "note: static_print: B is 16" err "static_print's note when run compiles"
 lacks "warning" err "static_print's note is no warning"
 expect 0 "run: static_print, code from the disk cache" -- env TILE_CACHE_DIR="$tmp/sprint" "$tilec" run "$tmp/sprint.tile:k" --backend=cpu -D B=16
 lacks "static_print" err "no note without a compile"
+expect 1 "emit: a batch of products every warp holds" -- "$tilec" emit --emit=ptx --target=sm_90a \
+    tests/exec/mma.tile --kernel=mm_batched -D BB=64 -D BM=16 -D BN=8 -D BK=16 -D num_warps=4
+has "more warps would not help" err "register hint for a layout with copies"
+expect 1 "emit: a tile too large for 4 warps" -- "$tilec" emit --emit=ptx --target=sm_90a \
+    tests/exec/mma.tile --kernel=mm_batched -D BB=8 -D BM=64 -D BN=64 -D BK=16 -D num_warps=4
+has "use more warps or smaller blocks" err "register hint for a layout without copies"
 expect 1 "missing file" -- "$tilec" check "$tmp/does-not-exist.tile"
 expect 1 "undefined name" -- "$tilec" check "$tmp/bad.tile"
 has "bad.tile:2:13: error" err "diagnostic location"
