@@ -178,6 +178,21 @@ static void libm_pairs(double *xs, double *ys)
     xs[n - 1] = 3, ys[n - 1] = 4;
 }
 
+/* An argument of type ty for the exact value v (bf16's range ends at 2^128, where ty_round
+ * would keep v finite: there it is inf, as the kernel's conversion makes it). */
+static double libm_arg(Ty ty, double v)
+{
+    if (ty == T_BF16 && fabs(v) > 0x1p128)
+        v = copysign(INFINITY, v);
+    return ty_round(ty, v);
+}
+
+/* The expected result of type ty for the reference r: f16 and bf16 compute in f32. */
+static double libm_result(Ty ty, double r)
+{
+    return ty_round(ty, ty == T_F64 ? r : (double)(float)r);
+}
+
 /* f32 within 4 ulp of the correctly rounded value (libdevice's bound; the CPU's C library and
  * the AMD code are within 2), f64 within 3 ulp (long double libm rounded); f16 and bf16
  * compute in f32, so within an ulp of the f32 reference rounded */
@@ -198,13 +213,9 @@ static void libm(int t)
             libm_points(fn);
         for (int i = 0; i < n; i++) {
             size_t j = (size_t)fn * n + i;
-            double v = fn < LIBM_BINARY ? pts[i] : bx[i];
-            if (ty == T_BF16 && fabs(v) > 0x1p128) /* ty_round keeps them finite */
-                v = copysign(INFINITY, v);
-            x->v[j] = ty_round(ty, v);
+            x->v[j] = libm_arg(ty, fn < LIBM_BINARY ? pts[i] : bx[i]);
             double a = fn < LIBM_BINARY ? x->v[j] : x->v[(size_t)LIBM_BINARY * n + i];
-            double r = (double)libm_ref(fn, a, y->v[i]);
-            o->v[j] = ty_round(ty, ty == T_F64 ? r : (double)(float)r);
+            o->v[j] = libm_result(ty, (double)libm_ref(fn, a, y->v[i]));
             ulp_bound(o, j, ty == T_F64 ? 3 : ty == T_F32 ? f32_ulps() : 1);
         }
     }
@@ -341,12 +352,8 @@ static void libm2(int t)
             libm2_points(fn);
         for (int i = 0; i < n; i++) {
             size_t j = (size_t)fn * n + i;
-            double v = fn < LIBM2_FMOD ? pts[i] : bx[i];
-            if (ty == T_BF16 && fabs(v) > 0x1p128) /* ty_round keeps them finite */
-                v = copysign(INFINITY, v);
-            x->v[j] = ty_round(ty, v);
-            double r = (double)libm2_ref(fn, x->v[j], y->v[i]);
-            o->v[j] = ty_round(ty, ty == T_F64 ? r : (double)(float)r);
+            x->v[j] = libm_arg(ty, fn < LIBM2_FMOD ? pts[i] : bx[i]);
+            o->v[j] = libm_result(ty, (double)libm2_ref(fn, x->v[j], y->v[i]));
             /* f64: glibc's cbrt is within 4 ulp */
             double ulps = fn >= LIBM2_FMOD ? 0 : ty == T_F64 ? (fn == 5 ? 5 : fn == 3 ? 4 : 3)
                         : ty == T_F32 ? f32_ulps() : 1;
