@@ -193,6 +193,21 @@ static double libm_result(Ty ty, double r)
     return ty_round(ty, ty == T_F64 ? r : (double)(float)r);
 }
 
+/* The bound the tests hold type ty's results to (see libm), as begin() names it. */
+static const char *libm_bound_text(Ty ty)
+{
+    return ty == T_F64 ? "3 ulp" : ty == T_F32 && f32_ulps() != 1 ? "4 ulp" : "1 ulp";
+}
+
+/* The second arguments `pairs` makes into y (type ty); its first ones into bx. */
+static void libm_second(Buf *y, Ty ty, double *bx, void (*pairs)(double *, double *))
+{
+    double by[LIBM_N];
+    pairs(bx, by);
+    for (int i = 0; i < LIBM_N; i++)
+        y->v[i] = ty_round(ty, by[i]);
+}
+
 /* f32 within 4 ulp of the correctly rounded value (libdevice's bound; the CPU's C library and
  * the AMD code are within 2), f64 within 3 ulp (long double libm rounded); f16 and bf16
  * compute in f32, so within an ulp of the f32 reference rounded */
@@ -201,13 +216,11 @@ static void libm(int t)
     Ty ty = TYPE[t];
     int n = LIBM_N;
     begin("tan ... copysign on %s (libdevice's functions) within %s, n=%d", TY[ty].name,
-          ty == T_F64 ? "3 ulp" : ty == T_F32 ? (f32_ulps() == 1 ? "1 ulp" : "4 ulp") : "1 ulp", n);
+          libm_bound_text(ty), n);
     Buf *x = input("x", ty, (size_t)n * LIBM_FNS, 0, 0), *y = input("y", ty, (size_t)n, 0, 0);
     Buf *o = output("o", ty, (size_t)n * LIBM_FNS, 1e-5);
-    double bx[LIBM_N], by[LIBM_N];
-    libm_pairs(bx, by);
-    for (int i = 0; i < n; i++)
-        y->v[i] = ty_round(ty, by[i]);
+    double bx[LIBM_N];
+    libm_second(y, ty, bx, libm_pairs);
     for (int fn = 0; fn < LIBM_FNS; fn++) {
         if (fn < LIBM_BINARY)
             libm_points(fn);
@@ -340,13 +353,11 @@ static void libm2(int t)
     Ty ty = TYPE[t];
     int n = LIBM_N;
     begin("asinh ... erfinv, fmod, %%, signbit on %s within %s, n=%d", TY[ty].name,
-          ty == T_F64 ? "3 ulp" : ty == T_F32 ? (f32_ulps() == 1 ? "1 ulp" : "4 ulp") : "1 ulp", n);
+          libm_bound_text(ty), n);
     Buf *x = input("x", ty, (size_t)n * LIBM2_FNS, 0, 0), *y = input("y", ty, (size_t)n, 0, 0);
     Buf *o = output("o", ty, (size_t)n * LIBM2_FNS, 1e-5), *s = output("s", T_I32, (size_t)n * 2, EXACT);
-    double bx[LIBM_N], by[LIBM_N];
-    libm2_pairs(bx, by);
-    for (int i = 0; i < n; i++)
-        y->v[i] = ty_round(ty, by[i]);
+    double bx[LIBM_N];
+    libm_second(y, ty, bx, libm2_pairs);
     for (int fn = 0; fn < LIBM2_FNS; fn++) {
         if (fn < LIBM2_FMOD)
             libm2_points(fn);
