@@ -80,6 +80,10 @@ has "more warps would not help" err "register hint for a layout with copies"
 expect 1 "emit: a tile too large for 4 warps" -- "$tilec" emit --emit=ptx --target=sm_90a \
     tests/exec/mma.tile --kernel=mm_batched -D BB=8 -D BM=64 -D BN=64 -D BK=16 -D num_warps=4
 has "use more warps or smaller blocks" err "register hint for a layout without copies"
+printf 'kernel k(x: *f32, a: f32, b: f32) {\n    store(x + arange(0, 4), where(arange(0, 4) < 2, a, b));\n}\n' >"$tmp/nonfinite.tile"
+expect 0 "run: inf and nan as float arguments" -- "$tilec" run "$tmp/nonfinite.tile:k" --backend=cpu a=-inf b=nan x=4
+has "x = \[-inf, -inf, nan, nan\]" out "non-finite float arguments"
+expect 2 "run: arithmetic that overflows to inf" -- "$tilec" run "$tmp/nonfinite.tile:k" --backend=cpu a=inf*2 b=1 x=4
 expect 1 "missing file" -- "$tilec" check "$tmp/does-not-exist.tile"
 expect 1 "undefined name" -- "$tilec" check "$tmp/bad.tile"
 has "bad.tile:2:13: error" err "diagnostic location"

@@ -1,6 +1,6 @@
 /* tilec_values.c: the NAME=VALUE arguments of `tilec run` and `tilec tune` and of `// run:`
  * lines: small expressions (+ - * / % parentheses, integer and float literals, true, false,
- * other names) evaluated with checked arithmetic. Integers stay 64-bit integers (no detour
+ * inf, nan, other names) evaluated with checked arithmetic. Integers stay 64-bit integers (no detour
  * through double); an overflow, a division by zero, a float literal beyond double's range or
  * a malformed expression is a usage error (exit 2), never a wrapped value. */
 #include <ctype.h>
@@ -80,6 +80,8 @@ static TilecNum eval_name(Eval *e)
     if (n == 5 && !strncmp(s, "false", 5))
         return num_int(0);
     const TilecValue *ref = n ? tilec_value_findn(e->vals, s, n) : NULL;
+    if (!ref && n == 3 && (!strncmp(s, "inf", 3) || !strncmp(s, "nan", 3))) /* unless a name */
+        return num_float(s[0] == 'i' ? INFINITY : NAN);
     if (!n)
         eval_fail(e, "expected a number, a name or '('");
     else if (!ref)
@@ -264,7 +266,7 @@ double tilec_value_float(const TilecValue *v, ElemKind k)
 {
     double max = k == ET_F16 ? 65504.0 : k == ET_BF16 ? 0x1.fep127 : k == ET_F32 ? 0x1.fffffep127
                                                                                   : DBL_MAX;
-    if (!(fabs(v->num.f) <= max))
+    if (isfinite(v->num.f) && fabs(v->num.f) > max) /* inf and nan are given as such */
         tilec_usage_error("%s=%s: %g is out of the range of %s", v->name, v->expr, v->num.f,
                           et_name(k));
     return v->num.f;
