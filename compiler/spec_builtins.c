@@ -844,15 +844,25 @@ static const struct { const char *name; TirUnOp op; double (*fold)(double); } un
     {"exp10", UN_EXP10, exp10_fold}, {"erfinv", UN_ERFINV, erfinv_fold},
 };
 
+/* Arguments 0 .. n-1 of a math function are numbers: not pointers, not bools; a diagnostic
+ * at the first that is not. */
+static int math_args(Spec *s, Args *a, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!need_value(s, a, i)) return 0;
+        ElemKind k = val_elem(&a->v[i]);
+        if (k == ET_PTR || k == ET_BOOL) {
+            diag_error(s->diags, a->e[i]->loc, "%s() needs numbers, got %s", a->call->name, val_type_str(s, &a->v[i]));
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static Val b_unary_math(Spec *s, Args *a) {
-    if (!need_value(s, a, 0)) return val_error();
+    if (!math_args(s, a, 1)) return val_error();
     int i = 0;
     while (strcmp(unary_fns[i].name, a->call->name) != 0) i++;
     Val x = a->v[0];
-    if (val_elem(&x) == ET_PTR || val_elem(&x) == ET_BOOL) {
-        diag_error(s->diags, a->e[0]->loc, "%s() needs numbers, got %s", a->call->name, val_type_str(s, &x));
-        return val_error();
-    }
     if (x.kind == V_CONST && unary_fns[i].op == UN_ABS && !et_is_float(x.ct))
         return x.i < 0 ? spec_binary(s, OP_SUB, val_const_int(x.ct, 0, x.weak), x, a->call->loc) : x;
     if (x.kind == V_CONST) {
@@ -963,12 +973,7 @@ static const struct { const char *name; TirBinOp op; double (*fold)(double, doub
 };
 
 static Val b_binary_math(Spec *s, Args *a) {
-    if (!numbers(s, a, 2)) return val_error();
-    for (int i = 0; i < 2; i++)
-        if (val_elem(&a->v[i]) == ET_BOOL) {
-            diag_error(s->diags, a->e[i]->loc, "%s() needs numbers, got %s", a->call->name, val_type_str(s, &a->v[i]));
-            return val_error();
-        }
+    if (!math_args(s, a, 2)) return val_error();
     int f = 0;
     while (strcmp(binary_fns[f].name, a->call->name) != 0) f++;
     SrcLoc at = a->call->loc;
@@ -1064,14 +1069,10 @@ static Val b_isnan_isinf(Spec *s, Args *a) {
 /* signbit(x): a bool like x, true where x's sign bit is set (-0.0, negative numbers, -inf, a
  * NaN with the bit); for integers x < 0 */
 static Val b_signbit(Spec *s, Args *a) {
-    if (!numbers(s, a, 1)) return val_error();
+    if (!math_args(s, a, 1)) return val_error();
     Val x = a->v[0];
     SrcLoc at = a->call->loc;
     ElemKind et = val_elem(&x);
-    if (et == ET_BOOL) {
-        diag_error(s->diags, a->e[0]->loc, "signbit() needs numbers, got bool");
-        return val_error();
-    }
     if (!et_is_float(et)) return spec_binary(s, OP_LT, x, val_const_int(et, 0, 1), at);
     if (x.kind == V_CONST) return val_const_int(ET_BOOL, signbit(x.f) != 0, 0);
     TirValue *v = spec_as_tile(s, x, a->e[0]->loc);
@@ -1339,7 +1340,8 @@ static TirValue *dot_acc(Spec *s, Args *a, ElemKind acc_t, int rank, const int *
     return spec_materialize(s, c, c.kind == V_CONST ? acc_t : val_elem(&c), rank, shape, a->e[2]->loc);
 }
 
-/* The batch dims of rank-3 operands: equal, and a power of two at most 64 (one dot each). */
+/* The operands' ranks agree, and rank-3 ones have equal batch dims of at most 64 (one dot
+ * each). */
 static int dot_batch(Spec *s, Args *a, const TirValue *x, const TirValue *y) {
     int rank = x->type.rank, b = x->type.shape[0];
     if (y->type.rank != rank) {

@@ -40,7 +40,7 @@ static int slices(Spec *s, TirValue *x, TirValue **out, SrcLoc at)
     TirType types[2] = {t, t};
     TirOp *op = tir_op_append(s->k, s->block, TIR_SPLIT, at, &pairs, 1, types, 2);
     TirValue **part = arena_alloc(s->arena, sizeof *part * (size_t)n);
-    if (!op || !part || !slices(s, op->results[0], part, at) || !slices(s, op->results[1], part + half, at))
+    if (!part || !slices(s, op->results[0], part, at) || !slices(s, op->results[1], part + half, at))
         return 0;
     for (int i = 0; i < half; i++)
         out[2 * i] = part[i], out[2 * i + 1] = part[half + i];
@@ -54,8 +54,6 @@ static TirValue *joined(Spec *s, TirValue **r, int n, int stride, SrcLoc at)
     if (n == 1)
         return reshaped(s, r[0], 3, shape, at);
     TirValue *halves[2] = {joined(s, r, n / 2, 2 * stride, at), joined(s, r + stride, n / 2, 2 * stride, at)};
-    if (!halves[0] || !halves[1])
-        return NULL;
     shape[2] = n / 2;
     TirValue *pairs = spec_emit(s, TIR_JOIN, at, halves, 2, tir_type_make(r[0]->type.elem, 4, shape));
     shape[2] = n;
@@ -76,6 +74,5 @@ Val spec_dot_batched(Spec *s, TirValue *x, TirValue *y, TirValue *acc, int64_t p
         as[b] = spec_emit(s, TIR_DOT, at, ops, 3, as[b]->type);
         as[b]->def->attr.i = precision;
     }
-    TirValue *r = joined(s, as, n, 1, at);
-    return r ? val_tile(permuted(s, r, batch_first, at)) : val_error();
+    return val_tile(permuted(s, joined(s, as, n, 1, at), batch_first, at));
 }

@@ -185,11 +185,12 @@ static LLVMValueRef nv_math2(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValu
                                            [BIN_HYPOT] = {"__nv_hypotf", "__nv_hypot"},
                                            [BIN_REM] = {"__nv_fmodf", "__nv_fmod"}};
     char buf[512];
+    int have = libdevice_path(buf, sizeof buf) != NULL;
     if ((unsigned)op >= sizeof names / sizeof names[0] || !names[op][0] ||
-        (op == BIN_REM && !libdevice_path(buf, sizeof buf))) /* %: frem, approximate (docs) */
+        (op == BIN_REM && !have)) /* %: frem, approximate (docs) */
         return target_math2_llvm(c, op, x, y, is_f64);
     const char *name = names[op][is_f64];
-    if (!libdevice_path(buf, sizeof buf)) {
+    if (!have) {
         diag_error(c->diags, c->loc, "%s needs CUDA's libdevice.10.bc, not found under "
                    "$CUDA_HOME/nvvm/libdevice or /usr/local/cuda/nvvm/libdevice", name);
         return NULL;
@@ -199,35 +200,27 @@ static LLVMValueRef nv_math2(TargetCtx *c, TirBinOp op, LLVMValueRef x, LLVMValu
     return target_call_named(c, name, t[0], t, 2, args);
 }
 
-static LLVMValueRef nv_math_f64(TargetCtx *c, TirUnOp op, LLVMValueRef x)
+/* The ops libdevice provides as __nv_NAME (f64) and __nv_NAMEf (f32); f32 exp, exp2, log,
+ * log2 and rsqrt take the hardware's approximations instead (nv_math_f32). */
+static const char *const LIBDEVICE_UNARY[] = {
+    [UN_EXP] = "exp",     [UN_EXP2] = "exp2",   [UN_LOG] = "log",     [UN_LOG2] = "log2",
+    [UN_RSQRT] = "rsqrt", [UN_SIN] = "sin",     [UN_COS] = "cos",     [UN_TANH] = "tanh",
+    [UN_ERF] = "erf",     [UN_LOG1P] = "log1p", [UN_EXPM1] = "expm1", [UN_TAN] = "tan",
+    [UN_ATAN] = "atan",   [UN_ASIN] = "asin",   [UN_ACOS] = "acos",   [UN_SINH] = "sinh",
+    [UN_COSH] = "cosh",   [UN_LOG10] = "log10", [UN_ASINH] = "asinh", [UN_ACOSH] = "acosh",
+    [UN_ATANH] = "atanh", [UN_CBRT] = "cbrt",   [UN_EXP10] = "exp10", [UN_ERFINV] = "erfinv",
+};
+
+/* op of x through libdevice where it has the function, else as target_math_llvm */
+static LLVMValueRef libdevice_or_llvm(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64)
 {
-    switch (op) {
-    case UN_EXP: return libdevice_call(c, "__nv_exp", x);
-    case UN_EXP2: return libdevice_call(c, "__nv_exp2", x);
-    case UN_LOG: return libdevice_call(c, "__nv_log", x);
-    case UN_LOG2: return libdevice_call(c, "__nv_log2", x);
-    case UN_RSQRT: return libdevice_call(c, "__nv_rsqrt", x);
-    case UN_SIN: return libdevice_call(c, "__nv_sin", x);
-    case UN_COS: return libdevice_call(c, "__nv_cos", x);
-    case UN_TANH: return libdevice_call(c, "__nv_tanh", x);
-    case UN_ERF: return libdevice_call(c, "__nv_erf", x);
-    case UN_LOG1P: return libdevice_call(c, "__nv_log1p", x);
-    case UN_EXPM1: return libdevice_call(c, "__nv_expm1", x);
-    case UN_TAN: return libdevice_call(c, "__nv_tan", x);
-    case UN_ATAN: return libdevice_call(c, "__nv_atan", x);
-    case UN_ASIN: return libdevice_call(c, "__nv_asin", x);
-    case UN_ACOS: return libdevice_call(c, "__nv_acos", x);
-    case UN_SINH: return libdevice_call(c, "__nv_sinh", x);
-    case UN_COSH: return libdevice_call(c, "__nv_cosh", x);
-    case UN_LOG10: return libdevice_call(c, "__nv_log10", x);
-    case UN_ASINH: return libdevice_call(c, "__nv_asinh", x);
-    case UN_ACOSH: return libdevice_call(c, "__nv_acosh", x);
-    case UN_ATANH: return libdevice_call(c, "__nv_atanh", x);
-    case UN_CBRT: return libdevice_call(c, "__nv_cbrt", x);
-    case UN_EXP10: return libdevice_call(c, "__nv_exp10", x);
-    case UN_ERFINV: return libdevice_call(c, "__nv_erfinv", x);
-    default: return target_math_llvm(c, op, x, 1);
-    }
+    const char *fn = (unsigned)op < sizeof LIBDEVICE_UNARY / sizeof LIBDEVICE_UNARY[0]
+                         ? LIBDEVICE_UNARY[op] : NULL;
+    if (!fn)
+        return target_math_llvm(c, op, x, is_f64);
+    char name[32];
+    snprintf(name, sizeof name, "__nv_%s%s", fn, is_f64 ? "" : "f");
+    return libdevice_call(c, name, x);
 }
 
 /* ex2.approx.ftz: one MUFU.EX2. Without .ftz ptxas wraps it in a compare and two multiplies
@@ -253,37 +246,21 @@ static LLVMValueRef nv_math_f32(TargetCtx *c, TirUnOp op, LLVMValueRef x)
     case UN_LOG2: return target_intrinsic(c, "llvm.nvvm.lg2.approx.f", NULL, 0, &x, 1);
     case UN_RSQRT: return target_intrinsic(c, "llvm.nvvm.rsqrt.approx.f", NULL, 0, &x, 1);
     case UN_SIN:
-        if (libdevice_path(buf, sizeof buf))
-            return libdevice_call(c, "__nv_sinf", x);
-        return target_intrinsic(c, "llvm.nvvm.sin.approx.f", NULL, 0, &x, 1);
+        if (!libdevice_path(buf, sizeof buf))
+            return target_intrinsic(c, "llvm.nvvm.sin.approx.f", NULL, 0, &x, 1);
+        break;
     case UN_COS:
-        if (libdevice_path(buf, sizeof buf))
-            return libdevice_call(c, "__nv_cosf", x);
-        return target_intrinsic(c, "llvm.nvvm.cos.approx.f", NULL, 0, &x, 1);
-    case UN_TANH: return libdevice_call(c, "__nv_tanhf", x);
-    case UN_ERF: return libdevice_call(c, "__nv_erff", x);
-    case UN_LOG1P: return libdevice_call(c, "__nv_log1pf", x);
-    case UN_EXPM1: return libdevice_call(c, "__nv_expm1f", x);
-    case UN_TAN: return libdevice_call(c, "__nv_tanf", x);
-    case UN_ATAN: return libdevice_call(c, "__nv_atanf", x);
-    case UN_ASIN: return libdevice_call(c, "__nv_asinf", x);
-    case UN_ACOS: return libdevice_call(c, "__nv_acosf", x);
-    case UN_SINH: return libdevice_call(c, "__nv_sinhf", x);
-    case UN_COSH: return libdevice_call(c, "__nv_coshf", x);
-    case UN_LOG10: return libdevice_call(c, "__nv_log10f", x);
-    case UN_ASINH: return libdevice_call(c, "__nv_asinhf", x);
-    case UN_ACOSH: return libdevice_call(c, "__nv_acoshf", x);
-    case UN_ATANH: return libdevice_call(c, "__nv_atanhf", x);
-    case UN_CBRT: return libdevice_call(c, "__nv_cbrtf", x);
-    case UN_EXP10: return libdevice_call(c, "__nv_exp10f", x);
-    case UN_ERFINV: return libdevice_call(c, "__nv_erfinvf", x);
-    default: return target_math_llvm(c, op, x, 0);
+        if (!libdevice_path(buf, sizeof buf))
+            return target_intrinsic(c, "llvm.nvvm.cos.approx.f", NULL, 0, &x, 1);
+        break;
+    default: break;
     }
+    return libdevice_or_llvm(c, op, x, 0);
 }
 
 static LLVMValueRef nv_math(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64)
 {
-    return is_f64 ? nv_math_f64(c, op, x) : nv_math_f32(c, op, x);
+    return is_f64 ? libdevice_or_llvm(c, op, x, 1) : nv_math_f32(c, op, x);
 }
 
 /* cvt.rzi to a 32- or 64-bit integer saturates and takes NaN to 0 by itself (PTX ISA, cvt):

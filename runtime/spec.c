@@ -142,18 +142,27 @@ static int from_disk(tile_Kernel *k, const char *path, Spec **out)
     return 0;
 }
 
+/* The compile's diagnostics as text without the last line break ("" for none); NULL when
+ * there was no memory to render them. */
+static char *diags_text(Diags *d, Arena *a)
+{
+    char *text = diags_render_all(d, a);
+    size_t len = text ? strlen(text) : 0;
+    while (len && text[len - 1] == '\n')
+        text[--len] = 0;
+    return text;
+}
+
 static tile_Status compile_error(tile_Kernel *k, const ConstBinding *c, int n,
                                  const char *target, Diags *d, Arena *a)
 {
     char cs[512];
     consts_str(c, n, cs, sizeof cs);
-    char *text = diags_render_all(d, a);
+    char *text = diags_text(d, a);
     if (!text) /* the diagnostics did not fit either */
         return rt_error(k->mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "compile of '%s' %s for %s: out of memory",
                         k->func->name, cs, target);
     size_t len = strlen(text);
-    while (len && text[len - 1] == '\n')
-        text[--len] = 0;
     return rt_error(k->mod->ctx, TILE_ERROR_COMPILE, "compile of '%s' %s for %s failed%s%s",
                     k->func->name, cs, target, len ? ":\n" : " (no diagnostics)", len ? text : "");
 }
@@ -259,11 +268,8 @@ static tile_Status compile(tile_Kernel *k, const ConstBinding *c, int n,
         return rt_error(ctx, st, "loading '%s' compiled for %s: %s", k->func->name, target, err);
     }
     double ms = now_ms() - t0;
-    char *notes = d.first ? diags_render_all(&d, a) : NULL; /* static_print's among them */
-    size_t len = notes ? strlen(notes) : 0;
-    while (len && notes[len - 1] == '\n')
-        notes[--len] = 0;
-    if (len) /* what the compile said, then that it is done */
+    char *notes = d.first ? diags_text(&d, a) : NULL; /* static_print's among them */
+    if (notes && *notes) /* what the compile said, then that it is done */
         rt_log(ctx, "tile: compiling '%s' for %s:\n%s", k->func->name, target, notes);
     rt_log(ctx, "tile: compiled '%s' for %s in %.1f ms", k->func->name, target, ms);
     if (path[0] && rt_cache_write(ctx, path, &e) == 0)
