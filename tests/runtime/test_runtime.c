@@ -342,7 +342,7 @@ static int test_static_print(void)
             tile_Const c[1] = {{"BLOCK", block}};
             OK(ctx, tile_launch(k, args, 1, c, 1));
         }
-    CHECK(!strcmp(printed, "static_print: BLOCK 4 2|static_print: BLOCK 8 4|static_print: BLOCK 16 8|"));
+    CHECK(!strcmp(printed, "static_print: BLOCK 4 2.0|static_print: BLOCK 8 4.0|static_print: BLOCK 16 8.0|"));
     tile_free(ctx, d);
     tile_context_close(ctx);
     return 0;
