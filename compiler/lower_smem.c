@@ -199,26 +199,30 @@ static uint32_t row_offset_at(const LinearLayout *ll, const TirValue *buf, const
     return smem_offset(buf->layout, buf->type.shape, buf->type.rank, c);
 }
 
-/* Row offsets are linear over GF(2) in (lane, warp, r0) when the buffer's swizzle and the
- * layout are (the usual case): offset = thread part ^ group part. Then a group's offset is
- * (thread part ^ the group bits the thread part can reach) + the other group bits, a
- * constant that folds into the instruction: one register per distinct first term instead
- * of one per group, and no per-group arithmetic in loops. Sets *group to the group part and
- * *reach to the thread bits; 0 when the offsets are not linear. */
+/* A group's row offsets split into a thread part (the group at r0 = 0) and a constant group
+ * part g, the offset of lane 0 of warp 0: over GF(2) in (lane, warp, r0) where the buffer's
+ * swizzle and the layout are linear (offset = thread part ^ g), and as a sum where a padded
+ * buffer's offsets are affine (offset = thread part + g). The constant folds into the
+ * instruction: one register per distinct first term instead of one per group, and no
+ * per-group arithmetic in loops. For a sum, *reach is 0 (the thread part is used whole); for
+ * the XOR form, the bits the thread part can reach, and the group's first term is (thread
+ * part ^ (g & reach)) and its constant g & ~reach. 0 when neither holds. */
 static int row_offset_split(Lower *L, TirValue *buf, TirValue *res, const Ldm *m, int r0,
                             int nmat, uint32_t *group, uint32_t *reach)
 {
     const LinearLayout *ll = lw_ll(L, res);
     uint32_t g = row_offset_at(ll, buf, m, (uint32_t)r0, nmat, 0, 0), bits = 0;
+    int sum = 1, xor = 1;
     for (uint32_t w = 0; w < (1u << ll->nbits[LL_WARP]); w++)
         for (uint32_t lane = 0; lane < 32; lane++) {
             uint32_t t = row_offset_at(ll, buf, m, 0, nmat, lane, w);
-            if (row_offset_at(ll, buf, m, (uint32_t)r0, nmat, lane, w) != (t ^ g))
-                return 0;
+            uint32_t at = row_offset_at(ll, buf, m, (uint32_t)r0, nmat, lane, w);
+            sum &= at == t + g;
+            xor &= at == (t ^ g);
             bits |= t;
         }
-    *group = g, *reach = bits;
-    return 1;
+    *group = g, *reach = sum ? 0 : bits;
+    return sum || xor;
 }
 
 /* Address of lane l's row for the group at register r0 (see row_offset). */

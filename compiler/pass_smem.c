@@ -47,11 +47,24 @@ static TirValue *index_zero(TirKernel *k, TirOp *before)
     return index_zero_at(k, before->block, before, before->loc);
 }
 
+/* How a buffer keeps its elements (smem_layout.h). */
+typedef enum { BUF_SWIZZLED, BUF_WGMMA, BUF_PADDED } BufKind;
+
+static BufKind buffer_kind(const Target *t, const TirLayout *to, int rank)
+{
+    if (layout_wgmma_operand(t, to))
+        return BUF_WGMMA; /* the layout wgmma reads B from */
+    if (t->pad_operand_rows && rank == 2 && to->kind == LAYOUT_DOT_OPERAND &&
+        to->parent == LAYOUT_MMA)
+        return BUF_PADDED;
+    return BUF_SWIZZLED;
+}
+
 /* x written to a fresh shared buffer and read back in layout `to`, before `before` (NULL: at
  * the end of `blk`); the loaded value, or NULL when out of memory. Only the owner of each
- * element writes it. `wgmma`: the buffer takes the layout wgmma reads B from. */
+ * element writes it. */
 static TirValue *bounce(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc, TirValue *x,
-                        const LinearLayout *src, const TirLayout *to, int wgmma)
+                        const LinearLayout *src, const TirLayout *to, BufKind kind)
 {
     int order[TIR_MAX_RANK], cont = contiguous_dim(src), rank = x->type.rank;
     order[0] = cont;
@@ -64,8 +77,10 @@ static TirValue *bounce(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc, 
     alloc->attr.i = -1;
     TirValue *buf = alloc->results[0];
     int eb = et_bytes(x->type.elem);
-    buf->layout = new_layout(k, wgmma ? smem_layout_wgmma(rank, x->type.shape, eb, order)
-                                      : smem_layout_swizzled(rank, x->type.shape, eb, order));
+    const int *shape = x->type.shape;
+    buf->layout = new_layout(k, kind == BUF_WGMMA    ? smem_layout_wgmma(rank, shape, eb, order)
+                                : kind == BUF_PADDED ? smem_layout_padded(rank, shape, eb, order)
+                                                     : smem_layout_swizzled(rank, shape, eb, order));
     TirValue *zero = index_zero_at(k, blk, before, loc);
     TirValue *st[3] = {buf, zero, x};
     tir_op_insert_at(k, blk, before, TIR_LOCAL_STORE, loc, st, 3, NULL, 0);
@@ -123,7 +138,8 @@ static int through_smem(TirKernel *k, const Target *t, TirOp *op, const LinearLa
         tir_op_remove(op);
         return 0;
     }
-    z = bounce(k, op->block, op, op->loc, op->ops[0], src, y->layout, layout_wgmma_operand(t, y->layout));
+    z = bounce(k, op->block, op, op->loc, op->ops[0], src, y->layout,
+               buffer_kind(t, y->layout, y->type.rank));
     if (!z)
         return -1;
     if (seen->n < MAX_BOUNCES)
@@ -173,7 +189,7 @@ static int order_atomic(TirKernel *k, TirOp *op)
             tir_op_insert_at(k, op->block, op->next, TIR_BARRIER, op->loc, NULL, 0, NULL, 0);
         return 0;
     }
-    TirValue *shared = bounce(k, op->block, op->next, op->loc, old, &ll, old->layout, 0);
+    TirValue *shared = bounce(k, op->block, op->next, op->loc, old, &ll, old->layout, BUF_SWIZZLED);
     if (!shared)
         return -1;
     TirOp *store = shared->def->prev;

@@ -4,9 +4,11 @@
  * allocated inside a loop lives to the end of the iteration; on targets with ldmatrix a use of
  * what a local_load read counts as a use of its buffer (the reads may be made there). Largest
  * first, each buffer takes the lowest 128-byte-aligned offset (1024 for wgmma's operands)
- * that overlaps no buffer alive at the same time. */
+ * that overlaps no buffer alive at the same time. Where padded buffers (smem_layout.h) do not
+ * fit the target's limit, they are swizzled instead and placed again. */
 #include <stdlib.h>
 #include "passes.h"
+#include "smem_layout.h"
 #include "target.h"
 
 enum { ALIGN = 128, WGMMA_ALIGN = 1024 };
@@ -27,10 +29,8 @@ typedef struct Alloc {
 
 int smem_buffer_bytes(const TirValue *buf)
 {
-    int n = et_bytes(buf->type.elem);
-    for (int d = 0; d < buf->type.rank; d++)
-        n *= buf->type.shape[d];
-    return n;
+    const TirLayout *l = buf->layout && buf->layout->kind == LAYOUT_SHARED ? buf->layout : NULL;
+    return et_bytes(buf->type.elem) * smem_buffer_elems(l, buf->type.shape, buf->type.rank);
 }
 
 static int op_count(const TirBlock *b)
@@ -141,13 +141,12 @@ static int place(Alloc *a, int n, Buf *b)
     return off;
 }
 
-int pass_smem_alloc(TirKernel *k, const Target *t, Diags *d)
+/* Places every buffer; k->smem_alloc_bytes gets the total. -1 when out of memory. */
+static int allocate(TirKernel *k, const Target *t)
 {
     Alloc *a = calloc(1, sizeof *a);
-    if (!a) {
-        diag_error(d, (SrcLoc){0}, "out of memory allocating shared memory");
+    if (!a)
         return -1;
-    }
     a->deferred_reads = t->ldmatrix != NULL;
     walk(a, k->body);
     if (a->nbufs)
@@ -162,7 +161,43 @@ int pass_smem_alloc(TirKernel *k, const Target *t, Diags *d)
     int overflow = a->overflow;
     free(a->bufs);
     free(a);
-    if (overflow) {
+    return overflow ? -1 : 0;
+}
+
+/* Gives every padded buffer the swizzled layout instead (smem_layout.h); the number changed,
+ * -1 when out of memory. */
+static int unpad(TirKernel *k, TirBlock *blk)
+{
+    int n = 0;
+    for (TirOp *op = blk ? blk->first : NULL; op && n >= 0; op = op->next) {
+        for (int r = 0; r < op->nregions && n >= 0; r++) {
+            int m = unpad(k, op->regions[r]);
+            n = m < 0 ? -1 : n + m;
+        }
+        TirValue *buf = op->code == TIR_LOCAL_ALLOC ? op->results[0] : NULL;
+        if (n < 0 || !buf || !buf->layout || !buf->layout->pad)
+            continue;
+        TirLayout *l = arena_alloc(k->arena, sizeof *l);
+        if (!l)
+            return -1;
+        *l = smem_layout_swizzled(buf->type.rank, buf->type.shape, et_bytes(buf->type.elem),
+                                  buf->layout->order);
+        buf->layout = l;
+        n++;
+    }
+    return n;
+}
+
+/* Padding is worth its space only where the space is there: past the target's limit, the
+ * buffers are placed again swizzled. */
+int pass_smem_alloc(TirKernel *k, const Target *t, Diags *d)
+{
+    int rc = allocate(k, t);
+    if (!rc && t->smem_limit && k->smem_alloc_bytes > t->smem_limit) {
+        int n = unpad(k, k->body);
+        rc = n < 0 ? -1 : n > 0 ? allocate(k, t) : 0;
+    }
+    if (rc) {
         diag_error(d, (SrcLoc){0}, "out of memory allocating shared memory");
         return -1;
     }

@@ -1,8 +1,10 @@
-/* smem_layout.c: swizzled shared-memory layouts (smem_layout.h). The contiguous dim (C
- * elements) is cut into panels of P (P = C without panels); an element's offset is
- * (col / P) * rows * P + row * P + ((chunk ^ phase(row)) * vec + col % vec), chunk =
- * (col % P) / vec, phase(row) = (row / per_phase) % max_phase; all powers of two, so the
- * map is linear over GF(2) (compiler/layout.c turns it into a linear layout). */
+/* smem_layout.c: swizzled and padded shared-memory layouts (smem_layout.h). The contiguous
+ * dim (C elements) is cut into panels of P (P = C without panels); an element's offset is
+ * (col / P) * rows * W + row * W + ((chunk ^ phase(row)) * vec + col % vec), chunk =
+ * (col % P) / vec, phase(row) = (row / per_phase) % max_phase, W = P + pad the row's width.
+ * Without padding all are powers of two, so the map is linear over GF(2) (compiler/layout.c
+ * turns it into a linear layout); a padded layout has no swizzle and no panels, and its linear
+ * layout is that of the offsets before padding (row * C + col). */
 #include "smem_layout.h"
 
 static int lg2(int x)
@@ -29,6 +31,23 @@ TirLayout smem_layout_swizzled(int rank, const int *shape, int elem_bytes, const
         l.max_phase = max_i(1, min_i(chunks, 8 / l.per_phase));
     }
     return l;
+}
+
+TirLayout smem_layout_padded(int rank, const int *shape, int elem_bytes, const int *order)
+{
+    TirLayout l = smem_layout_swizzled(rank, shape, elem_bytes, order);
+    int C = shape[order[0]], eb = elem_bytes > 0 ? elem_bytes : 1;
+    if (l.vec * eb != 16 || (C / l.vec) % 8 || smem_numel(shape, rank) == C)
+        return l; /* rows under 128 bytes: padding would cost more than 1/8 */
+    l.per_phase = l.max_phase = 1;
+    l.pad = l.vec;
+    return l;
+}
+
+int smem_buffer_elems(const TirLayout *l, const int *shape, int rank)
+{
+    int n = smem_numel(shape, rank);
+    return l && l->pad ? n + n / shape[l->order[0]] * l->pad : n;
 }
 
 int smem_numel(const int *shape, int rank)
@@ -65,7 +84,7 @@ uint32_t smem_offset(const TirLayout *l, const int *shape, int rank, const int *
     uint32_t P = (uint32_t)smem_panel(l, shape), col = (uint32_t)coord[l->order[0]] % P;
     uint32_t panel = (uint32_t)coord[l->order[0]] / P;
     uint32_t vec = (uint32_t)l->vec, phase = (row / (uint32_t)l->per_phase) % (uint32_t)l->max_phase;
-    return (panel * stride + row) * P + ((col / vec) ^ phase) * vec + col % vec;
+    return (panel * stride + row) * (P + (uint32_t)l->pad) + ((col / vec) ^ phase) * vec + col % vec;
 }
 
 static LLVMValueRef cst(LLVMValueRef like, uint32_t v) { return LLVMConstInt(LLVMTypeOf(like), v, 0); }
@@ -87,6 +106,8 @@ LLVMValueRef smem_emit_offset(LLVMBuilderRef b, const TirLayout *l, const int *s
         at = LLVMBuildAdd(b, row, LLVMBuildMul(b, panel, cst(col, stride), ""), "");
         col = LLVMBuildAnd(b, col, cst(col, (uint32_t)P - 1), "");
     }
+    if (l->pad) /* rows of P + pad elements, not swizzled */
+        return LLVMBuildAdd(b, LLVMBuildMul(b, at, cst(col, (uint32_t)(P + l->pad)), ""), col, "");
     LLVMValueRef chunk = LLVMBuildLShr(b, col, cst(col, (uint32_t)lg2(l->vec)), "");
     if (l->max_phase > 1) {
         LLVMValueRef ph = LLVMBuildLShr(b, row, cst(col, (uint32_t)lg2(l->per_phase)), "");

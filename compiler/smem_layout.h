@@ -16,12 +16,22 @@ TirLayout smem_layout_swizzled(int rank, const int *shape, int elem_bytes, const
  * chunks XORed with the row as the 128-, 64- or 32-byte swizzle modes do (buffers aligned to
  * 8 rows of a panel, 1024 bytes for the 128-byte mode). */
 TirLayout smem_layout_wgmma(int rank, const int *shape, int elem_bytes, const int *order);
+/* The padded layout of a tile whose contiguous dim is order[0] (what ldmatrix reads mma
+ * operands from on targets that ask for it, Target.pad_operand_rows): rows in order, each
+ * followed by one 16-byte chunk of padding (rows of 8k chunks start 8k + 1 chunks apart, so 8
+ * rows of one chunk column fall in 8 different banks). Rows under 128 bytes (where padding
+ * would take more than an eighth) keep the swizzled layout. An element's
+ * offset is row * (C + pad) + col: affine in the coordinates, so the addresses of a thread's
+ * reads differ by constants, which fold into the instructions (a swizzle's XOR keeps one
+ * register per distinct offset). */
+TirLayout smem_layout_padded(int rank, const int *shape, int elem_bytes, const int *order);
 /* Elements per panel of the contiguous dim (the whole dim when there are no panels). */
 int smem_panel(const TirLayout *l, const int *shape);
 /* Element offset within one buffer of the element at `coord`. */
 uint32_t smem_offset(const TirLayout *l, const int *shape, int rank, const int *coord);
-/* Elements per buffer. */
+/* Elements of the tile (smem_numel) and elements a buffer takes, padding included. */
 int smem_numel(const int *shape, int rank);
+int smem_buffer_elems(const TirLayout *l, const int *shape, int rank);
 LLVMValueRef smem_emit_offset(LLVMBuilderRef b, const TirLayout *l, const int *shape, int rank,
                               LLVMValueRef *coord);
 

@@ -205,6 +205,7 @@ static const Target sim_target = {
     .shuffle_idx = sim_shuffle_idx,
     .mma_sync = sim_mma_sync,
     .ldmatrix = sim_ldmatrix,
+    .pad_operand_rows = 1,
     .async_copy = sim_async_copy,
     .async_commit = sim_async_commit,
     .async_wait = sim_async_wait,

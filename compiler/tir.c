@@ -66,7 +66,8 @@ int tir_layout_equal(const TirLayout *a, const TirLayout *b) {
     if (a->kind == LAYOUT_LINEAR) return a->ll && b->ll && ll_equal(a->ll, b->ll);
     if (a->kind == LAYOUT_SHARED)
         return a->vec == b->vec && a->per_phase == b->per_phase && a->max_phase == b->max_phase &&
-               a->panel == b->panel && !memcmp(a->order, b->order, sizeof(int) * (size_t)a->rank);
+               a->panel == b->panel && a->pad == b->pad &&
+               !memcmp(a->order, b->order, sizeof(int) * (size_t)a->rank);
     if (a->kind == LAYOUT_DOT_OPERAND &&
         (a->parent != b->parent || a->op_idx != b->op_idx || a->kwidth != b->kwidth))
         return 0;
@@ -99,6 +100,8 @@ static int print_base(char *buf, size_t size, const TirLayout *l, LayoutKind kin
         n = snprintf(buf, size, "#shared<vec=%d phase=%dx%d ", l->vec, l->per_phase, l->max_phase);
         if (l->panel)
             n += snprintf(buf + n, size - (size_t)n, "panel=%d ", l->panel);
+        if (l->pad)
+            n += snprintf(buf + n, size - (size_t)n, "pad=%d ", l->pad);
         n += print_list(buf + n, size - (size_t)n, "order", l->order, l->rank);
     } else if (kind == LAYOUT_LINEAR) {
         char tmp[2048];

@@ -85,6 +85,10 @@ char *tir_type_str(Arena *a, const TirType *t);
  * spreads both row- and column-wise accesses over the 32 banks). With `panel` P, the
  * contiguous dim is cut into panels of P elements stored one after the other, each swizzled
  * as a buffer of its own (the layout wgmma's matrix descriptors read, compiler/smem_layout.h).
+ * With `pad` (then there is no swizzle and no panel), each row of the contiguous dim is
+ * followed by `pad` unused elements: rows of R 16-byte chunks start R + 1 chunks apart, so 8
+ * consecutive rows of one chunk column still fall in different banks, and the offsets of one
+ * thread's accesses differ by constants (see smem_layout.h).
  * LAYOUT_SCALAR: rank-0 values, uniform across the program's threads (plain LLVM values).
  * Every encoding is evaluated into a linear layout by compiler/layout.c (layout_ll), the only
  * form lowering reads. */
@@ -106,6 +110,7 @@ typedef struct TirLayout {
     int transposed;
     int vec, per_phase, max_phase;  /* LAYOUT_SHARED (with order) */
     int panel;                      /* LAYOUT_SHARED: elements per panel of order[0] (0: none) */
+    int pad;                        /* LAYOUT_SHARED: unused elements after each row (0: none) */
     const struct LinearLayout *ll;  /* LAYOUT_LINEAR */
 } TirLayout;
 

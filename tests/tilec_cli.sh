@@ -609,6 +609,19 @@ has "unknown --target=sm_12 (expected host, sim, sm_70" err "emit --target=sm_12
 [ "$(grep -c "unknown" "$tmp/err")" = 1 ] || { echo "FAIL: emit --target=sm_12: said more than once"; fail=$((fail + 1)); }
 [ -s "$tmp/out" ] && { echo "FAIL: emit --target=sm_12: wrote to stdout"; fail=$((fail + 1)); }
 expect 2 "check --target=gfx1" -- "$tilec" check --target=gfx1 examples/add.tile
+# sm_80's mma operands sit in padded buffers (rows of 128 bytes or more); where padding would
+# pass the 166912 bytes sm_80 allows, they are swizzled instead and the kernel compiles
+fa="examples/flash_attention.tile --kernel=flash_attention --target=sm_80 --assume-aligned -D HEAD_DIM=128"
+expect 0 "sm_80: padded operand buffers" -- "$tilec" emit --emit=tir $fa -D BLOCK_M=128 \
+    -D BLOCK_N=64 -D num_warps=4
+has "#shared<vec=8 phase=1x1 pad=8 order=\[1,0\]>" out "sm_80: padded operand buffers: the layout"
+expect 0 "sm_80: swizzled where padding does not fit" -- "$tilec" emit --emit=tir $fa \
+    -D BLOCK_M=64 -D BLOCK_N=128 -D num_warps=8
+lacks "pad=" out "sm_80: swizzled where padding does not fit: no padding"
+has "#shared<vec=8 phase=1x8 order=\[1,0\]>" out "sm_80: swizzled where padding does not fit: the layout"
+expect 0 "sm_90a: wgmma's buffers, not padded" -- "$tilec" emit --emit=tir \
+    examples/flash_attention.tile --kernel=flash_attention --target=sm_90a -D HEAD_DIM=128
+lacks "pad=" out "sm_90a: no padding"
 if [ -r /dev/zero ]; then
     expect 1 "cache show /dev/zero" -- "$tilec" cache show /dev/zero
     has "'/dev/zero' is a device, not a tuning file" err "cache show /dev/zero: message"

@@ -585,6 +585,65 @@ static int t_shared_swizzle(void)
     return 0;
 }
 
+/* Padded shared layouts: rows under 128 bytes keep the swizzled layout; otherwise each row
+ * of C elements starts C + pad after the previous one (emitted offsets agree), the linear
+ * layout is that of the offsets before padding, offsets are distinct and inside the buffer,
+ * chunks start 16-byte aligned, and 8 consecutive rows of one chunk column (an ldmatrix
+ * read, from any row) hit 8 different 16-byte bank groups. */
+static int t_shared_padded(void)
+{
+    static unsigned char seen[1 << 17];
+    for (int iter = 0; iter < 200; iter++) {
+        int rank = 2 + (int)rnd(2), eb = 1 << rnd(3), S[TIR_MAX_RANK], order[TIR_MAX_RANK];
+        for (int d = 0; d < rank; d++)
+            S[d] = 1 << (1 + rnd(7)), order[d] = rank - 1 - d;
+        if (rnd(2)) {
+            int t = order[0];
+            order[0] = order[1], order[1] = t;
+        }
+        if (smem_numel(S, rank) > (1 << 16))
+            continue;
+        TirLayout l = smem_layout_padded(rank, S, eb, order);
+        TirLayout sw = smem_layout_swizzled(rank, S, eb, order);
+        int C = S[order[0]];
+        if (C * eb < 128) {
+            CHECK(tir_layout_equal(&l, &sw) && smem_buffer_elems(&l, S, rank) == smem_numel(S, rank));
+            continue;
+        }
+        CHECK(l.pad * eb == 16 && l.vec * eb == 16 && l.max_phase == 1 && !l.panel);
+        int n = smem_numel(S, rank), size = smem_buffer_elems(&l, S, rank);
+        CHECK(size == n + n / C * l.pad);
+        LinearLayout ll;
+        CHECK(layout_ll(&l, S, rank, &ll) == 0);
+        memset(seen, 0, (size_t)size);
+        for (int f = 0; f < n; f++) {
+            int c[TIR_MAX_RANK];
+            ll_coords(&ll, (uint32_t)f, c);
+            uint32_t off = smem_offset(&l, S, rank, c), W = (uint32_t)(C + l.pad);
+            CHECK(off % W < (uint32_t)C); /* never in the padding */
+            CHECK(ll_apply(&ll, off / W * (uint32_t)C + off % W, 0, 0) == (uint32_t)f);
+            CHECK(off < (uint32_t)size && !seen[off]);
+            seen[off] = 1;
+            if (f % 5 == 0)
+                CHECK(emitted_offset_agrees(&l, S, rank, c));
+            if (c[order[0]] % l.vec == 0)
+                CHECK(off * (uint32_t)eb % 16 == 0);
+        }
+        int rows = n / C;
+        for (int r0 = 0; r0 + 8 <= rows; r0 += 1 + (int)rnd(8))
+            for (int chunk = 0; chunk < C / l.vec; chunk++) {
+                unsigned groups = 0;
+                for (int r = r0; r < r0 + 8; r++) {
+                    int c[TIR_MAX_RANK];
+                    ll_coords(&ll, ll_apply(&ll, (uint32_t)(r * C + chunk * l.vec), 0, 0), c);
+                    groups |= 1u << (smem_offset(&l, S, rank, c) * (uint32_t)eb / 16 % 8);
+                }
+                CHECK(groups == 0xff);
+            }
+    }
+    return 0;
+}
+
 static int t_unsupported(void)
 {
     LinearLayout ll;
@@ -611,6 +670,7 @@ int main(int argc, char **argv)
         {"convert_paths", t_convert_paths},
         {"slices_and_transposes", t_slices_and_transposes},
         {"shared_swizzle", t_shared_swizzle},
+        {"shared_padded", t_shared_padded},
         {"unsupported", t_unsupported},
     };
     return run_named_tests("test_layout", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
