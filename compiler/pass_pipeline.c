@@ -17,6 +17,7 @@
 #include <string.h>
 #include "analysis_axis.h"
 #include "passes.h"
+#include "smem_layout.h"
 #include "target.h"
 
 enum { MAX_CANDS = 8, MAX_MAP = 256, MAX_DEPTH = 48, MAX_TABLE = 16 };
@@ -514,6 +515,17 @@ static void issue_early(TirOp *first, TirOp *loop)
     }
 }
 
+/* A ring's layout: its buffer's, without padding (cp.async fills it, smem_layout.h). */
+static const TirLayout *ring_layout(PP *p, const TirValue *buf)
+{
+    if (!buf->layout->pad)
+        return buf->layout;
+    TirLayout *l = arena_alloc(p->k->arena, sizeof *l);
+    if (l)
+        *l = smem_layout_unpadded(buf->layout, buf->type.shape, et_bytes(buf->type.elem));
+    return l;
+}
+
 static int pipeline_loop(PP *p, TirOp *loop)
 {
     TirBlock *body = loop->regions[0];
@@ -527,12 +539,16 @@ static int pipeline_loop(PP *p, TirOp *loop)
         n += candidate(p, body, op, &cs[n]);
     if (!n)
         return 0;
+    const TirLayout *ring[MAX_CANDS];
+    for (int i = 0; i < n; i++)
+        if (!(ring[i] = ring_layout(p, cs[i].alloc->results[0])))
+            return 0; /* out of memory: the loop stays as it is */
     TirOp *before = loop->prev;
     for (int i = 0; i < n; i++) {
         TirValue *buf = cs[i].alloc->results[0];
         TirType rt = buf->type;
         rt.buffers = p->stages;
-        cs[i].ring = emit(p, loop, TIR_LOCAL_ALLOC, NULL, 0, &rt, buf->layout);
+        cs[i].ring = emit(p, loop, TIR_LOCAL_ALLOC, NULL, 0, &rt, ring[i]);
         cs[i].ring->def->attr.i = -1;
     }
     prologue(p, loop, cs, n, step);

@@ -180,8 +180,7 @@ static int unpad(TirKernel *k, TirBlock *blk)
         TirLayout *l = arena_alloc(k->arena, sizeof *l);
         if (!l)
             return -1;
-        *l = smem_layout_swizzled(buf->type.rank, buf->type.shape, et_bytes(buf->type.elem),
-                                  buf->layout->order);
+        *l = smem_layout_unpadded(buf->layout, buf->type.shape, et_bytes(buf->type.elem));
         buf->layout = l;
         n++;
     }

@@ -44,6 +44,11 @@ TirLayout smem_layout_padded(int rank, const int *shape, int elem_bytes, const i
     return l;
 }
 
+TirLayout smem_layout_unpadded(const TirLayout *l, const int *shape, int elem_bytes)
+{
+    return l->pad ? smem_layout_swizzled(l->rank, shape, elem_bytes, l->order) : *l;
+}
+
 int smem_buffer_elems(const TirLayout *l, const int *shape, int rank)
 {
     int n = smem_numel(shape, rank);

@@ -17,7 +17,8 @@ TirLayout smem_layout_swizzled(int rank, const int *shape, int elem_bytes, const
  * 8 rows of a panel, 1024 bytes for the 128-byte mode). */
 TirLayout smem_layout_wgmma(int rank, const int *shape, int elem_bytes, const int *order);
 /* The padded layout of a tile whose contiguous dim is order[0] (what ldmatrix reads mma
- * operands from on targets that ask for it, Target.pad_operand_rows): rows in order, each
+ * operands from on targets that ask for it, Target.pad_operand_rows, where no cp.async fills
+ * the buffer: see smem_layout_unpadded): rows in order, each
  * followed by one 16-byte chunk of padding (rows of 8k chunks start 8k + 1 chunks apart, so 8
  * rows of one chunk column fall in 8 different banks). Rows under 128 bytes (where padding
  * would take more than an eighth) keep the swizzled layout. An element's
@@ -25,6 +26,11 @@ TirLayout smem_layout_wgmma(int rank, const int *shape, int elem_bytes, const in
  * reads differ by constants, which fold into the instructions (a swizzle's XOR keeps one
  * register per distinct offset). */
 TirLayout smem_layout_padded(int rank, const int *shape, int elem_bytes, const int *order);
+/* A buffer's layout without padding: the swizzled layout of its order (l itself otherwise).
+ * Where cp.async fills a buffer, padding costs more than it saves: a 128-byte line of global
+ * memory lands across two 128-byte rows of the banks (on an H100 with sm_80 code, padded
+ * ring buffers made matmul f16 18-60% slower per configuration and attention 6-15%). */
+TirLayout smem_layout_unpadded(const TirLayout *l, const int *shape, int elem_bytes);
 /* Elements per panel of the contiguous dim (the whole dim when there are no panels). */
 int smem_panel(const TirLayout *l, const int *shape);
 /* Element offset within one buffer of the element at `coord`. */

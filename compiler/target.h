@@ -51,9 +51,10 @@ struct Target {
     int soft_bf16;           /* convert f32 -> bf16 with integer ops (no native cvt) */
     int mma;                 /* matrix instructions: TARGET_MMA_* */
     int wgmma;               /* also warpgroup MMA from shared memory (sm_90a's wgmma) */
-    int pad_operand_rows;    /* mma operands go through padded shared buffers, not swizzled
-                                ones (smem_layout_padded): ldmatrix addresses as one base and
-                                constant offsets (fewer registers across attention's loops) */
+    int pad_operand_rows;    /* mma operands that no cp.async writes go through padded shared
+                                buffers, not swizzled ones (smem_layout_padded): ldmatrix
+                                addresses as one base and constant offsets (fewer registers
+                                across attention's loops) */
     int smem_limit;          /* shared memory per program instance, bytes (0: no limit) */
     /* LLVM sync-scope names of the atomics' "cta", "gpu" and "sys" scopes (NULL or "": the
      * system's, the only one on the host) */

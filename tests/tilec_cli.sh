@@ -609,12 +609,15 @@ has "unknown --target=sm_12 (expected host, sim, sm_70" err "emit --target=sm_12
 [ "$(grep -c "unknown" "$tmp/err")" = 1 ] || { echo "FAIL: emit --target=sm_12: said more than once"; fail=$((fail + 1)); }
 [ -s "$tmp/out" ] && { echo "FAIL: emit --target=sm_12: wrote to stdout"; fail=$((fail + 1)); }
 expect 2 "check --target=gfx1" -- "$tilec" check --target=gfx1 examples/add.tile
-# sm_80's mma operands sit in padded buffers (rows of 128 bytes or more); where padding would
-# pass the 166912 bytes sm_80 allows, they are swizzled instead and the kernel compiles
+# sm_80's mma operands that no cp.async fills (Q) sit in padded buffers (rows of 128 bytes or
+# more), the pipeliner's rings (K, V) in swizzled ones; where padding would pass the 166912
+# bytes sm_80 allows, every buffer is swizzled and the kernel compiles
 fa="examples/flash_attention.tile --kernel=flash_attention --target=sm_80 --assume-aligned -D HEAD_DIM=128"
 expect 0 "sm_80: padded operand buffers" -- "$tilec" emit --emit=tir $fa -D BLOCK_M=128 \
     -D BLOCK_N=64 -D num_warps=4
 has "#shared<vec=8 phase=1x1 pad=8 order=\[1,0\]>" out "sm_80: padded operand buffers: the layout"
+has "smem\*2 #shared<vec=8 phase=1x8 order" out "sm_80: the rings are swizzled"
+lacks "smem\*2 #shared<[^>]*pad=" out "sm_80: no ring is padded"
 expect 0 "sm_80: swizzled where padding does not fit" -- "$tilec" emit --emit=tir $fa \
     -D BLOCK_M=64 -D BLOCK_N=128 -D num_warps=8
 lacks "pad=" out "sm_80: swizzled where padding does not fit: no padding"
