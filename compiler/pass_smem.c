@@ -56,7 +56,7 @@ static BufKind buffer_kind(const Target *t, const TirLayout *to, int rank)
         return BUF_WGMMA; /* the layout wgmma reads B from */
     if (t->pad_operand_rows && rank == 2 && to->kind == LAYOUT_DOT_OPERAND &&
         to->parent == LAYOUT_MMA)
-        return BUF_PADDED;
+        return BUF_PADDED; /* mma operands; the pipeliner's rings go back to swizzled ones */
     return BUF_SWIZZLED;
 }
 

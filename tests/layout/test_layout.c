@@ -522,6 +522,21 @@ static int emitted_offset_agrees(const TirLayout *l, const int *S, int rank, con
     return LLVMIsAConstantInt(off) && LLVMConstIntGetZExtValue(off) == smem_offset(l, S, rank, c);
 }
 
+/* A random buffer shape for the shared-layout tests: rank 2 or 3, dims of 2 to 2^max_log,
+ * 1-, 2- or 4-byte elements, the last or the second-last dim contiguous; 0 when it has more
+ * than 2^16 elements. */
+static int random_buffer(int max_log, int *rank, int *eb, int *S, int *order)
+{
+    *rank = 2 + (int)rnd(2), *eb = 1 << rnd(3);
+    for (int d = 0; d < *rank; d++)
+        S[d] = 1 << (1 + rnd((unsigned)max_log)), order[d] = *rank - 1 - d;
+    if (rnd(2)) {
+        int t = order[0];
+        order[0] = order[1], order[1] = t;
+    }
+    return smem_numel(S, *rank) <= (1 << 16);
+}
+
 /* Swizzled shared layouts: the linear layout of offsets agrees with smem_offset, the map is
  * a bijection, 16-byte chunks stay whole, and 8 rows of one chunk column (an ldmatrix
  * or column-wise access) hit 8 different 16-byte bank groups when a row has 8 chunks. */
@@ -529,14 +544,8 @@ static int t_shared_swizzle(void)
 {
     static unsigned char seen[1 << 16];
     for (int iter = 0; iter < 200; iter++) {
-        int rank = 2 + (int)rnd(2), eb = 1 << rnd(3), S[TIR_MAX_RANK], order[TIR_MAX_RANK];
-        for (int d = 0; d < rank; d++)
-            S[d] = 1 << (1 + rnd(6)), order[d] = rank - 1 - d;
-        if (rnd(2)) {
-            int t = order[0];
-            order[0] = order[1], order[1] = t;
-        }
-        if (smem_numel(S, rank) > (1 << 16))
+        int rank, eb, S[TIR_MAX_RANK], order[TIR_MAX_RANK];
+        if (!random_buffer(6, &rank, &eb, S, order))
             continue;
         int wgmma = (int)rnd(2);
         TirLayout l = wgmma ? smem_layout_wgmma(rank, S, eb, order) : smem_layout_swizzled(rank, S, eb, order);
@@ -594,14 +603,8 @@ static int t_shared_padded(void)
 {
     static unsigned char seen[1 << 17];
     for (int iter = 0; iter < 200; iter++) {
-        int rank = 2 + (int)rnd(2), eb = 1 << rnd(3), S[TIR_MAX_RANK], order[TIR_MAX_RANK];
-        for (int d = 0; d < rank; d++)
-            S[d] = 1 << (1 + rnd(7)), order[d] = rank - 1 - d;
-        if (rnd(2)) {
-            int t = order[0];
-            order[0] = order[1], order[1] = t;
-        }
-        if (smem_numel(S, rank) > (1 << 16))
+        int rank, eb, S[TIR_MAX_RANK], order[TIR_MAX_RANK];
+        if (!random_buffer(7, &rank, &eb, S, order))
             continue;
         TirLayout l = smem_layout_padded(rank, S, eb, order);
         TirLayout sw = smem_layout_swizzled(rank, S, eb, order);
