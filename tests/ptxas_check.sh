@@ -7,8 +7,9 @@
 # the tensor cores: mma.sync, ldmatrix and (aligned) cp.async must appear; for sm_90a,
 # wgmma.mma_async and cp.async; the attention kernels' copies must take immediate offsets from a
 # shared address register ([%rd+imm]). Without FILE arguments, also the configurations the tuner chose
-# on an H100 that must stay free of local memory for sm_90a (aligned, wgmma): tuned_configs
-# below. Skips (exit 77) without ptxas.
+# on an H100 that must stay free of local memory for sm_90a (aligned, wgmma) and, with sm_80
+# code, for sm_80 (aligned, mma.sync; session 34's spill-free picks): tuned_configs below.
+# Skips (exit 77) without ptxas.
 # usage: tests/ptxas_check.sh TILEC [FILE.tile...]   (from the source root)
 tilec=${1:?usage: ptxas_check.sh TILEC [FILE...]}
 shift
@@ -90,29 +91,37 @@ done
 # the register check to leave wgmma's shared-memory operands out.
 tuned_configs() {
     cat <<'LIST'
-examples/matmul.tile matmul_f16 -DBLOCK_M=128 -DBLOCK_N=256 -DBLOCK_K=64 -Dnum_warps=8 -Dnum_stages=3
-examples/matmul.tile matmul_bf16 -DBLOCK_M=256 -DBLOCK_N=128 -DBLOCK_K=64 -Dnum_warps=8 -Dnum_stages=3
-examples/flash_attention.tile flash_attention -DHEAD_DIM=128 -DBLOCK_M=128 -DBLOCK_N=128 -DCAUSAL=true -Dnum_warps=8 -Dnum_stages=2
-examples/flash_attention.tile flash_attention_bf16 -DHEAD_DIM=128 -DBLOCK_M=128 -DBLOCK_N=128 -Dnum_warps=8 -Dnum_stages=2
-stdlib/attention/flash_fwd.tile flash_fwd -DHEAD_DIM=128 -DBLOCK_M=128 -DBLOCK_N=128 -DCAUSAL=true -Dnum_warps=8 -Dnum_stages=2
+sm_90a examples/matmul.tile matmul_f16 -DBLOCK_M=128 -DBLOCK_N=256 -DBLOCK_K=64 -Dnum_warps=8 -Dnum_stages=3
+sm_90a examples/matmul.tile matmul_bf16 -DBLOCK_M=256 -DBLOCK_N=128 -DBLOCK_K=64 -Dnum_warps=8 -Dnum_stages=3
+sm_90a examples/flash_attention.tile flash_attention -DHEAD_DIM=128 -DBLOCK_M=128 -DBLOCK_N=128 -DCAUSAL=true -Dnum_warps=8 -Dnum_stages=2
+sm_90a examples/flash_attention.tile flash_attention_bf16 -DHEAD_DIM=128 -DBLOCK_M=128 -DBLOCK_N=128 -Dnum_warps=8 -Dnum_stages=2
+sm_90a stdlib/attention/flash_fwd.tile flash_fwd -DHEAD_DIM=128 -DBLOCK_M=128 -DBLOCK_N=128 -DCAUSAL=true -Dnum_warps=8 -Dnum_stages=2
+sm_80 examples/flash_attention.tile flash_attention -DHEAD_DIM=128 -DBLOCK_M=128 -DBLOCK_N=32 -Dnum_warps=4 -Dnum_stages=3
+sm_80 examples/flash_attention.tile flash_attention -DHEAD_DIM=128 -DBLOCK_M=128 -DBLOCK_N=32 -DCAUSAL=true -Dnum_warps=4 -Dnum_stages=3
+sm_80 examples/flash_attention.tile flash_attention -DHEAD_DIM=128 -DBLOCK_M=64 -DBLOCK_N=64 -DCAUSAL=true -Dnum_warps=4 -Dnum_stages=2
+sm_80 examples/flash_attention.tile flash_attention -DHEAD_DIM=64 -DBLOCK_M=128 -DBLOCK_N=64 -Dnum_warps=4 -Dnum_stages=3
+sm_80 examples/flash_attention.tile flash_attention -DHEAD_DIM=64 -DBLOCK_M=128 -DBLOCK_N=64 -DCAUSAL=true -Dnum_warps=4 -Dnum_stages=2
+sm_80 examples/flash_attention.tile flash_attention -DHEAD_DIM=64 -DBLOCK_M=128 -DBLOCK_N=64 -DCAUSAL=true -Dnum_warps=4 -Dnum_stages=3
 LIST
 }
 if [ $tuned -eq 1 ]; then
-    while read -r f k consts; do
+    while read -r arch f k consts; do
         n=$((n + 1))
-        what="$f:$k $consts sm_90a:aligned"
+        what="$f:$k $consts $arch:aligned"
         # shellcheck disable=SC2086
-        if ! "$tilec" emit --emit=ptx --target=sm_90a --assume-aligned --kernel="$k" $consts "$f" \
+        if ! "$tilec" emit --emit=ptx --target=$arch --assume-aligned --kernel="$k" $consts "$f" \
                 >"$tmp/k.ptx" 2>"$tmp/err" ||
-            ! "$ptxas" -arch=sm_90a -v "$tmp/k.ptx" -o "$tmp/k.cubin" >"$tmp/log" 2>&1; then
+            ! "$ptxas" -arch=$arch -v "$tmp/k.ptx" -o "$tmp/k.cubin" >"$tmp/log" 2>&1; then
             echo "FAIL $what: does not compile"
             sed 's/^/    /' "$tmp/err" "$tmp/log" 2>/dev/null | head -10
             fail=$((fail + 1))
             continue
         fi
         usage=$(grep -E "registers|stack frame|spill" "$tmp/log" | tr -s ' \n' ' ')
-        if ! grep -q wgmma.mma_async "$tmp/k.ptx"; then
-            echo "FAIL $what: no wgmma.mma_async"
+        tc=wgmma.mma_async
+        [ "$arch" = sm_90a ] || tc=mma.sync
+        if ! grep -q "$tc" "$tmp/k.ptx"; then
+            echo "FAIL $what: no $tc"
             fail=$((fail + 1))
         elif grep -Eq "[1-9][0-9]* bytes stack frame|[1-9][0-9]* bytes spill" "$tmp/log"; then
             echo "FAIL $what: local memory: $usage"
