@@ -515,17 +515,6 @@ static void issue_early(TirOp *first, TirOp *loop)
     }
 }
 
-/* A ring's layout: its buffer's, without padding (cp.async fills it, smem_layout.h). */
-static const TirLayout *ring_layout(PP *p, const TirValue *buf)
-{
-    if (!buf->layout->pad)
-        return buf->layout;
-    TirLayout *l = arena_alloc(p->k->arena, sizeof *l);
-    if (l)
-        *l = smem_layout_unpadded(buf->layout, buf->type.shape, et_bytes(buf->type.elem));
-    return l;
-}
-
 static int pipeline_loop(PP *p, TirOp *loop)
 {
     TirBlock *body = loop->regions[0];
@@ -541,7 +530,8 @@ static int pipeline_loop(PP *p, TirOp *loop)
         return 0;
     const TirLayout *ring[MAX_CANDS];
     for (int i = 0; i < n; i++)
-        if (!(ring[i] = ring_layout(p, cs[i].alloc->results[0])))
+        /* cp.async fills a ring: never padded (smem_layout.h) */
+        if (!(ring[i] = smem_buffer_unpadded(p->k->arena, cs[i].alloc->results[0])))
             return 0; /* out of memory: the loop stays as it is */
     TirOp *before = loop->prev;
     for (int i = 0; i < n; i++) {

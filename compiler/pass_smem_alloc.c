@@ -169,19 +169,18 @@ static int allocate(TirKernel *k, const Target *t)
 static int unpad(TirKernel *k, TirBlock *blk)
 {
     int n = 0;
-    for (TirOp *op = blk ? blk->first : NULL; op && n >= 0; op = op->next) {
-        for (int r = 0; r < op->nregions && n >= 0; r++) {
+    for (TirOp *op = blk ? blk->first : NULL; op; op = op->next) {
+        for (int r = 0; r < op->nregions; r++) {
             int m = unpad(k, op->regions[r]);
-            n = m < 0 ? -1 : n + m;
+            if (m < 0)
+                return -1;
+            n += m;
         }
         TirValue *buf = op->code == TIR_LOCAL_ALLOC ? op->results[0] : NULL;
-        if (n < 0 || !buf || !buf->layout || !buf->layout->pad)
+        if (!buf || !buf->layout || !buf->layout->pad)
             continue;
-        TirLayout *l = arena_alloc(k->arena, sizeof *l);
-        if (!l)
+        if (!(buf->layout = smem_buffer_unpadded(k->arena, buf)))
             return -1;
-        *l = smem_layout_unpadded(buf->layout, buf->type.shape, et_bytes(buf->type.elem));
-        buf->layout = l;
         n++;
     }
     return n;

@@ -44,9 +44,15 @@ TirLayout smem_layout_padded(int rank, const int *shape, int elem_bytes, const i
     return l;
 }
 
-TirLayout smem_layout_unpadded(const TirLayout *l, const int *shape, int elem_bytes)
+const TirLayout *smem_buffer_unpadded(Arena *a, const TirValue *buf)
 {
-    return l->pad ? smem_layout_swizzled(l->rank, shape, elem_bytes, l->order) : *l;
+    const TirLayout *l = buf->layout;
+    if (!l->pad)
+        return l;
+    TirLayout *u = arena_alloc(a, sizeof *u);
+    if (u)
+        *u = smem_layout_swizzled(l->rank, buf->type.shape, et_bytes(buf->type.elem), l->order);
+    return u;
 }
 
 int smem_buffer_elems(const TirLayout *l, const int *shape, int rank)
@@ -89,7 +95,8 @@ uint32_t smem_offset(const TirLayout *l, const int *shape, int rank, const int *
     uint32_t P = (uint32_t)smem_panel(l, shape), col = (uint32_t)coord[l->order[0]] % P;
     uint32_t panel = (uint32_t)coord[l->order[0]] / P;
     uint32_t vec = (uint32_t)l->vec, phase = (row / (uint32_t)l->per_phase) % (uint32_t)l->max_phase;
-    return (panel * stride + row) * (P + (uint32_t)l->pad) + ((col / vec) ^ phase) * vec + col % vec;
+    uint32_t width = P + (uint32_t)l->pad;
+    return (panel * stride + row) * width + ((col / vec) ^ phase) * vec + col % vec;
 }
 
 static LLVMValueRef cst(LLVMValueRef like, uint32_t v) { return LLVMConstInt(LLVMTypeOf(like), v, 0); }

@@ -26,11 +26,12 @@ TirLayout smem_layout_wgmma(int rank, const int *shape, int elem_bytes, const in
  * reads differ by constants, which fold into the instructions (a swizzle's XOR keeps one
  * register per distinct offset). */
 TirLayout smem_layout_padded(int rank, const int *shape, int elem_bytes, const int *order);
-/* A buffer's layout without padding: the swizzled layout of its order (l itself otherwise).
- * Where cp.async fills a buffer, padding costs more than it saves: a 128-byte line of global
- * memory lands across two 128-byte rows of the banks (on an H100 with sm_80 code, padded
- * ring buffers made matmul f16 18-60% slower per configuration and attention 6-15%). */
-TirLayout smem_layout_unpadded(const TirLayout *l, const int *shape, int elem_bytes);
+/* A buffer's layout without padding: buf's own when it has none, else the swizzled layout of
+ * its order, made in arena `a` (NULL when out of memory). Where cp.async fills a buffer,
+ * padding cost more than it saved: on an H100 with sm_80 code, padded ring buffers made
+ * matmul f16 18-60% slower per configuration and attention 6-15% (likely because a 128-byte
+ * line of global memory then lands across two 128-byte rows of the banks; not profiled). */
+const TirLayout *smem_buffer_unpadded(Arena *a, const TirValue *buf);
 /* Elements per panel of the contiguous dim (the whole dim when there are no panels). */
 int smem_panel(const TirLayout *l, const int *shape);
 /* Element offset within one buffer of the element at `coord`. */

@@ -1,7 +1,7 @@
 /* tilec_values.c: the NAME=VALUE arguments of `tilec run` and `tilec tune` and of `// run:`
  * lines: small expressions (+ - * / % parentheses, integer and float literals, true, false,
- * inf, nan, other names) evaluated with checked arithmetic. Integers stay 64-bit integers (no detour
- * through double); an overflow, a division by zero, a float literal beyond double's range or
+ * inf, nan, other names) evaluated with checked arithmetic. Integers stay 64-bit integers
+ * (no detour through double); an overflow, a division by zero, a float literal beyond double's range or
  * a malformed expression is a usage error (exit 2), never a wrapped value. */
 #include <ctype.h>
 #include <errno.h>

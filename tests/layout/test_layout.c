@@ -610,7 +610,8 @@ static int t_shared_padded(void)
         TirLayout sw = smem_layout_swizzled(rank, S, eb, order);
         int C = S[order[0]];
         if (C * eb < 128) {
-            CHECK(tir_layout_equal(&l, &sw) && smem_buffer_elems(&l, S, rank) == smem_numel(S, rank));
+            CHECK(tir_layout_equal(&l, &sw));
+            CHECK(smem_buffer_elems(&l, S, rank) == smem_numel(S, rank));
             continue;
         }
         CHECK(l.pad * eb == 16 && l.vec * eb == 16 && l.max_phase == 1 && !l.panel);
