@@ -35,10 +35,15 @@ static double round_bf16(double f) {
 /* A typed float constant holds a value of its type, as the same operation at run time gives
  * (`0.1 as f16` is 0.0999755859375, `1e5 as f16` inf); a weak literal keeps its digits until
  * it meets a type. fp8 constants come rounded by their casts. */
+static double float_of_type(ElemKind ct, double f) {
+    if (ct == ET_F32) return (float)f;
+    if (ct == ET_F16) return (double)(_Float16)f;
+    if (ct == ET_BF16) return round_bf16(f);
+    return f;
+}
+
 Val val_const_float(ElemKind ct, double f, int weak) {
-    if (!weak && ct == ET_F32) f = (float)f;
-    else if (!weak && ct == ET_F16) f = (double)(_Float16)f;
-    else if (!weak && ct == ET_BF16) f = round_bf16(f);
+    if (!weak) f = float_of_type(ct, f);
     return (Val){.kind = V_CONST, .ct = ct, .f = f, .i = spec_f2i(f), .weak = weak};
 }
 
@@ -260,6 +265,10 @@ static Val fold_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
         double x = a.ct == et || et_is_float(a.ct) ? a.f : (double)a.i;
         double y = et_is_float(b.ct) ? b.f : (double)b.i;
         double r;
+        if (!weak) { /* each operand becomes a value of the type first, as at run time */
+            x = float_of_type(et, x);
+            y = float_of_type(et, y);
+        }
         switch (op) {
         case OP_ADD: r = x + y; break;
         case OP_SUB: r = x - y; break;
@@ -276,8 +285,7 @@ static Val fold_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
             diag_error(s->diags, loc, "operator needs integer operands, got %s", et_name(et));
             return val_error();
         }
-        if (et == ET_F32) r = (float)r;
-        return val_const_float(et, r, weak);
+        return val_const_float(et, r, weak); /* two literals keep their digits */
     }
     return fold_int(s, op, a, b, et, weak, loc);
 }
@@ -457,6 +465,12 @@ static Val cast_pointer(Spec *s, const Expr *e, Val a, ElemKind et) {
     return val_tile(spec_emit(s, TIR_CAST, e->loc, &v, 1, t));
 }
 
+/* u64 constants are at most INT64_MAX; a cast's larger u64 (a negative integer wrapped, a float
+ * from 2^63 on) is a run-time value holding those bits, never folded as a signed one. */
+static int past_u64_constants(const Val *a) {
+    return et_is_float(a->ct) ? a->f >= 0x1p63 : a->i < 0;
+}
+
 static Val spec_cast_expr(Spec *s, const Expr *e) {
     Val a = spec_expr(s, e->a);
     if (a.kind == V_ERROR) return a;
@@ -474,11 +488,9 @@ static Val spec_cast_expr(Spec *s, const Expr *e) {
         return val_error();
     }
     if (e->type->ptr_depth || val_elem(&a) == ET_PTR) return cast_pointer(s, e, a, et);
-    if (a.kind == V_CONST && et == ET_U64 && et_is_float(a.ct) && a.f >= 0x1p63) {
-        diag_error(s->diags, e->loc, "constant %g as u64 is past the largest u64 constant (%lld)",
-                   a.f, (long long)INT64_MAX);
-        return val_error();
-    }
+    if (a.kind == V_CONST && et == ET_U64 && past_u64_constants(&a)) /* a run-time value */
+        return val_tile(spec_const_scalar(s, ET_U64, et_is_float(a.ct) ? tc_float_to_int(et, a.f) : a.i,
+                                          a.f, e->loc));
     if (a.kind == V_CONST) {
         double f = et_is_float(a.ct) ? a.f : (double)a.i;
         if (et_is_fp8(et)) /* the value the format holds */

@@ -34,9 +34,12 @@ static void scope_pop(Spec *s) { s->scope = s->scope->parent; }
 static void collect_assigned(const Stmt *st, PtrVec *out, Arena *a) {
     if (!st) return;
     if (st->kind == ST_ASSIGN) {
-        for (int i = 0; i < out->len; i++)
-            if (strcmp(out->items[i], st->names[0]) == 0) return;
-        ptrvec_push(a, out, (void *)st->names[0]);
+        for (int k = 0; k < st->nnames; k++) {
+            int seen = 0;
+            for (int i = 0; i < out->len && !seen; i++)
+                seen = strcmp(out->items[i], st->names[k]) == 0;
+            if (!seen) ptrvec_push(a, out, (void *)st->names[k]);
+        }
         return;
     }
     for (int i = 0; i < st->nstmts; i++) collect_assigned(st->stmts[i], out, a);
@@ -117,6 +120,11 @@ static void slot_set(Spec *s, const Slot *sl, Val v) {
  * st changes only the offsets of the block pointer it holds. */
 static int advances_only(const Stmt *st, const char *name) {
     if (!st) return 1;
+    if (st->kind == ST_ASSIGN && st->nnames > 1) { /* a, b = f(...): any value */
+        for (int k = 0; k < st->nnames; k++)
+            if (strcmp(st->names[k], name) == 0) return 0;
+        return 1;
+    }
     if (st->kind == ST_ASSIGN && strcmp(st->names[0], name) == 0) {
         const Expr *v = st->value;
         return st->op < 0 && v->kind == EX_CALL && strcmp(v->name, "advance") == 0 && v->nargs > 0 &&
@@ -575,7 +583,29 @@ static void spec_let(Spec *s, const Stmt *st) {
         spec_bind(s, st->names[i], v.kind == V_TUPLE && v.nitems == st->nnames ? v.items[i] : val_error());
 }
 
+/* a, b = f(...): each variable takes its value of the tuple (sema checked the count). */
+static void spec_assign_many(Spec *s, const Stmt *st) {
+    Val v = spec_expr(s, st->value);
+    if (v.kind != V_ERROR && (v.kind != V_TUPLE || v.nitems != st->nnames))
+        diag_error(s->diags, st->value->loc, "expected %d values on the right, got %s", st->nnames,
+                   v.kind == V_TUPLE ? arena_printf(s->arena, "%d", v.nitems) : val_type_str(s, &v));
+    for (int i = 0; i < st->nnames; i++) {
+        Binding *b = spec_lookup(s, st->names[i]);
+        if (!b) {
+            diag_error(s->diags, st->name_locs[i],
+                       "assignment to undeclared variable '%s' (declare it with let)", st->names[i]);
+            continue;
+        }
+        b->val = v.kind == V_TUPLE && v.nitems == st->nnames ? v.items[i] : val_error();
+        b->set_at = st->loc;
+    }
+}
+
 static void spec_assign(Spec *s, const Stmt *st) {
+    if (st->nnames > 1) {
+        spec_assign_many(s, st);
+        return;
+    }
     Binding *b = spec_lookup(s, st->names[0]);
     if (!b) {
         diag_error(s->diags, st->name_locs ? st->name_locs[0] : st->loc,

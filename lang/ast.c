@@ -153,7 +153,9 @@ static void dump_stmt(const Stmt *s, int depth, FILE *out) {
     switch (s->kind) {
     case ST_LET: dump_let(s, out); break;
     case ST_ASSIGN:
-        fprintf(out, "assign %s %s%s ", s->names[0], s->op < 0 ? "" : ast_op_text(s->op), "=");
+        fputs("assign ", out);
+        for (int i = 0; i < s->nnames; i++) fprintf(out, "%s%s", i ? ", " : "", s->names[i]);
+        fprintf(out, " %s%s ", s->op < 0 ? "" : ast_op_text(s->op), "=");
         dump_expr(s->value, out);
         break;
     case ST_EXPR: fputs("expr ", out); dump_expr(s->value, out); break;

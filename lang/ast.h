@@ -58,7 +58,7 @@ struct Expr {
 
 typedef enum {
     ST_LET,      /* names[0..nnames) = value */
-    ST_ASSIGN,   /* names[0] (op)= value; op == -1 for plain `=` */
+    ST_ASSIGN,   /* names[0] (op)= value; op == -1 for plain `=`, the only op when nnames > 1 */
     ST_EXPR,     /* value */
     ST_IF,       /* cond, body, else_body (NULL or a block, possibly holding one ST_IF) */
     ST_FOR,      /* names[0] in range(args...) body */

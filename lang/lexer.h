@@ -13,6 +13,7 @@ struct Lexer {
     const char *line_start;
     int line;
     SrcLoc loc, prev;     /* last token returned, and the one before it */
+    const char *prev_tok; /* where the one before it starts in the text (prev.len long) */
     int last;             /* the last token's number */
     SrcLoc floordiv;      /* the last `//` comment that reads as Python's floor division */
     int bad;              /* an error was reported while scanning the last token */

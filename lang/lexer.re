@@ -5,10 +5,12 @@
  * Also implements lex_dump_tokens (tilec --emit=tokens). */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "parser.h"
 #include "lexer.h"
+#include "python_names.h"
 
 void lexer_init(Lexer *lx, const SrcFile *file, Arena *arena, Diags *diags) {
     memset(lx, 0, sizeof *lx);
@@ -67,8 +69,15 @@ static const char *dot_hint(const Lexer *lx) {
     int n;
     const char *w = word_before(lx, p, &n);
     if (w && ((n == 2 && !strncmp(w, "tl", 2)) || (n == 6 && !strncmp(w, "triton", 6)) ||
-              (n == 9 && !strncmp(w, "libdevice", 9))))
+              (n == 9 && !strncmp(w, "libdevice", 9)))) {
+        const char *e = next;
+        while (e < lx->lim && is_ident_char(*e)) e++;
+        const char *type = python_type_spelling(next, (size_t)(e - next));
+        if (type) /* tl.float16 */
+            return arena_printf(lx->arena, "tile has no modules: Triton's `tl.%.*s` is the type "
+                                "`%s` here", (int)(e - next), next, type);
         return "tile has no modules: Triton's `tl.NAME(...)` is `NAME(...)` here";
+    }
     int after_operand = p > lx->file->text && (is_ident_char(p[-1]) || p[-1] == ')' || p[-1] == ']');
     if (!after_operand || next >= lx->lim || !is_ident_char(*next) || (*next >= '0' && *next <= '9'))
         return NULL;
@@ -153,9 +162,14 @@ static int lex_int(Lexer *lx, TL_STYPE *lval, int base) {
         v = v * (uint64_t)base + (uint64_t)d;
     }
     if (over || v > INT64_MAX) {
+        char hint[96] = "";
+        if (!over && v == (uint64_t)INT64_MAX + 1)
+            snprintf(hint, sizeof hint, "; write the i64 minimum as -9223372036854775807 - 1");
+        else if (!over) /* a u64 bit pattern: the same bits as a negative i64 */
+            snprintf(hint, sizeof hint, "; for these 64 bits as a u64 write (%lld) as u64",
+                     (long long)(int64_t)v);
         diag_error(lx->diags, here(lx), "integer literal is too large (the limit is %lld%s)",
-                   (long long)INT64_MAX, !over && v == (uint64_t)INT64_MAX + 1
-                   ? "; write the i64 minimum as -9223372036854775807 - 1" : "");
+                   (long long)INT64_MAX, hint);
         v = 0;
     }
     lval->i = (int64_t)v;
@@ -309,9 +323,11 @@ int tl_lex(TL_STYPE *lval, SrcLoc *lloc, Lexer *lx) {
     lx->bad = 0;
     lx->quiet = lx->quiet_next;
     lx->quiet_next = 0;
+    const char *before = lx->tok;
     int t = scan(lx, lval);
     lx->last = t;
     lx->prev = lx->loc;
+    lx->prev_tok = before;
     if (t == END && lx->prev.file) {
         /* end of file: point just past the last token, where something is missing */
         lx->loc = lx->prev;

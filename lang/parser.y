@@ -20,6 +20,7 @@ int tl_lex(TL_STYPE *lval, SrcLoc *lloc, Lexer *lx);
 
 %code {
 #include "lexer.h"
+#include "python_names.h"
 
 /* Call arguments while parsing: expressions plus keyword names (NULL = positional). */
 struct ArgList {
@@ -51,6 +52,8 @@ static Expr *ex_call(Lexer *lx, const char *name, ArgList *args, SrcLoc loc);
 static Stmt *st_new(Lexer *lx, StmtKind k, SrcLoc loc);
 static Stmt *st_let(Lexer *lx, PtrVec *names, Expr *value, SrcLoc loc);
 static Stmt *st_assign(Lexer *lx, const char *name, SrcLoc nloc, int op, Expr *v, SrcLoc loc);
+static Stmt *st_assign_many(Lexer *lx, const char *first, SrcLoc floc, PtrVec *rest, Expr *v,
+                            SrcLoc loc);
 static Stmt *st_for(Lexer *lx, const char *var, SrcLoc vloc, const char *fname, SrcLoc floc,
                     ArgList *args, Stmt *body, SrcLoc loc);
 static Stmt *st_block(Lexer *lx, PtrVec *stmts, SrcLoc loc);
@@ -216,6 +219,8 @@ stmts: %empty               { MK($$, vec_new(lx)); }
 
 stmt: "let" names "=" expr ";"      { MK($$, st_let(lx, $2, $4, @$)); }
     | IDENT assign_op expr ";"      { MK($$, st_assign(lx, $1, @1, (int)$2, $3, @$)); }
+    /* a, b = helper(...): several existing variables at once */
+    | IDENT "," names "=" expr ";"  { MK($$, st_assign_many(lx, $1, @1, $3, $5, @$)); }
     | if_stmt
     /* for NAME in range(args) block, or static_range(args) */
     | "for" IDENT "in" IDENT "(" args_opt ")" block
@@ -518,6 +523,23 @@ static Stmt *st_assign(Lexer *lx, const char *name, SrcLoc nloc, int op, Expr *v
     return s;
 }
 
+/* first, rest... = v: rest holds EX_NAME nodes (names). */
+static Stmt *st_assign_many(Lexer *lx, const char *first, SrcLoc floc, PtrVec *rest, Expr *v,
+                            SrcLoc loc) {
+    Expr *e = ex_new(lx, EX_NAME, floc);
+    if (!e) return NULL;
+    e->name = first;
+    PtrVec *names = vec_new(lx);
+    if (!names || ptrvec_push(lx->arena, names, e)) return NULL;
+    for (int i = 0; i < rest->len; i++)
+        if (ptrvec_push(lx->arena, names, rest->items[i])) return NULL;
+    Stmt *s = st_let(lx, names, v, loc);
+    if (!s) return NULL;
+    s->kind = ST_ASSIGN;
+    s->op = -1;
+    return s;
+}
+
 /* range(..., num_stages=N) as Triton's tl.range writes it: the keyword, last, is taken off
  * the range's arguments into s->stages. 0 if the keywords are anything else. */
 static int range_stages(ArgList *args, Stmt *s) {
@@ -727,8 +749,10 @@ static int expected_simplify(yysymbol_kind_t *v, int n, const char **group, int 
     int stmt = has_sym(v, n, YYSYMBOL_LET), expr = has_sym(v, n, YYSYMBOL_INT);
     *after_expr = has_sym(v, n, YYSYMBOL_PLUS) && !expr;
     *group = stmt ? "statement" : expr ? "expression" : NULL;
-    int m = 0;
+    /* after a statement's first name, ',' only starts `a, b = f(...)`: not worth naming */
+    int tuple = has_sym(v, n, YYSYMBOL_SEMI) && has_sym(v, n, YYSYMBOL_PLUS_ASSIGN), m = 0;
     for (int i = 0; i < n; i++) {
+        if (*after_expr && tuple && v[i] == YYSYMBOL_COMMA) continue;
         if (stmt && is_stmt_start(v[i])) continue;
         if (expr && is_expr_start(v[i])) continue;
         if (*after_expr && is_expr_continuation(v[i])) continue;
@@ -787,6 +811,30 @@ static int python_operator_error(Lexer *lx, yysymbol_kind_t tok, SrcLoc loc, int
     return 0;
 }
 
+/* Python words tile spells otherwise, at the token where they fail to parse: `a and b`, `a or
+ * b` (at the word), `not x` (at what follows 'not'), `elif`, `def`. 1 if reported. */
+static int python_word_error(Lexer *lx, yysymbol_kind_t tok, SrcLoc loc, int after_expr) {
+    const char *w = lx->tok;
+    int n = lx->loc.len;
+    const char *p = after_expr && lx->prev_tok && is_expr_start(tok)
+                    ? python_word_spelling(lx->prev_tok, (size_t)lx->prev.len) : NULL;
+    if (p && (!strcmp(p, "!") || !strcmp(p, "else if"))) { /* `not x`, `elif c` read as names */
+        diag_error(lx->diags, lx->prev, !strcmp(p, "!") ? "tile has no 'not' operator: write '!x'"
+                                                        : "tile has no 'elif': write 'else if'");
+        return 1;
+    }
+    const char *t = tok == YYSYMBOL_IDENT ? python_word_spelling(w, (size_t)n) : NULL;
+    if (!t || !strcmp(t, "true") || !strcmp(t, "false") || !strcmp(t, "keep_dims") ||
+        !strcmp(t, "!"))
+        return 0;
+    const char *more = !strcmp(t, "&&") ? " (or '&' on bool tiles)"
+                       : !strcmp(t, "||") ? " (or '|' on bool tiles)"
+                       : !strcmp(t, "fn") ? " for a helper, 'kernel' for an entry point" : "";
+    diag_error(lx->diags, loc, "tile has no '%.*s'%s: write '%s'%s", n, w,
+               strcmp(t, "else if") && strcmp(t, "fn") ? " operator" : "", t, more);
+    return 1;
+}
+
 static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx, PtrVec *funcs,
                                  PtrVec *imports) {
     (void)funcs;
@@ -805,7 +853,9 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx, PtrVec *fun
     n = expected_simplify(exp, n, &group, &after_expr);
     yysymbol_kind_t tok = yypcontext_token(ctx);
     SrcLoc loc = *yypcontext_location(ctx);
-    if (python_operator_error(lx, tok, loc, after_expr)) return 0;
+    if (python_operator_error(lx, tok, loc, after_expr) ||
+        python_word_error(lx, tok, loc, after_expr))
+        return 0;
     if (!group && n == 1 && exp[0] == YYSYMBOL_SEMI) {
         diag_error(lx->diags, after_prev(lx), "expected ';'%s", after_expr ? " after expression" : "");
         return 0;

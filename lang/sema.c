@@ -6,6 +6,7 @@
 #include "ast.h"
 #include "callgraph.h"
 #include "func_index.h"
+#include "python_names.h"
 
 typedef enum { SYM_VAR, SYM_PARAM, SYM_PTR, SYM_CONST } SymKind;
 
@@ -13,6 +14,7 @@ typedef struct Sym {
     const char *name;
     SymKind kind;
     int is_float; /* a float parameter (annotations compute with integers only) */
+    int loop_var; /* a for loop's variable */
     struct Sym *next;
 } Sym;
 
@@ -23,6 +25,8 @@ typedef struct {
     int fn_pos;      /* fn's position in the module */
     Sym *scope;      /* innermost first; a block restores it on exit */
     Sym *ended;      /* variables of the function's blocks that have ended (for a hint) */
+    Sym *block_base; /* the scope where the innermost block began */
+    int block_depth; /* of nested blocks in the function (its body is 1) */
     int loops;       /* depth of enclosing loops */
     int in_static;   /* the innermost enclosing loop is a static_range */
     const char *ann; /* checking this annotation's expressions (NULL: a function body) */
@@ -138,6 +142,7 @@ static void declare(Sema *S, const char *name, SymKind kind) {
     s->name = name;
     s->kind = kind;
     s->is_float = 0;
+    s->loop_var = 0;
     s->next = S->scope;
     S->scope = s;
 }
@@ -153,8 +158,11 @@ static const Sym *lookup(const Sema *S, const char *name) {
 static void check_type(Sema *S, const TypeRef *t) {
     if (t->ptr_depth > 1)
         ERR(S, t->loc, "pointers to pointers are not supported (keep addresses as u64 and cast one: `load(ptrs + i) as *f32`)");
-    else if (!is_type_name(t->name))
-        ERR(S, t->loc, "unknown %stype '%s'", t->ptr_depth ? "element " : "", t->name);
+    else if (!is_type_name(t->name)) {
+        const char *py = python_type_spelling(t->name, strlen(t->name));
+        ERR(S, t->loc, "unknown %stype '%s'%s%s%s", t->ptr_depth ? "element " : "", t->name,
+            py ? " (tile spells it '" : "", py ? py : "", py ? "')" : "");
+    }
 }
 
 /* ---- expressions ---- */
@@ -164,6 +172,15 @@ static void check_expr_kind(Sema *S, const Expr *e);
 
 static int ended_in_block(const Sema *S, const char *name);
 
+/* " (tile spells it 'true')" where a name is Python's or Triton's, else "". */
+static const char *python_hint(Sema *S, const char *name) {
+    size_t n = strlen(name);
+    const char *w = python_word_spelling(name, n), *t = python_type_spelling(name, n);
+    const char *h = w && strcmp(w, "!") ? arena_printf(S->d->arena, " (tile spells it '%s')", w)
+                  : t ? arena_printf(S->d->arena, " (the type '%s' is '%s' here)", name, t) : "";
+    return h ? h : "";
+}
+
 static void check_name(Sema *S, const Expr *e) {
     const Sym *s = lookup(S, e->name);
     if (!S->ann) {
@@ -172,7 +189,7 @@ static void check_name(Sema *S, const Expr *e) {
                 "ends with it; declare it before the block (let %s = ...;) and assign it inside",
                 e->name, e->name);
         else if (!s && !is_type_name(e->name))
-            ERR(S, e->loc, "undefined variable '%s'", e->name);
+            ERR(S, e->loc, "undefined variable '%s'%s", e->name, python_hint(S, e->name));
         return;
     }
     if (!s)
@@ -199,7 +216,8 @@ static void check_binding(Sema *S, const Expr *e, const char *const *slots, int 
             seen_kw = 1;
             for (slot = 0; slot < nslots && !(slots[slot] && !strcmp(slots[slot], kw)); slot++) {}
             if (slot == nslots) {
-                ERR(S, e->args[i]->loc, "'%s' has no parameter named '%s'", e->name, kw);
+                ERR(S, e->args[i]->loc, "'%s' has no parameter named '%s'%s", e->name, kw,
+                    python_hint(S, kw));
                 continue;
             }
         }
@@ -348,6 +366,8 @@ static void check_call(Sema *S, const Expr *e) {
         check_builtin_call(S, e, b);
     else if (!strcmp(e->name, "range"))
         ERR(S, loc, "'range' can only be used in a for loop");
+    else if (!strcmp(e->name, "not"))
+        ERR(S, loc, "unknown function 'not': tile writes Python's 'not x' as '!x'");
     else
         ERR(S, loc, "unknown function '%s'", e->name);
 }
@@ -392,8 +412,12 @@ static void check_expr_kind(Sema *S, const Expr *e) {
 static void check_stmt(Sema *S, const Stmt *s, int last);
 
 static void check_block(Sema *S, const Stmt *s, int last) {
-    Sym *saved = S->scope;
+    Sym *saved = S->scope, *base = S->block_base;
+    S->block_base = saved;
+    S->block_depth++;
     for (int i = 0; i < s->nstmts; i++) check_stmt(S, s->stmts[i], last && i == s->nstmts - 1);
+    S->block_depth--;
+    S->block_base = base;
     for (Sym *v = S->scope; v && v != saved; v = v->next) { /* remembered for a hint */
         Sym *e = arena_alloc(S->d->arena, sizeof *e);
         if (!e) break;
@@ -438,15 +462,17 @@ static int helper_results(const Func *f) {
     return b->stmts[b->nstmts - 1]->nvalues;
 }
 
-static void check_let(Sema *S, const Stmt *s) {
-    check_expr(S, s->value);
+/* The value of a `let` or an assignment gives as many values as it has names; each name once. */
+static void check_results(Sema *S, const Stmt *s) {
     const Expr *v = s->value;
+    int let = s->kind == ST_LET;
     const Func *f = v->kind == EX_CALL ? module_find_func(S->m, v->name) : NULL;
     int n = s->nnames, several = !f && v->kind == EX_CALL && builtin_results(v) > 1 &&
                                  strcmp(v->name, "split") != 0; /* max, min: return_indices */
     if (n > 1 || several) {
         if (v->kind != EX_CALL)
-            ERR(S, v->loc, "'let' with %d names needs a helper call on the right", n);
+            ERR(S, v->loc, "%s %d names needs a helper call on the right",
+                let ? "'let' with" : "an assignment to", n);
         else if (!f && builtin_find(v->name) && builtin_results(v) >= 0 && builtin_results(v) != n)
             ERR(S, v->loc, "'%s' returns %d value%s, but %d name%s bound", v->name,
                 builtin_results(v), plural(builtin_results(v)), n, n == 1 ? " is" : "s are");
@@ -454,22 +480,51 @@ static void check_let(Sema *S, const Stmt *s) {
             ERR(S, v->loc, "'%s' returns %d value%s, but %d names are bound", v->name,
                 helper_results(f), plural(helper_results(f)), n);
     }
-    for (int i = 0; i < s->nnames; i++) {
+    for (int i = 0; i < n; i++)
         for (int j = 0; j < i; j++)
             if (!strcmp(s->names[i], s->names[j]))
-                ERR(S, s->name_locs[i], "'%s' is bound twice in this 'let'", s->names[i]);
+                ERR(S, s->name_locs[i], "'%s' is %s twice in this %s", s->names[i],
+                    let ? "bound" : "assigned", let ? "'let'" : "assignment");
+}
+
+/* A `let` inside a loop or branch that hides a variable of an enclosing block is a new
+ * variable, gone when its block ends: where the outer one was meant (Python has no block
+ * scope), its updates would be lost without a word. Loop variables may be hidden freely. */
+static void warn_hidden(Sema *S, const char *name, SrcLoc loc) {
+    if (S->block_depth < 2) /* the function's own block: nothing outlives it */
+        return;
+    for (const Sym *v = S->block_base; v; v = v->next)
+        if (!strcmp(v->name, name)) {
+            if (!v->loop_var)
+                diag_warning(S->d, loc, "'let %s' inside this block declares a new '%s' that "
+                             "hides the one of an enclosing block until the block ends; to "
+                             "update that one, assign it: '%s = ...' (several: 'a, b = f(...)')",
+                             name, name, name);
+            return;
+        }
+}
+
+static void check_let(Sema *S, const Stmt *s) {
+    check_expr(S, s->value);
+    check_results(S, s);
+    for (int i = 0; i < s->nnames; i++) {
+        warn_hidden(S, s->names[i], s->name_locs[i]);
         declare(S, s->names[i], SYM_VAR);
     }
 }
 
 static void check_assign(Sema *S, const Stmt *s) {
     check_expr(S, s->value);
-    const Sym *sym = lookup(S, s->names[0]);
-    if (!sym)
-        ERR(S, s->name_locs[0], "assignment to undeclared variable '%s' (declare it with 'let')",
-            s->names[0]);
-    else if (sym->kind == SYM_CONST)
-        ERR(S, s->name_locs[0], "cannot assign to const parameter '%s'", s->names[0]);
+    if (s->nnames > 1)
+        check_results(S, s);
+    for (int i = 0; i < s->nnames; i++) {
+        const Sym *sym = lookup(S, s->names[i]);
+        if (!sym)
+            ERR(S, s->name_locs[i], "assignment to undeclared variable '%s' (declare it with 'let')",
+                s->names[i]);
+        else if (sym->kind == SYM_CONST)
+            ERR(S, s->name_locs[i], "cannot assign to const parameter '%s'", s->names[i]);
+    }
 }
 
 static void check_loop(Sema *S, const Stmt *s) {
@@ -478,6 +533,8 @@ static void check_loop(Sema *S, const Stmt *s) {
         for (int i = 0; i < s->nvalues; i++) check_expr(S, s->values[i]);
         if (s->stages) check_expr(S, s->stages);
         declare(S, s->names[0], SYM_VAR);
+        if (S->scope && S->scope->name == s->names[0])
+            S->scope->loop_var = 1;
     } else {
         check_expr(S, s->cond);
     }
@@ -714,6 +771,8 @@ static void check_func(Sema *S, const Func *f) {
     S->ended = NULL;
     S->loops = 0;
     S->in_static = 0;
+    S->block_base = NULL;
+    S->block_depth = 0;
     /* a kernel is never called, so it may share a builtin's name (a kernel called softmax) */
     if (!f->is_kernel && (builtin_find(f->name) || !strcmp(f->name, "range") ||
                            !strcmp(f->name, "static_range")))

@@ -862,8 +862,58 @@ static void t_static_loops(void)
     }
 }
 
+/* a, b = f(...) (tuple_lse); u64 values past the largest u64 constant (u64_consts); constant
+ * folding that matches run time (fold_like_runtime). */
+static void t_tuple_assign(void)
+{
+    static const int sizes[][2] = {{1, 0}, {37, 16}, {100, 48}, {129, 200}};
+    for (int c = 0; c < 4; c++) {
+        int n = sizes[c][0], half = sizes[c][1], rows = 3, B = 16, chunks = (n + B - 1) / B;
+        begin("tuple_lse n=%d half=%d", n, half);
+        Buf *x = input("x", T_F32, (size_t)n * rows, -4, 4);
+        Buf *o = output("o", T_F32, (size_t)rows * 2, TOL_F32);
+        for (int r = 0; r < rows; r++) {
+            double m = -INFINITY, d = 0;
+            for (int i = 0; i < n; i++)
+                m = fmax(m, x->v[r * n + i]);
+            for (int i = 0; i < n; i++)
+                d += exp(x->v[r * n + i] - m);
+            o->v[r * 2] = m + log(d);
+            o->v[r * 2 + 1] = chunks % 2 ? 21 : 12;
+        }
+        run(CT, "tuple_lse", ARGS(P(x), P(o), I(n), I(half), I(rows)), NO_CONSTS);
+    }
+    begin("u64_consts");
+    int n = 64;
+    Buf *x = input("x", T_U64, 64, 0, 1e6);
+    Buf *o = output("o", T_U64, 256, EXACT);
+    const uint64_t golden = 0x9E3779B97F4A7C15u, ones = UINT64_MAX;
+    for (int i = 0; i < 64; i++) {
+        uint64_t v = (uint64_t)x->v[i];
+        o->v[i] = (double)((v ^ golden) >> 11);
+        o->v[64 + i] = (double)(v + 1000 * (v < ones) + 7 * (golden > v));
+        o->v[128 + i] = (double)((UINT64_C(10000000000000000000) >> 11) + v);
+        o->v[192 + i] = (double)((ones - v) >> 12);
+    }
+    run(CT, "u64_consts", ARGS(P(x), P(o), I(n)), NO_CONSTS);
+    begin("fold_like_runtime");
+    Buf *a = input("a", T_I32, 2, 0, 1);
+    a->v[0] = 11, a->v[1] = 16777216;
+    Buf *o16 = output("o16", T_F16, 6, EXACT), *ob = output("ob", T_BF16, 2, EXACT);
+    Buf *o32 = output("o32", T_F32, 2, EXACT);
+    double h = ty_round(T_F16, ty_round(T_F16, 11) + ty_round(T_F16, 65000.0));
+    double t = ty_round(T_F16, 11 * ty_round(T_F16, 0.1));
+    double lt = ty_round(T_F16, 11 + ty_round(T_F16, 64980.0)) < ty_round(T_F16, 65000.0);
+    double b = ty_round(T_BF16, 1 - ty_round(T_BF16, 1.0 / 3.0));
+    double f = ty_round(T_F32, 16777216 + ty_round(T_F32, 1.00000001));
+    o16->v[0] = o16->v[1] = h, o16->v[2] = o16->v[3] = t, o16->v[4] = o16->v[5] = lt;
+    ob->v[0] = ob->v[1] = b, o32->v[0] = o32->v[1] = f;
+    run(CT, "fold_like_runtime", ARGS(P(a), P(o16), P(ob), P(o32)), NO_CONSTS);
+}
+
 void t_control(void)
 {
+    t_tuple_assign();
     t_loops();
     t_static_loops();
     t_loop_edges();
