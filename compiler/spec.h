@@ -74,6 +74,7 @@ typedef struct Spec {
     long inlined_stmts; /* statements specialized inside inlined helpers or unrolled loops */
     int over_budget;    /* ... passed SPEC_INLINE_BUDGET: that was reported, stop */
     Val *ret;          /* the running helper's return value slot */
+    int runtime_ifs;   /* branches of run-time ifs around the statement, in the running helper */
 } Spec;
 
 /* Helpers are inlined at every call, so f1 calling f0 twice, f2 calling f1 twice, ... grows

@@ -292,8 +292,10 @@ static void spec_if_runtime(Spec *s, const Stmt *st, TirValue *cond) {
     Val *saved = arena_alloc(s->arena, sizeof(Val) * (size_t)(n + 1));
     for (int i = 0; i < n; i++) saved[i] = bs[i]->val;
     Branch br[2];
+    s->runtime_ifs++;
     build_branch(s, st->body, bs, saved, n, &br[0]);
     build_branch(s, st->else_body, bs, saved, n, &br[1]);
+    s->runtime_ifs--;
     size_t most = (size_t)n * SPEC_BP_MAX_PARTS + 1; /* each variable may be a block pointer */
     Slot *rs = arena_alloc(s->arena, sizeof(Slot) * most);
     TirType *types = arena_alloc(s->arena, sizeof(TirType) * most);
@@ -629,14 +631,23 @@ static void spec_return(Spec *s, const Stmt *st) {
         s->terminated = 1;
         return;
     }
-    if (st->nvalues == 1) {
-        *s->ret = spec_expr(s, st->values[0]);
+    if (s->runtime_ifs) { /* a helper returns one value: no branch known only at run time */
+        diag_error(s->diags, st->loc, "a helper can return inside an if only where its condition "
+                   "is a compile-time constant; for a run-time one, compute both values and "
+                   "return where(condition, a, b)");
+        *s->ret = val_error();
+        s->terminated = 1;
         return;
     }
-    Val t = {.kind = st->nvalues ? V_TUPLE : V_VOID, .nitems = st->nvalues};
-    t.items = arena_alloc(s->arena, sizeof(Val) * (size_t)(st->nvalues + 1));
-    for (int i = 0; i < st->nvalues; i++) t.items[i] = spec_expr(s, st->values[i]);
-    *s->ret = t;
+    if (st->nvalues == 1) {
+        *s->ret = spec_expr(s, st->values[0]);
+    } else {
+        Val t = {.kind = st->nvalues ? V_TUPLE : V_VOID, .nitems = st->nvalues};
+        t.items = arena_alloc(s->arena, sizeof(Val) * (size_t)(st->nvalues + 1));
+        for (int i = 0; i < st->nvalues; i++) t.items[i] = spec_expr(s, st->values[i]);
+        *s->ret = t;
+    }
+    s->terminated = 1; /* the helper's statements after it are not reached */
 }
 
 static void spec_stmt(Spec *s, const Stmt *st) {
@@ -778,6 +789,8 @@ static Val inline_body(Spec *s, const Func *f, const Val *vals) {
     Scope *saved_scope = s->scope;
     LoopCtx *saved_loop = s->loop;
     Val *saved_ret = s->ret, ret = {.kind = V_VOID};
+    int saved_ifs = s->runtime_ifs;
+    s->runtime_ifs = 0;
     s->scope = NULL;
     scope_push(s);
     for (int p = 0; p < f->nparams; p++) spec_bind(s, f->params[p].name, vals[p]);
@@ -789,6 +802,8 @@ static Val inline_body(Spec *s, const Func *f, const Val *vals) {
     s->scope = saved_scope;
     s->loop = saved_loop;
     s->ret = saved_ret;
+    s->runtime_ifs = saved_ifs;
+    s->terminated = 0; /* by its return: the caller goes on (a call runs only when reached) */
     return ret;
 }
 

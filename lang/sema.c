@@ -455,11 +455,22 @@ static int builtin_results(const Expr *e) {
     return 1;
 }
 
-/* The number of values a helper returns: that of its final `return` (0 without one). */
+/* The number of values the returns in s give (loops hold none): *n is -2 before the first,
+ * then its count, or -1 once two differ. */
+static void return_counts(const Stmt *s, int *n) {
+    if (!s || s->kind == ST_FOR || s->kind == ST_WHILE) return;
+    if (s->kind == ST_RETURN) *n = *n == -2 || *n == s->nvalues ? s->nvalues : -1;
+    for (int i = 0; i < s->nstmts; i++) return_counts(s->stmts[i], n);
+    return_counts(s->body, n);
+    return_counts(s->else_body, n);
+}
+
+/* The number of values a helper returns: 0 without a return, -1 where its returns differ
+ * (then the branch a call takes decides, at specialization). */
 static int helper_results(const Func *f) {
-    const Stmt *b = f->body;
-    if (!b || !b->nstmts || b->stmts[b->nstmts - 1]->kind != ST_RETURN) return 0;
-    return b->stmts[b->nstmts - 1]->nvalues;
+    int n = -2;
+    return_counts(f->body, &n);
+    return n == -2 ? 0 : n;
 }
 
 /* The value of a `let` or an assignment gives as many values as it has names; each name once. */
@@ -476,7 +487,7 @@ static void check_results(Sema *S, const Stmt *s) {
         else if (!f && builtin_find(v->name) && builtin_results(v) >= 0 && builtin_results(v) != n)
             ERR(S, v->loc, "'%s' returns %d value%s, but %d name%s bound", v->name,
                 builtin_results(v), plural(builtin_results(v)), n, n == 1 ? " is" : "s are");
-        else if (f && !f->is_kernel && helper_results(f) != n)
+        else if (f && !f->is_kernel && helper_results(f) >= 0 && helper_results(f) != n)
             ERR(S, v->loc, "'%s' returns %d value%s, but %d names are bound", v->name,
                 helper_results(f), plural(helper_results(f)), n);
     }
@@ -551,8 +562,8 @@ static void check_return(Sema *S, const Stmt *s, int last) {
     for (int i = 0; i < s->nvalues; i++) check_expr(S, s->values[i]);
     if (S->fn->is_kernel && s->nvalues)
         ERR(S, s->loc, "a kernel cannot return a value");
-    else if (!S->fn->is_kernel && !last)
-        ERR(S, s->loc, "'return' in helper '%s' must be its last statement", S->fn->name);
+    else if (!S->fn->is_kernel && S->loops && !last)
+        ERR(S, s->loc, "'return' in helper '%s' cannot be inside a loop", S->fn->name);
 }
 
 static void check_stmt(Sema *S, const Stmt *s, int last) {

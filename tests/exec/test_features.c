@@ -939,6 +939,19 @@ void t_helpers(void)
         sum_bound(os, 2, 2 * sa + 1, (size_t)n + 2);
         run("tests/exec/helpers.tile", "helper_multi", ARGS(P(x), P(os), P(oc), I(n)), NO_CONSTS);
     }
+    for (int act = 0; act < 3; act++) { /* returns in the branches of a const if */
+        int n = 100, swap = act == 1;
+        begin("helper_act ACT=%d SWAP=%d", act, swap);
+        Buf *x = input("x", T_F32, n, -2, 2);
+        Buf *o = output("o", T_F32, n, TOL_F32), *o2 = output("o2", T_F32, n, TOL_F32);
+        for (int i = 0; i < n; i++) {
+            double v = x->v[i], a = act == 1 ? fmax(v, 0) : act == 2 ? (v > 0 ? v : v * 0.125) : v;
+            o->v[i] = a + fmax(v, 0);
+            o2->v[i] = swap ? 3 * v + 2 * v : v + 6 * v;
+        }
+        run("tests/exec/helpers.tile", "helper_act", ARGS(P(x), P(o), P(o2), I(n)),
+            CONSTS({"ACT", act}, {"SWAP", swap}));
+    }
 }
 
 /* @types: the same kernel for f32, f16, bf16 and i32 (typed_mean, typed_mean_f16, ...). */
