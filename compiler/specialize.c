@@ -707,6 +707,18 @@ static int helper_arg(Spec *s, const Param *p, Val v, SrcLoc loc, Val *out) {
     return out->kind != V_ERROR;
 }
 
+/* Parameter p's default where its call leaves it out, computed where the parameters before it
+ * are bound (a default may use the const ones), not in the caller's scope. */
+static int default_arg(Spec *s, const Func *f, int p, Val *vals, SrcLoc loc) {
+    Scope *saved = s->scope;
+    s->scope = NULL;
+    scope_push(s);
+    for (int q = 0; q < p; q++) spec_bind(s, f->params[q].name, vals[q]);
+    Val v = spec_expr(s, f->params[p].default_value);
+    s->scope = saved;
+    return helper_arg(s, &f->params[p], v, loc, &vals[p]);
+}
+
 static int helper_args(Spec *s, const Func *f, const Expr *call, Val *vals) {
     int given[SPEC_MAX_HELPER_PARAMS] = {0};
     for (int i = 0; i < call->nargs; i++) {
@@ -724,8 +736,9 @@ static int helper_args(Spec *s, const Func *f, const Expr *call, Val *vals) {
     }
     for (int p = 0; p < f->nparams; p++)
         if (!given[p]) {
-            if (f->params[p].default_value) vals[p] = spec_expr(s, f->params[p].default_value);
-            else {
+            if (f->params[p].default_value) {
+                if (!default_arg(s, f, p, vals, call->loc)) return 0;
+            } else {
                 diag_error(s->diags, call->loc, "%s() needs its argument '%s'", f->name, f->params[p].name);
                 return 0;
             }
@@ -772,7 +785,7 @@ Val spec_apply_helper(Spec *s, const Func *f, const Val *args, int nargs, SrcLoc
         if (p < nargs) {
             if (!helper_arg(s, &f->params[p], args[p], loc, &vals[p])) return val_error();
         } else if (f->params[p].default_value) {
-            vals[p] = spec_expr(s, f->params[p].default_value);
+            if (!default_arg(s, f, p, vals, loc)) return val_error();
         } else {
             diag_error(s->diags, loc, "%s() needs its argument '%s'", f->name, f->params[p].name);
             return val_error();

@@ -196,9 +196,11 @@ params: param               { MK($$, vec_new(lx)); PUSH(lx->arena, $$, $1); }
       | params "," param    { $$ = $1; PUSH(lx->arena, $$, $3); }
       ;
 
-/* param := NAME [":" type] | "const" NAME [":" type] ["=" expr] */
+/* param := ["const"] NAME [":" type] ["=" expr] */
 param: IDENT                            { MK($$, param_new(lx, $1, @1, NULL, 0, NULL)); }
      | IDENT ":" type                   { MK($$, param_new(lx, $1, @1, $3, 0, NULL)); }
+     | IDENT "=" expr                   { MK($$, param_new(lx, $1, @1, NULL, 0, $3)); }
+     | IDENT ":" type "=" expr          { MK($$, param_new(lx, $1, @1, $3, 0, $5)); }
      | "const" IDENT                    { MK($$, param_new(lx, $2, @2, NULL, 1, NULL)); }
      | "const" IDENT ":" type           { MK($$, param_new(lx, $2, @2, $4, 1, NULL)); }
      | "const" IDENT ":" type "=" expr  { MK($$, param_new(lx, $2, @2, $4, 1, $6)); }

@@ -627,6 +627,9 @@ static void check_param(Sema *S, const Func *f, int i, Sym **consts) {
         ERR(S, p->type->loc, "const parameter '%s' must have an integer or bool type (const "
             "values are integers): pass a float as a run-time parameter ('%s: %s')", p->name,
             p->name, p->type->name);
+    if (f->is_kernel && !p->is_const && p->default_value)
+        ERR(S, p->default_value->loc, "kernel parameter '%s' cannot have a default (a launch "
+            "gives every run-time parameter; const parameters may have one)", p->name);
     Sym *saved = S->scope;
     S->scope = *consts;
     if (p->default_value) /* may use the const parameters before it */

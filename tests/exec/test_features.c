@@ -952,6 +952,16 @@ void t_helpers(void)
         run("tests/exec/helpers.tile", "helper_act", ARGS(P(x), P(o), P(o2), I(n)),
             CONSTS({"ACT", act}, {"SWAP", swap}));
     }
+    begin("helper_defaults n=100");
+    int n = 100;
+    Buf *x = input("x", T_F32, 128, -2, 2);
+    Buf *o = output("o", T_F32, 2 * (size_t)n, TOL_F32);
+    for (int i = 0; i < n; i++) {
+        double v = x->v[i];
+        o->v[i] = v > 0 ? 3 * v : v * (0.01 + 0.5 + 2.0);
+        o->v[n + i] = 4 * v + 2 * v + 8 * v + 100;
+    }
+    run("tests/exec/helpers.tile", "helper_defaults", ARGS(P(x), P(o), I(n)), NO_CONSTS);
 }
 
 /* @types: the same kernel for f32, f16, bf16 and i32 (typed_mean, typed_mean_f16, ...). */
