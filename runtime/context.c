@@ -113,16 +113,16 @@ static void free_allocations(tile_Context *ctx)
     rtranges_free(&ctx->allocs);
 }
 
-/* Closing NULL, or a context closed already, does nothing (tile_error(NULL) says which). */
+/* Closing NULL, a context closed already, or one a call in progress holds (from a callback
+ * of that call) does nothing (tile_error(NULL) says which). */
 void tile_context_close(tile_Context *ctx)
 {
-    if (rt_handle_check(ctx, RT_CONTEXT, "tile_context_close") != TILE_OK)
+    if (rt_handle_release(ctx, RT_CONTEXT, "tile_context_close") != TILE_OK)
         return;
-    rt_handle_remove(ctx);
     char err[BK_ERR_MAX];
     ctx->ops->sync(ctx->dev, err);
     while (ctx->modules)
-        tile_module_free(ctx->modules);
+        rt_module_destroy(ctx->modules);
     rt_debug_release(ctx);
     free_allocations(ctx);
     ctx->ops->close(ctx->dev);
@@ -224,11 +224,13 @@ void rt_log(tile_Context *ctx, const char *fmt, ...)
 
 void tile_set_log(tile_Context *ctx, tile_LogFn fn, void *user)
 {
-    if (rt_handle_check(ctx, RT_CONTEXT, "tile_set_log") != TILE_OK)
+    RtCall call;
+    if (rt_call_enter(ctx, RT_CONTEXT, "tile_set_log", &call) != TILE_OK)
         return;
     ctx->log = fn;
     ctx->log_user = user;
     rt_env_warnings_log(ctx); /* what opening it found wrong in the environment */
+    rt_call_leave(&call);
 }
 
 tile_Backend tile_backend(const tile_Context *ctx)

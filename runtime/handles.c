@@ -3,7 +3,9 @@
  * module or a kernel of one is an error status, not a use after free: the lookup reads only
  * the registry, never the handle's memory. Freed handle memory waits in a quarantine of the
  * last RT_QUARANTINE blocks before going back to malloc, so a new object does not take a
- * stale handle's address (and so its identity) right away. */
+ * stale handle's address (and so its identity) right away. Calls that run the caller's
+ * callbacks count themselves on their context and module here, so that a callback cannot
+ * close or free what the call under it still uses. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,14 +48,19 @@ void rt_handle_remove(const void *h)
     pthread_mutex_unlock(&lock);
 }
 
+static int live_locked(const void *h, RtHandleKind kind)
+{
+    return h && rtmap_get(&live, (uint64_t)(uintptr_t)h) == (void *)(uintptr_t)kind;
+}
+
 int rt_handle_live(const void *h, RtHandleKind kind)
 {
     if (!h)
         return 0;
     pthread_mutex_lock(&lock);
-    void *v = rtmap_get(&live, (uint64_t)(uintptr_t)h);
+    int yes = live_locked(h, kind);
     pthread_mutex_unlock(&lock);
-    return v == (void *)(uintptr_t)kind;
+    return yes;
 }
 
 void rt_handle_retire(void *block)
@@ -70,10 +77,8 @@ static const char *const KIND_NAMES[] = { "", "tile_Context", "tile_Module", "ti
                                            "tile_Event" };
 static const char *const KIND_ARGS[] = { "", "ctx", "module", "kernel", "event" };
 
-tile_Status rt_handle_check(const void *h, RtHandleKind kind, const char *fn)
+static tile_Status not_live(const void *h, RtHandleKind kind, const char *fn)
 {
-    if (rt_handle_live(h, kind))
-        return TILE_OK;
     if (!h)
         return rt_thread_error(TILE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                                KIND_ARGS[kind]);
@@ -81,4 +86,78 @@ tile_Status rt_handle_check(const void *h, RtHandleKind kind, const char *fn)
                            "%s: %p is not a live %s (%s, or never %s)", fn, h, KIND_NAMES[kind],
                            kind == RT_CONTEXT ? "closed" : "freed",
                            kind == RT_CONTEXT ? "opened" : "loaded");
+}
+
+tile_Status rt_handle_check(const void *h, RtHandleKind kind, const char *fn)
+{
+    return rt_handle_live(h, kind) ? TILE_OK : not_live(h, kind, fn);
+}
+
+/* ---- calls in progress ---- */
+
+static void hold(int *calls, const char **call_fn, const char *fn, int delta)
+{
+    if (!*calls)
+        *call_fn = fn;
+    *calls += delta;
+    if (!*calls)
+        *call_fn = NULL;
+}
+
+tile_Status rt_call_enter(const void *h, RtHandleKind kind, const char *fn, RtCall *call)
+{
+    *call = (RtCall){ NULL, NULL };
+    pthread_mutex_lock(&lock);
+    int ok = live_locked(h, kind) && kind != RT_EVENT;
+    if (ok) { /* h is live, so its memory is not freed while the lock is held */
+        tile_Module *mod = kind == RT_KERNEL   ? ((const tile_Kernel *)h)->mod
+                           : kind == RT_MODULE ? (tile_Module *)h
+                                               : NULL;
+        tile_Context *ctx = mod ? mod->ctx : (tile_Context *)h;
+        ok = (!mod || live_locked(mod, RT_MODULE)) && live_locked(ctx, RT_CONTEXT);
+        if (ok) {
+            hold(&ctx->calls, &ctx->call_fn, fn, 1);
+            if (mod)
+                hold(&mod->calls, &mod->call_fn, fn, 1);
+            *call = (RtCall){ ctx, mod };
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return ok ? TILE_OK : not_live(h, kind, fn);
+}
+
+void rt_call_leave(const RtCall *call)
+{
+    if (!call->ctx)
+        return;
+    pthread_mutex_lock(&lock);
+    hold(&call->ctx->calls, &call->ctx->call_fn, NULL, -1);
+    if (call->mod)
+        hold(&call->mod->calls, &call->mod->call_fn, NULL, -1);
+    pthread_mutex_unlock(&lock);
+}
+
+tile_Status rt_handle_release(const void *h, RtHandleKind kind, const char *fn)
+{
+    const char *busy = NULL;
+    pthread_mutex_lock(&lock);
+    int ok = live_locked(h, kind) && (kind == RT_CONTEXT || kind == RT_MODULE);
+    if (ok) {
+        busy = kind == RT_CONTEXT ? ((const tile_Context *)h)->call_fn
+                                  : ((const tile_Module *)h)->call_fn;
+        if (!busy)
+            rtmap_remove(&live, (uint64_t)(uintptr_t)h);
+    }
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return not_live(h, kind, fn);
+    if (busy)
+        return rt_thread_error(TILE_ERROR_INVALID_ARGUMENT,
+                               "%s: refused: %s is in progress on this %s (neither a log "
+                               "sink or tuning progress callback of that call nor another "
+                               "thread may %s it while the call uses it); %s it after that "
+                               "call returns", fn, busy, kind == RT_CONTEXT ? "context" : "module",
+                               kind == RT_CONTEXT ? "close" : "free",
+                               kind == RT_CONTEXT ? "close" : "free");
+    return TILE_OK;
 }

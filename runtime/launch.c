@@ -234,13 +234,13 @@ static tile_Status launch(tile_Kernel *k, const unsigned *explicit_grid, const t
     return st;
 }
 
-tile_Status rt_launch_plan(tile_Kernel *k, const tile_Arg *args, int nargs,
-                           const tile_Const *consts, int nconsts, Arena *a, RtLaunchPlan *out)
+static tile_Status launch_plan(tile_Kernel *k, const tile_Arg *args, int nargs,
+                               const tile_Const *consts, int nconsts, Arena *a, RtLaunchPlan *out)
 {
-    tile_Status st = rt_handle_check(k, RT_KERNEL, "rt_launch_plan");
-    if (st != TILE_OK || !a || !out)
-        return st != TILE_OK ? st : rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT,
-                                             "rt_launch_plan: arena or out is NULL");
+    tile_Status st;
+    if (!a || !out)
+        return rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT,
+                        "rt_launch_plan: arena or out is NULL");
     Launch *l = arena_alloc(a, sizeof *l);
     if (!l)
         return rt_error(k->mod->ctx, TILE_ERROR_OUT_OF_MEMORY, "launch of '%s': out of memory",
@@ -255,20 +255,41 @@ tile_Status rt_launch_plan(tile_Kernel *k, const tile_Arg *args, int nargs,
     return st;
 }
 
+/* Each of these holds k's module and context while it runs (rt_call_enter): the log sink and
+ * the tuning's progress callback, which a launch may call, cannot free them under it. */
+tile_Status rt_launch_plan(tile_Kernel *k, const tile_Arg *args, int nargs,
+                           const tile_Const *consts, int nconsts, Arena *a, RtLaunchPlan *out)
+{
+    RtCall call;
+    tile_Status st = rt_call_enter(k, RT_KERNEL, "rt_launch_plan", &call);
+    if (st != TILE_OK)
+        return st;
+    st = launch_plan(k, args, nargs, consts, nconsts, a, out);
+    rt_call_leave(&call);
+    return st;
+}
+
 tile_Status tile_launch(tile_Kernel *k, const tile_Arg *args, int nargs,
                         const tile_Const *consts, int nconsts)
 {
-    tile_Status st = rt_handle_check(k, RT_KERNEL, "tile_launch");
-    return st == TILE_OK ? launch(k, NULL, args, nargs, consts, nconsts) : st;
+    RtCall call;
+    tile_Status st = rt_call_enter(k, RT_KERNEL, "tile_launch", &call);
+    if (st != TILE_OK)
+        return st;
+    st = launch(k, NULL, args, nargs, consts, nconsts);
+    rt_call_leave(&call);
+    return st;
 }
 
 tile_Status tile_launch_grid(tile_Kernel *k, const unsigned grid[3], const tile_Arg *args,
                              int nargs, const tile_Const *consts, int nconsts)
 {
-    tile_Status st = rt_handle_check(k, RT_KERNEL, "tile_launch_grid");
+    RtCall call;
+    tile_Status st = rt_call_enter(k, RT_KERNEL, "tile_launch_grid", &call);
     if (st != TILE_OK)
         return st;
-    if (!grid)
-        return rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_launch_grid: grid is NULL");
-    return launch(k, grid, args, nargs, consts, nconsts);
+    st = grid ? launch(k, grid, args, nargs, consts, nconsts)
+              : rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_launch_grid: grid is NULL");
+    rt_call_leave(&call);
+    return st;
 }

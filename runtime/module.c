@@ -183,21 +183,24 @@ tile_Status rt_module_load(tile_Context *ctx, const char *name, const char *sour
 tile_Status tile_module_load_string(tile_Context *ctx, const char *name, const char *source,
                                     tile_Module **out)
 {
-    tile_Status st = rt_handle_check(ctx, RT_CONTEXT, "tile_module_load_string");
+    RtCall call; /* its warnings go to the log sink */
+    tile_Status st = rt_call_enter(ctx, RT_CONTEXT, "tile_module_load_string", &call);
     if (st != TILE_OK)
         return st;
-    if (!source || !out)
-        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_module_load_string: %s is NULL",
-                        source ? "out" : "source");
-    *out = NULL;
-    return rt_module_load(ctx, name ? name : "<string>", source, strlen(source), 0, out);
+    if (!source || !out) {
+        st = rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_module_load_string: %s is NULL",
+                      source ? "out" : "source");
+    } else {
+        *out = NULL;
+        st = rt_module_load(ctx, name ? name : "<string>", source, strlen(source), 0, out);
+    }
+    rt_call_leave(&call);
+    return st;
 }
 
-tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Module **out)
+static tile_Status load_file(tile_Context *ctx, const char *path, tile_Module **out)
 {
-    tile_Status st = rt_handle_check(ctx, RT_CONTEXT, "tile_module_load_file");
-    if (st != TILE_OK)
-        return st;
+    tile_Status st;
     if (!path || !out)
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_module_load_file: %s is NULL",
                         path ? "out" : "path");
@@ -220,6 +223,17 @@ tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Modu
     return st;
 }
 
+tile_Status tile_module_load_file(tile_Context *ctx, const char *path, tile_Module **out)
+{
+    RtCall call; /* its warnings go to the log sink */
+    tile_Status st = rt_call_enter(ctx, RT_CONTEXT, "tile_module_load_file", &call);
+    if (st != TILE_OK)
+        return st;
+    st = load_file(ctx, path, out);
+    rt_call_leave(&call);
+    return st;
+}
+
 tile_Status tile_set_import_path(tile_Context *ctx, const char *dirs)
 {
     tile_Status st = rt_handle_check(ctx, RT_CONTEXT, "tile_set_import_path");
@@ -235,11 +249,16 @@ tile_Status tile_set_import_path(tile_Context *ctx, const char *dirs)
     return TILE_OK;
 }
 
-/* Freeing NULL, or a module freed already, does nothing (tile_error(NULL) says which). */
+/* Freeing NULL, a module freed already, or one a call in progress holds (from a callback of
+ * that call) does nothing (tile_error(NULL) says which). */
 void tile_module_free(tile_Module *mod)
 {
-    if (rt_handle_check(mod, RT_MODULE, "tile_module_free") != TILE_OK)
-        return;
+    if (rt_handle_release(mod, RT_MODULE, "tile_module_free") == TILE_OK)
+        rt_module_destroy(mod);
+}
+
+void rt_module_destroy(tile_Module *mod)
+{
     tile_Context *ctx = mod->ctx;
     char err[BK_ERR_MAX];
     ctx->ops->sync(ctx->dev, err); /* no launch of its code may still be running */

@@ -50,6 +50,20 @@ int rt_handle_live(const void *h, RtHandleKind kind);
 tile_Status rt_handle_check(const void *h, RtHandleKind kind, const char *fn);
 /* Frees a dead handle's memory after the quarantine (see handles.c). */
 void rt_handle_retire(void *block);
+/* Calls in progress. A call that may run the caller's callbacks (a log sink, a tuning progress
+ * callback) holds the context it works on, and the module when it works on a kernel, from
+ * rt_call_enter to rt_call_leave. rt_call_enter checks h as rt_handle_check does (a kernel's
+ * module and context must be live too). */
+typedef struct RtCall {
+    tile_Context *ctx;
+    tile_Module *mod; /* NULL for a call on a context */
+} RtCall;
+tile_Status rt_call_enter(const void *h, RtHandleKind kind, const char *fn, RtCall *call);
+void rt_call_leave(const RtCall *call);
+/* Retires the live context or module h from the registry unless a call holds it: TILE_OK,
+ * else TILE_ERROR_INVALID_ARGUMENT with the thread's message (dead, NULL, or in use by the
+ * call named). After TILE_OK no call can enter h. */
+tile_Status rt_handle_release(const void *h, RtHandleKind kind, const char *fn);
 /* The thread's last error that had no live context to go to (tile_error(NULL)). */
 tile_Status rt_thread_error(tile_Status st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -100,6 +114,8 @@ struct tile_Module {
     pthread_mutex_t lock;         /* guards specs */
     pthread_mutex_t compile_lock; /* one compile at a time per module (recursive) */
     RtMap specs;                  /* hash of key -> Spec chain */
+    int calls;                    /* calls in progress on its kernels (rt_call_enter), */
+    const char *call_fn;          /* the first of which; both under the handles' lock */
 };
 
 typedef struct RtChooser RtChooser; /* below: who picks tuned consts at launch */
@@ -120,6 +136,8 @@ struct tile_Context {
     pthread_mutex_t debug_lock; /* held from rt_debug_arm to rt_debug_report: one launch
                                    with debug sites at a time uses debug_buf */
     tile_DevPtr debug_buf;      /* print and device_assert records (debug.c) */
+    int calls;                  /* calls in progress on it (rt_call_enter), the first */
+    const char *call_fn;        /* of which; both under the handles' lock */
 };
 
 /* ---- errors and logging ---- */
@@ -164,6 +182,8 @@ tile_Status rt_read_source(tile_Context *ctx, const char *path, char **text, siz
  * tuning worker reloads a module through it as its parent loaded it. */
 tile_Status rt_module_load(tile_Context *ctx, const char *name, const char *source, size_t len,
                            int from_file, tile_Module **out);
+/* Unlinks a module from its context and frees it (its handles retired, or about to be). */
+void rt_module_destroy(tile_Module *mod);
 
 /* ---- print and device_assert (debug.c) ---- */
 /* For a launch of s: *buf = the context's debug buffer (DEBUG_BUFFER_BYTES, made on first

@@ -56,8 +56,13 @@ typedef enum tile_Backend {
 
 /* Handles are checked: a NULL, closed (context) or freed (module, and its kernels) handle
  * is TILE_ERROR_INVALID_ARGUMENT with the message in tile_error(NULL); closing or freeing
- * one twice does nothing. Freeing a handle while another thread still uses it is not
- * checked. */
+ * one twice does nothing. The calls that may run a callback (tile_launch, tile_launch_grid,
+ * tile_tune, tile_module_load_*, tile_set_log: the log sink, the tuning progress callback)
+ * hold their context, and their kernel's module, until they return: tile_context_close or
+ * tile_module_free of a held one, from such a callback or from another thread, does nothing
+ * and says why in tile_error(NULL) ("tile_context_close: refused: tile_launch is in progress
+ * on this context ..."); close or free it after the call returns. Freeing a handle while
+ * another thread uses it in any other call is not checked. */
 typedef struct tile_Context tile_Context;
 typedef struct tile_Module tile_Module;
 typedef struct tile_Kernel tile_Kernel;
@@ -94,7 +99,9 @@ const char *tile_backend_name(tile_Backend backend); /* "cpu", "cuda", "hip", "s
 const char *tile_device_name(const tile_Context *ctx); /* e.g. "NVIDIA H100 80GB HBM3" */
 const char *tile_device_arch(const tile_Context *ctx); /* "sm_90", "host" */
 
-/* Optional log sink (compile diagnostics as warnings, cache activity). */
+/* Optional log sink (compile diagnostics as warnings, cache activity). It runs inside the
+ * call that logs, on its thread or a tuning's compile threads; it may call the API, even
+ * launch again, but not close that call's context or free its module (refused, see above). */
 typedef void (*tile_LogFn)(void *user, const char *message);
 void tile_set_log(tile_Context *ctx, tile_LogFn fn, void *user);
 
@@ -309,7 +316,8 @@ typedef struct tile_TuneOptions {
     int reps;         /* most timed runs per configuration (0: about 100 ms' worth, 3 to 100) */
     double budget_s;  /* stop timing new configurations after this long (0: $TILE_TUNE_BUDGET) */
     int samples;      /* > 0: time this many, sampled (0: $TILE_TUNE_SEARCH/SAMPLES) */
-    void (*progress)(void *user, const tile_TuneProgress *p); /* may be NULL */
+    void (*progress)(void *user, const tile_TuneProgress *p); /* may be NULL; may not
+                                 close the kernel's context or free its module (refused) */
     void *user;
 } tile_TuneOptions;
 

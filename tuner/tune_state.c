@@ -571,15 +571,11 @@ tile_Status tile_tune(tile_Kernel *k, const tile_Arg *args, int nargs, const til
     return tune_tile_grid(k, NULL, args, nargs, consts, nconsts, opts, report);
 }
 
-tile_Status tune_tile_grid(tile_Kernel *k, const unsigned *grid, const tile_Arg *args,
-                           int nargs, const tile_Const *consts, int nconsts,
-                           const tile_TuneOptions *opts, const tile_TuneReport **report)
+static tile_Status tune_checked(tile_Kernel *k, const unsigned *grid, const tile_Arg *args,
+                                int nargs, const tile_Const *consts, int nconsts,
+                                const tile_TuneOptions *opts, const tile_TuneReport **report)
 {
-    if (report)
-        *report = NULL; /* stays so when the call fails before tuning */
-    tile_Status st = rt_handle_check(k, RT_KERNEL, "tile_tune");
-    if (st != TILE_OK)
-        return st;
+    tile_Status st;
     tile_Context *ctx = k->mod->ctx;
     if (nargs < 0 || (nargs && !args) || nconsts < 0 || (nconsts && !consts))
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_tune: bad args or consts");
@@ -600,5 +596,22 @@ tile_Status tune_tile_grid(tile_Kernel *k, const unsigned *grid, const tile_Arg 
         return st;
     st = tune_now(k, kt, args, consts, nconsts, grid, opts ? opts : &none, report);
     tune_leave(kt, was);
+    return st;
+}
+
+/* Holds k's module and context while it runs (rt_call_enter): the log sink and the progress
+ * callback cannot free them under it. */
+tile_Status tune_tile_grid(tile_Kernel *k, const unsigned *grid, const tile_Arg *args,
+                           int nargs, const tile_Const *consts, int nconsts,
+                           const tile_TuneOptions *opts, const tile_TuneReport **report)
+{
+    if (report)
+        *report = NULL; /* stays so when the call fails before tuning */
+    RtCall call;
+    tile_Status st = rt_call_enter(k, RT_KERNEL, "tile_tune", &call);
+    if (st != TILE_OK)
+        return st;
+    st = tune_checked(k, grid, args, nargs, consts, nconsts, opts, report);
+    rt_call_leave(&call);
     return st;
 }

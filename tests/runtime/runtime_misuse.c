@@ -1,7 +1,8 @@
 /* runtime_misuse.c: every entry point of tile.h called the way a careless or hostile caller
  * would: NULL arguments, closed and freed handles, double frees, copies and memsets past an
  * allocation's end, foreign pointers, overflowing grids, wrong launch arguments, files that
- * are not regular. Each call must return an error status with a non-empty message and never
+ * are not regular, callbacks that close the context or free the module of the call running
+ * them. Each call must return an error status with a non-empty message and never
  * crash (CI runs this under ASan+UBSan).
  *   runtime_misuse --backend=cpu|sim [TEST]     exit 0 pass, 1 fail, 2 unknown test */
 #include <fcntl.h>
@@ -757,6 +758,115 @@ static int test_log_reentry(void)
     return 0;
 }
 
+/* ---- a callback closes the context or frees the module of the call that runs it ----
+ * The call holds both while it runs: the close or free is refused (tile_error(NULL) says
+ * why), the call finishes normally, and the handles are closed or freed after it. */
+static const char *const TUNED =
+    "@grid(cdiv(n, BLOCK))\n"
+    "@tune(BLOCK = [32, 64])\n"
+    "kernel add(x: *f32, y: *f32, out: *f32, n: i32, const BLOCK: i32 = 64) {\n"
+    "    let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+    "    let mask = offs < n;\n"
+    "    store(out + offs, load(x + offs, mask=mask) + load(y + offs, mask=mask), mask=mask);\n"
+    "}\n";
+
+enum { CLOSE_CONTEXT, FREE_MODULE };
+static struct {
+    Fx *f;
+    int what, tries;
+    char refusal[512]; /* tile_error(NULL) after the first try */
+} closer;
+
+static void close_or_free(void)
+{
+    if (closer.tries++)
+        return;
+    if (closer.what == CLOSE_CONTEXT)
+        tile_context_close(closer.f->ctx);
+    else
+        tile_module_free(closer.f->mod);
+    snprintf(closer.refusal, sizeof closer.refusal, "%s", tile_error(NULL));
+}
+
+static void closing_log(void *user, const char *message)
+{
+    (void)user, (void)message;
+    close_or_free();
+}
+
+static void closing_progress(void *user, const tile_TuneProgress *p)
+{
+    (void)user, (void)p;
+    close_or_free();
+}
+
+/* Runs `call` (0 launch, 1 tune, 2 set the log sink) with a callback that closes or frees
+ * `what`; checks the refusal and that the handles are live and usable afterwards. */
+static int callback_closes(int call, int what, const char *call_name)
+{
+    Fx f;
+    if (call == 2) /* a warning of its own, kept for the next log sink installed */
+        setenv("TILE_CPU_THREADS", "closed-by-the-log-sink", 1);
+    int bad = fx_open(&f);
+    unsetenv("TILE_CPU_THREADS");
+    if (bad)
+        return 1;
+    OK(f.ctx, tile_module_load_string(f.ctx, "tuned.tile", TUNED, &f.mod));
+    OK(f.ctx, tile_kernel_get(f.mod, "add", &f.k));
+    memset(&closer, 0, sizeof closer);
+    closer.f = &f, closer.what = what;
+    tile_Arg a[] = { tile_ptr(f.x), tile_ptr(f.y), tile_ptr(f.out), tile_i32(N) };
+    const tile_TuneReport *rep = NULL;
+    if (call == 0) {
+        tile_set_log(f.ctx, closing_log, NULL);
+        OK(f.ctx, tile_launch(f.k, a, 4, NULL, 0)); /* its compile logs */
+    } else if (call == 1) {
+        tile_TuneOptions o = { .force = 1, .reps = 1, .progress = closing_progress };
+        OK(f.ctx, tile_tune(f.k, a, 4, NULL, 0, &o, &rep));
+        CHECK(rep && rep->best >= 0 && rep->nresults == 2);
+    } else {
+        tile_set_log(f.ctx, closing_log, NULL);
+    }
+    printf("%s\n", closer.refusal);
+    CHECK(closer.tries >= 1);
+    CHECK(strstr(closer.refusal, what == CLOSE_CONTEXT ? "tile_context_close: refused: "
+                                                       : "tile_module_free: refused: "));
+    CHECK(strstr(closer.refusal, call_name));
+    CHECK(tile_backend(f.ctx) == backend); /* still open */
+    tile_set_log(f.ctx, NULL, NULL);
+    OK(f.ctx, tile_launch(f.k, a, 4, NULL, 0)); /* the module too */
+    tile_module_free(f.mod);
+    CHECK(tile_kernel_get(f.mod, "add", &f.k) == TILE_ERROR_INVALID_ARGUMENT); /* freed now */
+    tile_context_close(f.ctx);
+    CHECK(tile_backend(f.ctx) == TILE_BACKEND_AUTO); /* closed now */
+    return 0;
+}
+
+static int test_log_closes_context(void)
+{
+    return callback_closes(0, CLOSE_CONTEXT, "tile_launch is in progress on this context");
+}
+
+static int test_log_frees_module(void)
+{
+    return callback_closes(0, FREE_MODULE, "tile_launch is in progress on this module");
+}
+
+static int test_progress_frees_module(void)
+{
+    return callback_closes(1, FREE_MODULE, "tile_tune is in progress on this module");
+}
+
+static int test_progress_closes_context(void)
+{
+    return callback_closes(1, CLOSE_CONTEXT, "tile_tune is in progress on this context");
+}
+
+static int test_set_log_closes_context(void)
+{
+    return callback_closes(2, CLOSE_CONTEXT, "tile_set_log is in progress on this context");
+}
+
 /* ---- TILE_SIM_TARGET changed after the context opened: the context keeps its path ---- */
 static int test_sim_target(void)
 {
@@ -794,6 +904,11 @@ static const NamedTest TESTS[] = {
     { "log_reentry", test_log_reentry }, { "sim_target", test_sim_target },
     { "float_range", test_float_range }, { "u64", test_u64 },
     { "long_name", test_long_name },     { "env_threads", test_env_threads },
+    { "log_closes_context", test_log_closes_context },
+    { "log_frees_module", test_log_frees_module },
+    { "progress_frees_module", test_progress_frees_module },
+    { "progress_closes_context", test_progress_closes_context },
+    { "set_log_closes_context", test_set_log_closes_context },
 };
 
 int main(int argc, char **argv)
