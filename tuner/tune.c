@@ -246,6 +246,8 @@ typedef struct CompileProgress {
 static void compile_done(void *user, int finished)
 {
     CompileProgress *cp = user;
+    if (cp->t->trace_fd >= 0) /* a worker: its parent hears that it is alive (tune_isolate.c) */
+        dprintf(cp->t->trace_fd, "compiled %d\n", finished);
     progress(cp->t, "compile", finished, cp->t->ntodo, cp->t0);
 }
 

@@ -1,10 +1,13 @@
 /* tune_isolate.c: tuning in worker processes, so that a configuration that faults (an illegal
  * address kills a CUDA context; a wild pointer kills the process on the CPU backend) costs a
  * worker, never the caller's context. The parent writes a job file, spawns
- * `tilec tune-worker JOB` (tilec/tilec_worker.c) and follows its trace on a pipe ("begin
- * CONFIG", "end", at last "summary ..."). The worker saves each result to the tuning cache as
- * it goes; when it dies, the configuration it had begun is recorded there as failed and a new
- * worker goes on, skipping what the cache has. Then the parent reloads the cache (tune.c). */
+ * `tilec tune-worker JOB` (tilec/tilec_worker.c) and follows its trace on a pipe ("compiled
+ * N" after each compile, "begin CONFIG", "end", at last "summary ..."). The worker saves each
+ * result to the tuning cache as it goes; when it dies, the configuration it had begun is
+ * recorded there as failed and a new worker goes on, skipping what the cache has. A worker
+ * that hangs is killed: inside a configuration after TILE_TUNE_CONFIG_TIMEOUT, elsewhere
+ * after TILE_TUNE_WORKER_TIMEOUT without a trace line. Then the parent reloads the cache
+ * (tune.c). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,12 +21,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "tune.h"
 
 extern char **environ;
 
 enum { MAX_RESTARTS = 32, TRACE_FD = 3, MAX_BUFS = 256, LINE_MAX_ = 512, WHY_MAX = 1024 };
+enum { HUNG_CONFIG = 1, SILENT }; /* why a worker was killed (Iso.timed_out) */
 
 /* Only the pipe a worker's parent puts at TRACE_FD counts (spawn): the variable left in some
  * other process's environment must not send trace lines to its stdout or into whatever file
@@ -251,7 +256,8 @@ typedef struct Iso {
     char *pending;        /* the configuration begun and not ended */
     int again;            /* pending is a finalist timed again (not counted twice) */
     double pending_since; /* tune_now_ms() at its begin */
-    int timed_out;        /* the last worker was killed for a hanging configuration */
+    double heard;         /* tune_now_ms() at the worker's start or last trace line */
+    int timed_out;        /* the last worker was killed: HUNG_CONFIG or SILENT */
     tile_TuneReport *rep;
     Arena *a;
     TuneIsolation *out;
@@ -354,6 +360,7 @@ static void trace_line(Iso *s, char *line)
 {
     double cw, cc, tm;
     int threads;
+    s->heard = tune_now_ms(); /* any line, "compiled N" too: the worker is alive */
     line[strcspn(line, "\n")] = 0;
     if (!strncmp(line, "begin ", 6)) {
         free(s->pending);
@@ -401,6 +408,13 @@ static double config_timeout_ms(tile_Context *ctx)
     return tune_env_seconds(ctx, "TILE_TUNE_CONFIG_TIMEOUT", 0, 20, NULL) * 1e3;
 }
 
+/* Seconds a worker may go without a trace line outside a configuration (starting, compiling:
+ * it writes a line after each compile, finishing, exiting) before it is killed. */
+static double silence_timeout_ms(tile_Context *ctx)
+{
+    return tune_env_seconds(ctx, "TILE_TUNE_WORKER_TIMEOUT", 0, 600, NULL) * 1e3;
+}
+
 /* Feeds complete lines of `buf` to trace_line; keeps a partial last line. */
 static size_t take_lines(Iso *s, char *buf, size_t len)
 {
@@ -415,21 +429,30 @@ static size_t take_lines(Iso *s, char *buf, size_t len)
     return len - start;
 }
 
-/* Reads the trace until the worker closes it; kills the worker when one configuration
- * runs longer than the timeout (a hang must not hang the caller). */
+/* Whether the worker hangs: a configuration running past its timeout, or silence past the
+ * worker timeout outside one. */
+static int hanging(Iso *s, double config_ms, double silence_ms)
+{
+    double now = tune_now_ms();
+    if (s->pending)
+        return now - s->pending_since > config_ms ? HUNG_CONFIG : 0;
+    return now - s->heard > silence_ms ? SILENT : 0;
+}
+
+/* Reads the trace until the worker closes it; kills the worker when it hangs (a hang must
+ * not hang the caller). */
 static void follow_trace(Iso *s, int rfd, pid_t pid)
 {
     char buf[2 * LINE_MAX_];
     size_t len = 0;
-    double limit = config_timeout_ms(s->ctx);
+    double config_ms = config_timeout_ms(s->ctx), silence_ms = silence_timeout_ms(s->ctx);
     for (;;) {
         struct pollfd pf = { rfd, POLLIN, 0 };
         int r = poll(&pf, 1, 250);
         if (r < 0 && errno == EINTR)
             continue;
-        if (s->pending && tune_now_ms() - s->pending_since > limit) {
+        if ((s->timed_out = hanging(s, config_ms, silence_ms))) {
             kill(pid, SIGKILL);
-            s->timed_out = 1;
             return;
         }
         if (r <= 0)
@@ -445,19 +468,37 @@ static void follow_trace(Iso *s, int rfd, pid_t pid)
     }
 }
 
+/* The worker's exit status; one that closed its trace without exiting is killed after the
+ * worker timeout. */
+static int reap(Iso *s, pid_t pid)
+{
+    int status = 0;
+    double t0 = tune_now_ms(), silence_ms = silence_timeout_ms(s->ctx);
+    for (;;) {
+        pid_t r = waitpid(pid, &status, s->timed_out ? 0 : WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR))
+            return status;
+        if (r == 0 && tune_now_ms() - t0 > silence_ms) {
+            kill(pid, SIGKILL);
+            s->timed_out = SILENT;
+        } else if (r == 0) {
+            nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+        }
+    }
+}
+
 /* Runs one worker to its end; its exit status (waitpid's), or -1 when it did not start. */
 static int run_worker(Iso *s, int resume)
 {
-    int rfd, status = 0;
+    int rfd;
     s->timed_out = 0;
+    s->heard = tune_now_ms();
     pid_t pid = spawn(s, resume, &rfd);
     if (pid < 0)
         return -1;
     follow_trace(s, rfd, pid);
     close(rfd);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return status;
+    return reap(s, pid);
 }
 
 static void describe_exit(int status, const char *errline, char *out, size_t cap)
@@ -510,9 +551,12 @@ static int run_workers(Iso *s, double budget_ms)
             WEXITSTATUS(status) == TUNE_WORKER_NO_SHARING)
             return -1;
         last_error_line(s->errf, errline, sizeof errline);
-        if (s->timed_out)
+        if (s->timed_out == HUNG_CONFIG)
             snprintf(what, sizeof what, "timed out after %.0f s on the device",
                      config_timeout_ms(s->ctx) / 1e3);
+        else if (s->timed_out == SILENT)
+            snprintf(what, sizeof what, "killed after %g s without a trace line outside a "
+                     "configuration (TILE_TUNE_WORKER_TIMEOUT)", silence_timeout_ms(s->ctx) / 1e3);
         else
             describe_exit(status, errline, what, sizeof what);
         if (!s->pending) { /* not a configuration's fault */

@@ -4,12 +4,14 @@
  * as failed with the fault, another configuration wins, this process and its buffers are
  * untouched, and a launch after tuning is right. Without a usable worker: a logged fallback.
  * The *_inputs tests check that the worker gets the caller's inputs intact (shared device to
- * device on CUDA, through the job file on the CPU or when sharing fails).
+ * device on CUDA, through the job file on the CPU or when sharing fails). silent_worker: fake
+ * workers that hang outside any configuration are killed after TILE_TUNE_WORKER_TIMEOUT.
  * `test_isolate NAME` runs one test (the gpu_* ones exit 77 without CUDA). TILE_TUNE_WORKER
  * names tilec (set by CTest). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "tune.h"
 
@@ -270,6 +272,67 @@ static int test_cpu_inputs(void) { return inputs_arrive(TILE_BACKEND_CPU, 0); }
 static int test_gpu_inputs(void) { return inputs_arrive(TILE_BACKEND_CUDA, 0); }
 static int test_gpu_inputs_copied(void) { return inputs_arrive(TILE_BACKEND_CUDA, 1); }
 
+/* A fake worker (a shell script in the cache directory) in TILE_TUNE_WORKER, with
+ * TILE_TUNE_WORKER_TIMEOUT=1; tunes with force (every configuration to do). */
+static int tune_with_worker(Fixture *f, const char *name, const char *script,
+                            const tile_TuneReport **rep)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", getenv("TILE_CACHE_DIR"), name);
+    FILE *w = fopen(path, "w");
+    CHECK(w && fprintf(w, "#!/bin/sh\n%s\n", script) > 0 && fclose(w) == 0);
+    CHECK(chmod(path, 0700) == 0);
+    setenv("TILE_TUNE_ISOLATE", "1", 1);
+    setenv("TILE_TUNE_WORKER", path, 1);
+    setenv("TILE_TUNE_WORKER_TIMEOUT", "1", 1);
+    f->log[0] = 0;
+    tile_TuneOptions o = { .force = 1, .reps = 1 };
+    tile_Status st = tile_tune(f->k, f->args, 4, NULL, 0, &o, rep);
+    unsetenv("TILE_TUNE_WORKER_TIMEOUT");
+    printf("%s: log: %s", name, f->log);
+    OK(f->ctx, st);
+    return 0;
+}
+
+/* A worker that hangs outside any configuration (silent from its start, or after closing its
+ * trace) is killed after TILE_TUNE_WORKER_TIMEOUT and the tuning runs here instead; one
+ * that writes a trace line more often than that ("compiled N", as a worker does after each
+ * compile) is not killed, however long it takes. */
+static int test_silent_worker(void)
+{
+    Fixture f;
+    const tile_TuneReport *rep;
+    const char *workers[][2] = { { "mute", "exec sleep 600" },
+                                 { "closed", "exec 3>&-; exec sleep 600" } };
+    char *tilec = getenv("TILE_TUNE_WORKER") ? strdup(getenv("TILE_TUNE_WORKER")) : NULL;
+    if (open_src(&f, TILE_BACKEND_CPU, PROBE)) /* every configuration runs fine here */
+        return 1;
+    for (int i = 0; i < 2; i++) {
+        long timed = tune_timings();
+        double t0 = tune_now_ms();
+        if (tune_with_worker(&f, workers[i][0], workers[i][1], &rep))
+            return 1;
+        CHECK(strstr(f.log, "without fault isolation: the tuning worker failed: killed after 1 "
+                            "s without a trace line outside a configuration "
+                            "(TILE_TUNE_WORKER_TIMEOUT)"));
+        CHECK(tune_timings() == timed + 3 && rep->timed == 3); /* tuned here */
+        CHECK(tune_now_ms() - t0 < 30e3);
+    }
+    long timed = tune_timings();
+    double t0 = tune_now_ms();
+    if (tune_with_worker(&f, "chatty", "for i in 1 2 3 4 5 6 7; do echo \"compiled $i\" >&3; "
+                                       "sleep 0.3; done", &rep))
+        return 1;
+    CHECK(tune_now_ms() - t0 > 2000); /* outlived the timeout, talking */
+    CHECK(!strstr(f.log, "killed after") && !strstr(f.log, "without fault isolation"));
+    CHECK(tune_timings() == timed && rep->cached == 3); /* nothing timed, here or there */
+    if (tilec)
+        setenv("TILE_TUNE_WORKER", tilec, 1);
+    free(tilec);
+    tile_context_close(f.ctx);
+    return 0;
+}
+
 static const NamedTest tests[] = {
     { "cpu_inputs", test_cpu_inputs },
     { "gpu_inputs", test_gpu_inputs },
@@ -279,6 +342,7 @@ static const NamedTest tests[] = {
     { "fallback", test_fallback },
     { "env_warnings", test_env_warnings },
     { "gpu_fault", test_gpu_fault },
+    { "silent_worker", test_silent_worker },
 };
 
 int main(int argc, char **argv)
