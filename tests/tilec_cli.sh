@@ -117,7 +117,12 @@ for f in examples/*.tile tests/exec/*.tile; do
     expect 0 "check $f" -- "$tilec" check "$f"
 done
 expect 0 "check -D" -- "$tilec" check -D BLOCK=256 -Dnum_warps=8 examples/add.tile
-expect 0 "-D twice: the last one counts" -- "$tilec" run examples/add.tile:add --backend=cpu -D BLOCK=64 -D BLOCK=128 n=1000 --reps=1
+# a const given twice is refused, as tile_launch refuses it: which value counts is no guess
+expect 2 "-D twice" -- "$tilec" run examples/add.tile:add --backend=cpu -D BLOCK=64 -D BLOCK=128 n=1000 --reps=1
+has "\-D BLOCK given twice (BLOCK=64 and BLOCK=128)" err "-D twice: message"
+expect 2 "-D twice: check" -- "$tilec" check -D BLOCK=64 -DBLOCK=64 examples/add.tile
+expect 2 "-D and NAME=VALUE of one const" -- "$tilec" run examples/add.tile:add --backend=cpu -D BLOCK=64 BLOCK=128 n=1000 --reps=1
+has "const 'BLOCK' given twice (-D BLOCK=64 and BLOCK=128)" err "-D and NAME=VALUE: message"
 # Every diagnostics golden: exit 1 exactly when it reports an error (a const expression that
 # fails is an error, not a note; only a const with no value at all stays a note).
 for f in tests/diag/*.tile; do
@@ -222,6 +227,24 @@ expect 2 "--fill: LO above HI" -- "$tilec" run examples/add.tile:add --backend=c
 expect 2 "--fill: not a number" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --fill x=two
 expect 2 "--fill and --load of one buffer" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 \
     --fill x=1 --load x="$tmp/x.bin"
+# --fill values out of the buffer's element type: a usage error naming the range (converting
+# them was undefined behaviour: UBSan aborted), also a fraction for an integer type
+printf 'kernel fills(a: *i8, b: *i32, c: *u64, d: *f16, e: *f32) {\n    store(a, load(a));\n}\n' >"$tmp/fills.tile"
+fill_bad() {
+    expect 2 "--fill $1" -- "$tilec" run "$tmp/fills.tile" --backend=cpu --reps=1 a=1 b=1 c=1 d=1 e=1 --fill "$1"
+    has "bad --fill $1: $2" err "--fill $1: message"
+}
+fill_bad b=9999999999 "i32 takes integers in \[-2147483648, 2147483647\]"
+fill_bad b=-1e300 "i32 takes integers in"
+fill_bad b=0:99999999999999999999 "i32 takes integers in"
+fill_bad a=1000 "i8 takes integers in \[-128, 127\]"
+fill_bad a=0.5 "i8 takes integers in"
+fill_bad c=-1:5 "u64 takes integers in \[0, 18446744073709551615\]"
+fill_bad d=1e5 "out of the range of f16 (finite values of magnitude at most 65504)"
+fill_bad e=-1e300:0 "out of the range of f32"
+expect 2 "--fill inf" -- "$tilec" run "$tmp/fills.tile" --backend=cpu --reps=1 a=1 b=1 c=1 d=1 e=1 --fill e=inf
+expect 0 "--fill: whole ranges of i32, u64 and f32" -- "$tilec" run "$tmp/fills.tile" --backend=cpu --reps=1 \
+    a=64 b=64 c=64 d=64 e=64 --fill b=-2147483648:2147483647 --fill c=0:1e19 --fill e=-3.4e38:3.4e38 --fill a=-128:127
 
 # AMD's knobs (waves_per_eu, mfma_size) are tuned on AMD targets only: elsewhere one each
 cat >"$tmp/knobs.tile" <<'TILE'
@@ -418,13 +441,40 @@ run_bad n=99999999999999999999 "out of the 64-bit range"
 run_bad x=4611686018427387904 "more than the 1099511627776 bytes"
 run_bad n=1e999 "out of the range of a double"
 run_bad x=-5 "cannot be negative"
-run_bad n=-9223372036854775808 "out of the 64-bit range"
+run_bad n=-9223372036854775809 "beyond the 64-bit range"
+run_bad n=-9223372036854775808 "out of the range of i32"
 run_bad n=-9223372036854775807-1 "out of the range of i32"
 run_bad n=5000000000 "out of the range of i32"
 run_bad n=2.5 "takes an integer (i32), not 2.5"
 run_bad n=3/0 "division by zero"
-run_bad n=9223372036854775807+1 "integer overflow"
-run_bad n=3037000500*3037000500 "integer overflow"
+run_bad n=18446744073709551615+1 "integer overflow"
+run_bad n=4294967296*4294967296 "integer overflow"
+run_bad n=9223372036854775807+1 "9223372036854775808 is out of the range of i32"
+# u64 parameters take 0 to 2^64 - 1 (tile_u64), and the message says so
+printf 'kernel ku(o: *u64, w: u64) {\n    store(o, w);\n}\n' >"$tmp/ku.tile"
+expect 0 "run: u64 2^64 - 1" -- "$tilec" run "$tmp/ku.tile" --backend=cpu --reps=1 o=1 w=18446744073709551615 --save o="$tmp/ku.bin"
+[ "$(od -An -tx1 "$tmp/ku.bin" | tr -d ' \n')" = ffffffffffffffff ] || { echo "FAIL: u64 2^64 - 1: $(od -An -tx1 "$tmp/ku.bin")"; fail=$((fail + 1)); }
+expect 0 "run: u64 2^63 as an expression" -- "$tilec" run "$tmp/ku.tile" --backend=cpu --reps=1 o=1 w=9223372036854775807+1
+expect 2 "run: u64 -1" -- "$tilec" run "$tmp/ku.tile" --backend=cpu --reps=1 o=1 w=-1
+has "w=-1: -1 is out of the range of u64 \[0, 18446744073709551615\]" err "run: u64 -1: message"
+expect 2 "run: u64 2^64" -- "$tilec" run "$tmp/ku.tile" --backend=cpu --reps=1 o=1 w=18446744073709551616
+has "out of the 64-bit range" err "run: u64 2^64: message"
+# user text a message echoes is cut at 200 bytes: a 100 KB kernel name or expression is not
+# sent back whole
+big=$(awk 'BEGIN { s = ""; for (i = 0; i < 100000; i++) s = s "k"; print s }')
+clipped() {
+    clip_code=$1 clip_what=$2
+    shift 2
+    expect "$clip_code" "$clip_what" -- "$@"
+    size=$(wc -c <"$tmp/err")
+    [ "$size" -lt 1000 ] || { echo "FAIL: $clip_what: a $size-byte message"; fail=$((fail + 1)); }
+    has "kkk\.\.\." err "$clip_what: the ellipsis"
+}
+clipped 1 "a 100 KB kernel name" "$tilec" run "examples/add.tile:$big" --backend=cpu n=4
+clipped 2 "a 100 KB expression" "$tilec" run examples/add.tile:add --backend=cpu "n=1+$big"
+clipped 2 "a 100 KB option" "$tilec" run examples/add.tile:add --backend=cpu "--$big"
+clipped 2 "a 100 KB --emit" "$tilec" emit "--emit=$big" examples/add.tile
+clipped 2 "a 100 KB --fill" "$tilec" run examples/add.tile:add --backend=cpu n=4 "--fill=x=$big"
 run_bad "n=(3" "missing ')'"
 run_bad bogus=3 "'bogus' is not a parameter of kernel 'add'"
 run_bad "$(awk 'BEGIN { s = "n="; for (i = 0; i < 50000; i++) s = s "("; print s "1" }')" "nested more than 200 deep"

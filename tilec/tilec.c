@@ -237,7 +237,8 @@ int tilec_opt_import_dir(int argc, char **argv, int *i)
     if (!dir || !*dir)
         tilec_usage_error("option '-I' needs a directory");
     if (strchr(dir, ':'))
-        tilec_usage_error("-I %s: a directory name may not hold ':' (the import path's separator)", dir);
+        tilec_usage_error("-I %s: a directory name may not hold ':' (the import path's separator)",
+                          tilec_clip(dir));
     if (strlen(dir) >= 1000)
         tilec_usage_error("-I %.40s...: the directory name is too long", dir);
     if (import_opts.ndirs == TILEC_MAX_IMPORT_DIRS)
@@ -354,11 +355,11 @@ int tilec_add_define(ConstBinding *defs, int *n, const char *text, Arena *arena)
     ConstBinding d;
     if (tilec_parse_define(text, arena, &d) != 0)
         return -1;
-    for (int i = 0; i < *n; i++)
-        if (strcmp(defs[i].name, d.name) == 0) {
-            defs[i].value = d.value;
-            return 0;
-        }
+    for (int i = 0; i < *n; i++) /* which one would count is nobody's guess: as tile_launch */
+        if (strcmp(defs[i].name, d.name) == 0)
+            tilec_usage_error("-D %s given twice (%s=%lld and %s)", tilec_clip(d.name),
+                              tilec_clip(defs[i].name), (long long)defs[i].value,
+                              tilec_clip(text));
     defs[(*n)++] = d;
     return 0;
 }
@@ -384,7 +385,7 @@ static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
                 tilec_usage_error("too many -D options");
             if (tilec_add_define(o->defs, &o->ndefs, def, arena) != 0)
                 tilec_usage_error("bad -D '%s': expected NAME=VALUE with an integer, true or "
-                                  "false", def);
+                                  "false", tilec_clip(def));
         } else if (strncmp(a, "-o", 2) == 0 && strncmp(a, "-o=", 3) != 0) {
             o->output = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
             if (!o->output)
@@ -408,7 +409,7 @@ static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
             if (tilec_parse_define(v, arena, d) != 0 || d->value < 1 || d->value > 16 ||
                 (d->value & (d->value - 1)))
                 tilec_usage_error("bad --assume-divisor '%s': expected PARAM=D with D 1, 2, 4, 8 "
-                                  "or 16", v);
+                                  "or 16", tilec_clip(v));
             o->ndivs++;
         }
         else if ((v = tilec_opt_value(argc, argv, &i, "--assume-one"))) {
@@ -417,9 +418,10 @@ static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
             o->divs[o->ndivs++] = (ConstBinding){.name = v, .value = PARAM_DIV_ONE};
         }
         else if (a[0] == '-' && a[1] != '\0')
-            tilec_usage_error("unknown option '%s'", a);
+            tilec_usage_error("unknown option '%s'", tilec_clip(a));
         else if (o->file)
-            tilec_usage_error("more than one input file ('%s' and '%s')", o->file, a);
+            tilec_usage_error("more than one input file ('%s' and '%s')", tilec_clip(o->file),
+                              tilec_clip(a));
         else
             o->file = a;
     }
@@ -427,7 +429,7 @@ static void opts_parse(Opts *o, int argc, char **argv, Arena *arena)
         tilec_usage_error("no input file");
     /* once here, not once per kernel at its compile (an error per kernel, exit status 1) */
     if (o->target && !target_lookup(o->target))
-        tilec_usage_error("unknown --target=%s (%s)", o->target, TC_TARGETS_EXPECTED);
+        tilec_usage_error("unknown --target=%s (%s)", tilec_clip(o->target), TC_TARGETS_EXPECTED);
 }
 
 /* The kernels to work on: the one named by --kernel, or all. Returns the count. */
@@ -458,8 +460,8 @@ static int kernels_or_fail(const Source *src, const char *name, const Func **ks)
     int n = select_kernels(src->module, name, ks, src->module->nfuncs);
     if (n == 0 && name) {
         const Func *f = module_find_func(src->module, name);
-        tilec_error("%s: %s '%s'", src->file.name, f ? "not a kernel:" : "no kernel named",
-                    name);
+        tilec_error("%s: %s '%s'", tilec_clip(src->file.name),
+                    f ? "not a kernel:" : "no kernel named", tilec_clip(name));
         return -1;
     }
     return n;
@@ -581,7 +583,7 @@ static const unsigned char *assumed_divisors(const Func *f, const Opts *o, Arena
                 if (o->divs[j].value == PARAM_DIV_ONE &&
                     (p->type->ptr_depth || !et_is_int(et_from_name(p->type->name))))
                     tilec_usage_error("--assume-one=%s: '%s' is not an integer parameter",
-                                      p->name, p->name);
+                                      tilec_clip(p->name), tilec_clip(p->name));
                 div[n] = (unsigned char)o->divs[j].value, used[j] = 1;
             }
         n++;
@@ -590,10 +592,11 @@ static const unsigned char *assumed_divisors(const Func *f, const Opts *o, Arena
         const ConstBinding *d = &o->divs[j];
         if (!used[j] && d->value == PARAM_DIV_ONE)
             tilec_usage_error("--assume-one=%s: '%s' is not a runtime parameter of kernel '%s'",
-                              d->name, d->name, f->name);
+                              tilec_clip(d->name), tilec_clip(d->name), tilec_clip(f->name));
         if (!used[j])
             tilec_usage_error("--assume-divisor=%s=%lld: '%s' is not a runtime parameter of "
-                              "kernel '%s'", d->name, (long long)d->value, d->name, f->name);
+                              "kernel '%s'", tilec_clip(d->name), (long long)d->value,
+                              tilec_clip(d->name), tilec_clip(f->name));
     }
     return div;
 }
@@ -618,7 +621,7 @@ static int emit_kernel(const Source *src, const Func *f, const Opts *o, const Em
     diags_print(&d, stderr);
     if (rc == 0 && !d.errors && ek->stage == STAGE_OBJECT && ck.code &&
         fwrite(ck.code, 1, ck.code_size, out) != ck.code_size) {
-        tilec_error("writing the object of '%s' failed", f->name);
+        tilec_error("writing the object of '%s' failed", tilec_clip(f->name));
         rc = -1;
     }
     arena_free(a);
@@ -663,7 +666,7 @@ static int emit_module(const Source *src, const Opts *o, const EmitKind *ek, FIL
         return -1;
     if (ek->stage == STAGE_OBJECT && n > 1) {
         tilec_error("%s has %d kernels: choose one with --kernel=NAME for --emit=%s",
-                    src->file.name, n, ek->name);
+                    tilec_clip(src->file.name), n, ek->name);
         return -1;
     }
     n = n > 0 ? drop_failed(ks, n) : n; /* the others are compiled for their errors */
@@ -685,10 +688,10 @@ static void emit_target_check(const EmitKind *ek, const char *target)
     int ptx = !strcmp(ek->name, "ptx"), amd = !strcmp(ek->name, "amdgcn") || !strcmp(ek->name, "hsaco");
     if (ptx && strncmp(target, "sm_", 3) != 0)
         tilec_usage_error("--emit=ptx needs an NVIDIA target (--target=sm_NN), not '%s' "
-                          "(--emit=asm prints any target's assembly)", target);
+                          "(--emit=asm prints any target's assembly)", tilec_clip(target));
     if (amd && strncmp(target, "gfx", 3) != 0)
         tilec_usage_error("--emit=%s needs an AMD target (--target=gfxNNN), not '%s'", ek->name,
-                          target);
+                          tilec_clip(target));
 }
 
 static int cmd_emit(int argc, char **argv)
@@ -699,12 +702,13 @@ static int cmd_emit(int argc, char **argv)
     const EmitKind *ek = emit_kind(o.emit ? o.emit : "tir");
     if (!ek)
         tilec_usage_error("unknown --emit=%s (expected tokens, ast, tir, llvm, ptx, asm, obj, amdgcn or hsaco)",
-                          o.emit);
+                          tilec_clip(o.emit));
     emit_target_check(ek, o.target ? o.target : ek->default_target);
     if (o.dump_after && ek->stage != STAGE_TIR)
         tilec_usage_error("--dump-after needs --emit=tir");
     if (o.dump_after && !tc_dump_point_known(o.dump_after))
-        tilec_usage_error("unknown --dump-after=%s (expected one of: %s)", o.dump_after, TC_DUMP_POINTS);
+        tilec_usage_error("unknown --dump-after=%s (expected one of: %s)", tilec_clip(o.dump_after),
+                          TC_DUMP_POINTS);
     Source src;
     int rc = EXIT_ERROR;
     if (tilec_source_load_report(&src, o.file, o.kernel) != 0)
@@ -821,6 +825,7 @@ int main(int argc, char **argv)
     if (cmd[0] != '-' && n > 5 && strcmp(cmd + n - 5, ".tile") == 0)
         return cmd_check(argc - 1, argv + 1);
     if (cmd[0] == '-')
-        tilec_usage_error("unknown option '%s'", cmd);
-    tilec_usage_error("unknown command '%s' (expected check, emit, run, list, tune or cache)", cmd);
+        tilec_usage_error("unknown option '%s'", tilec_clip(cmd));
+    tilec_usage_error("unknown command '%s' (expected check, emit, run, list, tune or cache)",
+                      tilec_clip(cmd));
 }

@@ -25,6 +25,10 @@ typedef struct Source {
 void tilec_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Prints "tilec: error: ..." to stderr. */
 void tilec_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* User text as a message echoes it: s itself when at most TILEC_CLIP_MAX bytes, else its
+ * first TILEC_CLIP_MAX bytes and "..." (valid until 8 more calls; tilec/tilec_clip.c). */
+enum { TILEC_CLIP_MAX = 200 };
+const char *tilec_clip(const char *s);
 /* p, or when it is NULL (an allocation failed) "tilec: error: out of memory" and exit 1. */
 void *tilec_need(void *p);
 
@@ -44,8 +48,8 @@ void tilec_source_free(Source *src);
 
 /* Parses "NAME=VALUE" (VALUE an integer, true or false) into *out (name in `arena`). */
 int tilec_parse_define(const char *text, Arena *arena, ConstBinding *out);
-/* -D NAME=VALUE added to defs[0..*n) (room for one more): a later -D of a name replaces its
- * value, as a C compiler's does. 0, or -1 for text that is not NAME=VALUE. */
+/* -D NAME=VALUE added to defs[0..*n) (room for one more): 0, or -1 for text that is not
+ * NAME=VALUE; a name given twice is a usage error (tile_launch refuses a const given twice). */
 int tilec_add_define(ConstBinding *defs, int *n, const char *text, Arena *arena);
 
 /* Matches "--name=VALUE" or "--name VALUE" at argv[*i]; advances *i past a separate value. */
@@ -85,10 +89,12 @@ int tilec_output_close(TilecOutput *out, int ok);
 
 /* ---- NAME=VALUE arguments of run and tune (tilec/tilec_values.c) ---- */
 enum { TILEC_MAX_VALUES = 128 };
-/* A value: a 64-bit integer (f holds it as a double too) or a double. */
+/* A value: an integer from -2^63 to 2^64 - 1, so that every i64 and every u64 value can be
+ * given (f holds it as a double too), or a double. */
+typedef __int128 TilecInt;
 typedef struct TilecNum {
     int is_float;
-    int64_t i;
+    TilecInt i;
     double f;
 } TilecNum;
 typedef struct TilecValue {
@@ -111,9 +117,17 @@ void tilec_values_resolve(TilecValues *vs);
 TilecValue *tilec_value_find(TilecValues *vs, const char *name);
 TilecValue *tilec_value_findn(TilecValues *vs, const char *name, size_t n);
 /* A resolved value as an argument of type k: an integer in k's range (a float only when it
- * is whole), or a float within k's range; anything else is a usage error. */
+ * is whole), or a float within k's range; anything else is a usage error. A u64 value from
+ * 2^63 up comes back as its 64 bits (what tile_u64 passes). */
 int64_t tilec_value_int(const TilecValue *v, ElemKind k);
 double tilec_value_float(const TilecValue *v, ElemKind k);
+/* For values converted to elements of kind k (--fill): whether x is an integer within
+ * integer kind k's range (bool: 0 or 1), with the range as text ("[-128, 127]");
+ * the largest finite magnitude float kind k holds (f16 65504; fp8 kinds saturate, so any
+ * float's). */
+enum { TILEC_RANGE_TEXT = 64 };
+int tilec_int_fits(ElemKind k, double x, char range[TILEC_RANGE_TEXT]);
+double tilec_float_max(ElemKind k);
 /* The bytes of a buffer of `count` elements of esz bytes; a usage error when count is
  * not positive or the size overflows or passes TILEC_MAX_BUFFER_BYTES. */
 #define TILEC_MAX_BUFFER_BYTES (INT64_C(1) << 40)

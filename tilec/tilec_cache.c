@@ -31,7 +31,7 @@ static void cache_opts(int argc, char **argv, const char *sub, ArgUse use, Cache
             errno = 0;
             long top = strtol(v, &end, 10);
             if (!*v || *end || top <= 0 || top > INT_MAX || errno == ERANGE)
-                tilec_usage_error("--top needs a positive count, not '%s'", v);
+                tilec_usage_error("--top needs a positive count, not '%s'", tilec_clip(v));
             o->top = (int)top;
         }
         else if (!strcmp(a, "--yes"))
@@ -39,9 +39,9 @@ static void cache_opts(int argc, char **argv, const char *sub, ArgUse use, Cache
         else if (!strcmp(a, "--all"))
             o->all = 1;
         else if (a[0] == '-' && a[1])
-            tilec_usage_error("unknown option '%s' of 'cache %s'", a, sub);
+            tilec_usage_error("unknown option '%s' of 'cache %s'", tilec_clip(a), sub);
         else if (o->arg || use == ARG_NONE)
-            tilec_usage_error("unexpected argument '%s' of 'cache %s'", a, sub);
+            tilec_usage_error("unexpected argument '%s' of 'cache %s'", tilec_clip(a), sub);
         else
             o->arg = a;
     }
@@ -212,7 +212,7 @@ static int cache_show(const CacheOpts *o)
     if (found && S_ISREG(st.st_mode))
         return show_file(o->arg, o) == 0 ? EXIT_OK : EXIT_ERROR;
     if (found && strchr(o->arg, '/')) { /* a path (a kernel's name has no '/') */
-        tilec_error("'%s' is %s, not a tuning file", o->arg, file_kind(st.st_mode));
+        tilec_error("'%s' is %s, not a tuning file", tilec_clip(o->arg), file_kind(st.st_mode));
         return EXIT_ERROR;
     }
     char *dir = tuning_dir(o);
@@ -220,7 +220,8 @@ static int cache_show(const CacheOpts *o)
     char **paths = dir ? tcache_list_files(o->dir, &n) : NULL;
     n = select_files(paths, n, o->arg);
     if (dir && n == 0) {
-        tilec_error("no file '%s' and no tuning file of a kernel '%s' in %s", o->arg, o->arg, dir);
+        tilec_error("no file '%s' and no tuning file of a kernel '%s' in %s", tilec_clip(o->arg),
+                    tilec_clip(o->arg), dir);
         bad = 1;
     }
     for (int i = 0; i < n; i++)
@@ -248,7 +249,7 @@ static int cache_clear(const CacheOpts *o)
     }
     for (int i = 0; o->yes && i < n; i++)
         if (unlink(paths[i]) < 0 && errno != ENOENT) {
-            tilec_error("cannot remove %s: %s", paths[i], strerror(errno));
+            tilec_error("cannot remove %s: %s", tilec_clip(paths[i]), strerror(errno));
             bad = 1;
         }
     if (dir && n && o->yes)
@@ -307,5 +308,5 @@ int tilec_cmd_cache(int argc, char **argv)
             return SUBCOMMANDS[i].fn(&o);
         }
     tilec_usage_error("unknown subcommand 'cache %s' (expected list, show, clear, export or "
-                      "import)", argv[0]);
+                      "import)", tilec_clip(argv[0]));
 }

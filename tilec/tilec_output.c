@@ -26,10 +26,10 @@ int tilec_output_open(TilecOutput *out, const char *path, const char *input, int
     if (!path)
         return 0;
     if (input && tilec_same_file(path, input))
-        tilec_usage_error("-o %s names the input file", path);
+        tilec_usage_error("-o %s names the input file", tilec_clip(path));
     int exists = stat(path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) {
-        tilec_error("cannot write '%s': it is a directory", path);
+        tilec_error("cannot write '%s': it is a directory", tilec_clip(path));
         return -1;
     }
     if (exists && !S_ISREG(st.st_mode)) /* a device or a pipe: no rename over it */
@@ -41,7 +41,7 @@ int tilec_output_open(TilecOutput *out, const char *path, const char *input, int
             fchmod(fileno(out->f), st.st_mode & 07777);
     }
     if (!out->f) {
-        tilec_error("cannot write '%s': %s", path, strerror(errno));
+        tilec_error("cannot write '%s': %s", tilec_clip(path), strerror(errno));
         free(out->tmp);
         out->tmp = NULL;
         return -1;
@@ -60,9 +60,9 @@ int tilec_output_close(TilecOutput *out, int ok)
     int bad = ferror(out->f);
     bad |= fclose(out->f) != 0;
     if (bad && ok)
-        tilec_error("writing '%s' failed: %s", out->path, strerror(errno));
+        tilec_error("writing '%s' failed: %s", tilec_clip(out->path), strerror(errno));
     if (out->tmp && ok && !bad && rename(out->tmp, out->path) != 0) {
-        tilec_error("cannot replace '%s': %s", out->path, strerror(errno));
+        tilec_error("cannot replace '%s': %s", tilec_clip(out->path), strerror(errno));
         bad = 1;
     }
     if (out->tmp && (!ok || bad))

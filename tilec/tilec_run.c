@@ -28,7 +28,7 @@ typedef struct RunOpts {
     int check, reps_set, verbose, cold;
     TilecFileArg loads[MAX_PARAMS], saves[MAX_PARAMS];
     int nloads, nsaves;
-    struct Fill { const char *name; double lo, hi; } fills[MAX_PARAMS]; /* --fill */
+    struct Fill { const char *name, *text; double lo, hi; } fills[MAX_PARAMS]; /* --fill */
     int nfills;
     ConstBinding defs[TILEC_MAX_DEFS];
     int ndefs;
@@ -124,7 +124,8 @@ static tile_Backend backend_from_name(const char *name)
         return TILE_BACKEND_HIP;
     if (strcmp(name, "sim") == 0)
         return TILE_BACKEND_SIM;
-    tilec_usage_error("unknown --backend=%s (expected auto, cpu, cuda, hip or sim)", name);
+    tilec_usage_error("unknown --backend=%s (expected auto, cpu, cuda, hip or sim)",
+                      tilec_clip(name));
 }
 
 
@@ -135,9 +136,9 @@ static long parse_long(const char *s, const char *what, long max)
     errno = 0;
     long v = strtol(s, &end, 0);
     if (*s == '\0' || *end != '\0' || v < 0 || errno == ERANGE)
-        tilec_usage_error("bad %s '%s' (expected a non-negative integer)", what, s);
+        tilec_usage_error("bad %s '%s' (expected a non-negative integer)", what, tilec_clip(s));
     if (v > max)
-        tilec_usage_error("bad %s '%s' (at most %ld)", what, s, max);
+        tilec_usage_error("bad %s '%s' (at most %ld)", what, tilec_clip(s), max);
     return v;
 }
 
@@ -156,17 +157,34 @@ static void fill_add(RunOpts *o, const char *text, Arena *a)
     const char *eq = strchr(text, '=');
     char *end;
     if (!eq || eq == text || o->nfills == MAX_PARAMS)
-        tilec_usage_error("bad --fill '%s': expected NAME=VALUE or NAME=LO:HI", text);
+        tilec_usage_error("bad --fill '%s': expected NAME=VALUE or NAME=LO:HI", tilec_clip(text));
     struct Fill *f = &o->fills[o->nfills++];
     f->name = tilec_need(arena_strndup(a, text, (size_t)(eq - text)));
+    f->text = text;
     f->lo = f->hi = strtod(eq + 1, &end);
     if (end != eq + 1 && *end == ':')
         f->hi = strtod(end + 1, &end);
     if (end == eq + 1 || *end || !(f->lo <= f->hi) || !isfinite(f->lo) || !isfinite(f->hi))
-        tilec_usage_error("bad --fill '%s': expected NAME=VALUE or NAME=LO:HI with LO <= HI", text);
+        tilec_usage_error("bad --fill '%s': expected NAME=VALUE or NAME=LO:HI with finite "
+                          "LO <= HI", tilec_clip(text));
     for (int i = 0; i + 1 < o->nfills; i++)
         if (!strcmp(o->fills[i].name, f->name))
-            tilec_usage_error("--fill %s given twice", f->name);
+            tilec_usage_error("--fill %s given twice", tilec_clip(f->name));
+}
+
+/* A --fill's values must be elements of its buffer's type: integers within an integer
+ * type's range (converting another double to it is undefined behaviour), magnitudes a float
+ * type holds (an f16 stops at 65504: beyond is infinity; fp8 saturates, from a float). */
+static void fill_check(const struct Fill *f, ElemKind k)
+{
+    char range[TILEC_RANGE_TEXT];
+    double max = tilec_float_max(k);
+    if (et_is_float(k) && (fabs(f->lo) > max || fabs(f->hi) > max))
+        tilec_usage_error("bad --fill %s: out of the range of %s (finite values of magnitude at "
+                          "most %g)", tilec_clip(f->text), et_name(k), max);
+    if (!et_is_float(k) && (!tilec_int_fits(k, f->lo, range) || !tilec_int_fits(k, f->hi, range)))
+        tilec_usage_error("bad --fill %s: %s takes integers in %s", tilec_clip(f->text),
+                          et_name(k), range);
 }
 
 /* --load / --save NAME=FILE; one of each per NAME. */
@@ -175,7 +193,7 @@ static void file_arg_add(TilecFileArg *fs, int *n, const char *text, const char 
     TilecFileArg fa;
     tilec_file_arg_parse(text, opt, a, &fa);
     if (file_arg_find(fs, *n, fa.name))
-        tilec_usage_error("%s %s given twice", opt, fa.name);
+        tilec_usage_error("%s %s given twice", opt, tilec_clip(fa.name));
     if (*n == MAX_PARAMS)
         tilec_usage_error("too many %s options", opt);
     fs[(*n)++] = fa;
@@ -193,7 +211,7 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
             const char *def = s[2] ? s + 2 : (i + 1 < argc ? argv[++i] : NULL);
             if (!def || o->ndefs == TILEC_MAX_DEFS ||
                 tilec_add_define(o->defs, &o->ndefs, def, a) != 0)
-                tilec_usage_error("bad -D '%s': expected NAME=VALUE", def ? def : "");
+                tilec_usage_error("bad -D '%s': expected NAME=VALUE", def ? tilec_clip(def) : "");
         } else if ((v = tilec_opt_value(argc, argv, &i, "--backend")))
             o->backend = v;
         else if ((v = tilec_opt_value(argc, argv, &i, "--reps")))
@@ -215,11 +233,11 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
         else if (strcmp(s, "--cold") == 0)
             o->cold = 1;
         else if (s[0] == '-' && s[1] != '\0' && !isdigit((unsigned char)s[1]))
-            tilec_usage_error("unknown option '%s'", s);
+            tilec_usage_error("unknown option '%s'", tilec_clip(s));
         else if (strchr(s, '=') && o->file)
             tilec_value_add(&o->vals, s, 0, a);
         else if (o->file)
-            tilec_usage_error("unexpected argument '%s'", s);
+            tilec_usage_error("unexpected argument '%s'", tilec_clip(s));
         else
             o->file = s;
     }
@@ -233,8 +251,8 @@ static void run_opts_parse(RunOpts *o, int argc, char **argv, Arena *a)
     }
     for (int i = 0; i < o->nsaves; i++)
         if (tilec_same_file(o->saves[i].path, o->file))
-            tilec_usage_error("--save %s=%s names the source file", o->saves[i].name,
-                              o->saves[i].path);
+            tilec_usage_error("--save %s=%s names the source file", tilec_clip(o->saves[i].name),
+                              tilec_clip(o->saves[i].path));
 }
 
 /* ---- element values ---- */
@@ -284,7 +302,7 @@ static float f16_to_f32(uint16_t h)
     return f;
 }
 
-/* Stores v (already in range) as element kind k at p. */
+/* Stores v (in range: fill_check) as element kind k at p. */
 static void elem_store(ElemKind k, void *p, double v)
 {
     float f = (float)v;
@@ -343,11 +361,14 @@ static void fill_spec(RunParam *rp, const struct Fill *f, uint64_t *seed)
     int esz = et_bytes(rp->elem);
     for (size_t i = 0; i < rp->count; i++) {
         uint64_t r = rng_next(seed);
-        double v = f->lo;
-        if (f->hi > f->lo && et_is_float(rp->elem))
-            v = f->lo + (f->hi - f->lo) * ((double)(r >> 11) * 0x1p-53);
-        else if (f->hi > f->lo)
-            v = floor(f->lo) + (double)(r % (uint64_t)(floor(f->hi) - floor(f->lo) + 1));
+        double v = f->lo, u = (double)(r >> 11) * 0x1p-53, span;
+        if (f->hi > f->lo && et_is_float(rp->elem)) /* no f->hi - f->lo: it may overflow */
+            v = f->lo * (1 - u) + f->hi * u;
+        else if (f->hi > f->lo) { /* whole LO and HI (fill_check): a span up to 2^64 */
+            span = f->hi - f->lo + 1;
+            v = f->lo + (span < 0x1p64 ? (double)(r % (uint64_t)span) : (double)r);
+        }
+        v = v > f->hi ? f->hi : v; /* rounding near HI */
         elem_store(rp->elem, rp->init + i * (size_t)esz, v);
     }
 }
@@ -357,7 +378,7 @@ static void fill_spec(RunParam *rp, const struct Fill *f, uint64_t *seed)
 static void fill_random(RunParam *rp, uint64_t *seed)
 {
     size_t imax = rp->count < 100 ? (rp->count ? rp->count : 1) : 100;
-    struct Fill f = {rp->p->name, 0, rp->elem == ET_BOOL ? 1 : (double)(imax - 1)};
+    struct Fill f = { .name = rp->p->name, .hi = rp->elem == ET_BOOL ? 1 : (double)(imax - 1) };
     if (et_is_float(rp->elem))
         f.lo = -1, f.hi = 1;
     fill_spec(rp, &f, seed);
@@ -415,8 +436,8 @@ static void pointer_param_check(const Func *f, const char *opt, const char *name
                                 const char *shown)
 {
     if (!is_pointer_param(f, name))
-        tilec_usage_error("%s %s: '%s' is not a pointer parameter of '%s'", opt, shown, name,
-                          f->name);
+        tilec_usage_error("%s %s: '%s' is not a pointer parameter of '%s'", opt,
+                          tilec_clip(shown), tilec_clip(name), tilec_clip(f->name));
 }
 
 static void files_check(const TilecFileArg *fs, int n, const char *opt, const Func *f)
@@ -434,10 +455,12 @@ static size_t loaded_count(const TilecFileArg *fa, const RunParam *rp, const Til
     size_t count = tilec_file_elems(fa, rp->elem);
     if (!count)
         tilec_usage_error("--load %s=%s: the file holds no elements (the buffer of pointer "
-                          "parameter '%s' needs at least one)", fa->name, fa->path, fa->name);
+                          "parameter '%s' needs at least one)", tilec_clip(fa->name),
+                          tilec_clip(fa->path), tilec_clip(fa->name));
     if (v && !v->hint && (v->num.is_float || v->num.i < 0 || (uint64_t)v->num.i != count))
-        tilec_usage_error("--load %s=%s holds %zu %s elements, but %s=%s", fa->name, fa->path,
-                          count, et_name(rp->elem), v->name, v->expr);
+        tilec_usage_error("--load %s=%s holds %zu %s elements, but %s=%s", tilec_clip(fa->name),
+                          tilec_clip(fa->path), count, et_name(rp->elem), tilec_clip(v->name),
+                          tilec_clip(v->expr));
     return count;
 }
 
@@ -460,6 +483,9 @@ static int params_setup(RunOpts *o, const Func *f, RunParam *rps, int *n)
         rp->elem = et_from_name(p->type->name);
         TilecValue *v = value_get(o, p->name);
         const TilecFileArg *load = file_arg_find(o->loads, o->nloads, p->name);
+        const struct Fill *fill = rp->is_ptr ? fill_find(o, p->name) : NULL;
+        if (fill)
+            fill_check(fill, rp->elem);
         if (rp->is_ptr && load) {
             rp->count = loaded_count(load, rp, v);
             rp->bytes = rp->count * (size_t)et_bytes(rp->elem);
@@ -472,7 +498,7 @@ static int params_setup(RunOpts *o, const Func *f, RunParam *rps, int *n)
             rp->count = (size_t)count;
         } else if (!v) {
             tilec_usage_error("no value for scalar parameter '%s' of '%s' (add %s=VALUE)",
-                              p->name, f->name, p->name);
+                              tilec_clip(p->name), tilec_clip(f->name), tilec_clip(p->name));
         } else if (et_is_float(rp->elem)) {
             rp->arg = tile_float(tilec_value_float(v, rp->elem));
         } else {
@@ -490,8 +516,15 @@ static void consts_collect(RunOpts *o, const Func *f, tile_Const *cs, int *n)
         cs[(*n)++] = (tile_Const){o->defs[i].name, o->defs[i].value};
     for (int i = 0; i < f->nparams; i++) {
         TilecValue *v = value_get(o, f->params[i].name);
-        if (f->params[i].is_const && v && !v->implied && *n < TILEC_MAX_DEFS * 2)
-            cs[(*n)++] = (tile_Const){f->params[i].name, tilec_value_int(v, ET_I64)};
+        if (!f->params[i].is_const || !v || v->implied || *n == TILEC_MAX_DEFS * 2)
+            continue;
+        for (int j = 0; j < o->ndefs; j++)
+            if (!strcmp(o->defs[j].name, v->name))
+                tilec_usage_error("const '%s' given twice (-D %s=%lld and %s=%s)",
+                                  tilec_clip(v->name), tilec_clip(v->name),
+                                  (long long)o->defs[j].value, tilec_clip(v->name),
+                                  tilec_clip(v->expr));
+        cs[(*n)++] = (tile_Const){f->params[i].name, tilec_value_int(v, ET_I64)};
     }
 }
 
@@ -523,13 +556,14 @@ static int buffers_init(RunOpts *o, RunParam *rps, int n, int with_result)
         rp->init = malloc(rp->bytes + 1);
         rp->result = with_result ? malloc(rp->bytes + 1) : NULL;
         if (!rp->init || (with_result && !rp->result)) {
-            tilec_error("out of memory for buffer '%s'", rp->p->name);
+            tilec_error("out of memory for buffer '%s'", tilec_clip(rp->p->name));
             return -1;
         }
         const TilecFileArg *load = file_arg_find(o->loads, o->nloads, rp->p->name);
         const struct Fill *fill = fill_find(o, rp->p->name);
         if (fill && load)
-            tilec_usage_error("--fill %s and --load %s: give one", fill->name, load->name);
+            tilec_usage_error("--fill %s and --load %s: give one", tilec_clip(fill->name),
+                              tilec_clip(load->name));
         if (fill)
             fill_spec(rp, fill, &seed);
         else if (!load)
@@ -769,7 +803,7 @@ static int run_kernel(RunOpts *o, const Func *f)
     RunParam rps[MAX_PARAMS];
     int n = 0;
     if (f->nparams > MAX_PARAMS)
-        tilec_usage_error("kernel '%s' has too many parameters", f->name);
+        tilec_usage_error("kernel '%s' has too many parameters", tilec_clip(f->name));
     params_setup(o, f, rps, &n);
     Runner r = {.rps = rps, .n = n};
     consts_collect(o, f, r.consts, &r.nconsts);
@@ -820,12 +854,13 @@ static const Func *find_kernel(RunOpts *o, const Module *m, Arena *a)
             only = m->funcs[i], nk++;
     if (!o->kernel) {
         if (nk != 1)
-            tilec_usage_error("%s has %d kernels: name one as %s:KERNEL", o->file, nk, o->file);
+            tilec_usage_error("%s has %d kernels: name one as %s:KERNEL", tilec_clip(o->file), nk,
+                              tilec_clip(o->file));
         o->kernel = tilec_need(arena_strdup(a, only->name));
     }
     const Func *f = module_find_func(m, o->kernel);
     if (!f || !f->is_kernel) {
-        tilec_error("%s: no kernel named '%s'", o->file, o->kernel);
+        tilec_error("%s: no kernel named '%s'", tilec_clip(o->file), tilec_clip(o->kernel));
         return NULL;
     }
     return f;
@@ -840,8 +875,9 @@ static void values_check_names(const TilecValues *vs, const Func *f)
         for (int j = 0; j < f->nparams && !known; j++)
             known = !strcmp(f->params[j].name, vs->v[i].name);
         if (!vs->v[i].hint && !known)
-            tilec_usage_error("%s=%s: '%s' is not a parameter of kernel '%s'", vs->v[i].name,
-                              vs->v[i].expr, vs->v[i].name, f->name);
+            tilec_usage_error("%s=%s: '%s' is not a parameter of kernel '%s'",
+                              tilec_clip(vs->v[i].name), tilec_clip(vs->v[i].expr),
+                              tilec_clip(vs->v[i].name), tilec_clip(f->name));
     }
 }
 
@@ -932,7 +968,7 @@ static int session_setup(SessionPriv *p, TilecSession *s, const Func *f)
     RunOpts *o = &p->opts;
     int n = 0;
     if (f->nparams > MAX_PARAMS)
-        tilec_usage_error("kernel '%s' has too many parameters", f->name);
+        tilec_usage_error("kernel '%s' has too many parameters", tilec_clip(f->name));
     if (o->nsaves || o->verbose || o->cold)
         tilec_usage_error("--save, --verbose and --cold are options of run, not of tune");
     values_load(o, &p->src, f, p->arena);

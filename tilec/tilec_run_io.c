@@ -17,7 +17,7 @@ void tilec_file_arg_parse(const char *text, const char *opt, Arena *a, TilecFile
 {
     const char *eq = strchr(text, '=');
     if (!eq || eq == text || !eq[1])
-        tilec_usage_error("bad %s '%s': expected NAME=FILE", opt, text);
+        tilec_usage_error("bad %s '%s': expected NAME=FILE", opt, tilec_clip(text));
     out->name = tilec_need(arena_strndup(a, text, (size_t)(eq - text)));
     out->path = tilec_need(arena_strdup(a, eq + 1));
 }
@@ -100,7 +100,8 @@ static void npy_header(const TilecFileArg *fa, ElemKind k, long *offset, size_t 
     FILE *f = fopen(fa->path, "rb");
     unsigned char pre[12];
     if (!f)
-        tilec_usage_error("--load %s=%s: %s", fa->name, fa->path, strerror(errno));
+        tilec_usage_error("--load %s=%s: %s", tilec_clip(fa->name), tilec_clip(fa->path),
+                          strerror(errno));
     size_t got = fread(pre, 1, sizeof pre, f);
     int v1 = got >= 10 && pre[6] == 1;
     size_t hlen = got < 10 ? 0 : v1 ? (size_t)(pre[8] | pre[9] << 8)
@@ -111,22 +112,27 @@ static void npy_header(const TilecFileArg *fa, ElemKind k, long *offset, size_t 
              fseek(f, (long)start, SEEK_SET) == 0 && fread(h, 1, hlen, f) == hlen;
     fclose(f);
     if (!ok)
-        tilec_usage_error("--load %s=%s: not a .npy file NumPy wrote (no header)", fa->name, fa->path);
+        tilec_usage_error("--load %s=%s: not a .npy file NumPy wrote (no header)",
+                          tilec_clip(fa->name), tilec_clip(fa->path));
     h[hlen] = 0;
     const char *want = npy_descr(k);
     if (dict_str(h, "'descr':", descr, sizeof descr) != 0 || !want ||
         (strcmp(descr, want) != 0 && !(descr[0] == '=' && strcmp(descr + 1, want + 1) == 0)))
-        tilec_usage_error("--load %s=%s: its dtype is '%s', the parameter is %s (%s)", fa->name,
-                          fa->path, dict_str(h, "'descr':", descr, sizeof descr) ? "?" : descr,
+        tilec_usage_error("--load %s=%s: its dtype is '%s', the parameter is %s (%s)",
+                          tilec_clip(fa->name), tilec_clip(fa->path),
+                          dict_str(h, "'descr':", descr, sizeof descr) ? "?" : descr,
                           et_name(k), want ? want : "no NumPy dtype: give a raw file");
     if (strstr(h, "'fortran_order': True"))
-        tilec_usage_error("--load %s=%s: Fortran order; save a C-ordered array", fa->name, fa->path);
+        tilec_usage_error("--load %s=%s: Fortran order; save a C-ordered array",
+                          tilec_clip(fa->name), tilec_clip(fa->path));
     if (!(shape = strstr(h, "'shape':")) || !(shape = strchr(shape, '(')))
-        tilec_usage_error("--load %s=%s: no shape in its header", fa->name, fa->path);
+        tilec_usage_error("--load %s=%s: no shape in its header", tilec_clip(fa->name),
+                          tilec_clip(fa->path));
     const char *why = npy_shape_count(shape, (size_t)et_bytes(k), count);
     if (why) {
         char *close = strchr(shape, ')');
-        tilec_usage_error("--load %s=%s: bad shape '%.*s' in its header: %s", fa->name, fa->path,
+        tilec_usage_error("--load %s=%s: bad shape '%.*s' in its header: %s",
+                          tilec_clip(fa->name), tilec_clip(fa->path),
                           close ? (int)(close - shape + 1) : 40, shape, why);
     }
     *offset = (long)(start + hlen);
@@ -138,22 +144,25 @@ size_t tilec_file_elems(const TilecFileArg *fa, ElemKind k)
     int esz = et_bytes(k);
     struct stat st;
     if (stat(fa->path, &st) != 0)
-        tilec_usage_error("--load %s=%s: %s", fa->name, fa->path, strerror(errno));
+        tilec_usage_error("--load %s=%s: %s", tilec_clip(fa->name), tilec_clip(fa->path),
+                          strerror(errno));
     if (!S_ISREG(st.st_mode))
-        tilec_usage_error("--load %s=%s: not a regular file", fa->name, fa->path);
+        tilec_usage_error("--load %s=%s: not a regular file", tilec_clip(fa->name),
+                          tilec_clip(fa->path));
     if (is_npy(fa->path)) {
         long off;
         size_t n;
         npy_header(fa, k, &off, &n);
         if (st.st_size < off || (unsigned long long)st.st_size - (unsigned long long)off <
             (unsigned long long)n * (size_t)esz) /* n * esz fits: npy_header checked */
-            tilec_usage_error("--load %s=%s: the file is shorter than its shape says", fa->name, fa->path);
+            tilec_usage_error("--load %s=%s: the file is shorter than its shape says",
+                              tilec_clip(fa->name), tilec_clip(fa->path));
         return n;
     }
     if (esz <= 0 || st.st_size % esz != 0)
         tilec_usage_error("--load %s=%s: %lld bytes is not a whole number of %s elements "
-                          "(%d bytes each)", fa->name, fa->path, (long long)st.st_size,
-                          elem_name, esz);
+                          "(%d bytes each)", tilec_clip(fa->name), tilec_clip(fa->path),
+                          (long long)st.st_size, elem_name, esz);
     return (size_t)st.st_size / (size_t)esz;
 }
 
@@ -165,7 +174,8 @@ int tilec_file_read(const TilecFileArg *fa, ElemKind k, void *buf, size_t bytes)
         npy_header(fa, k, &off, &n);
     FILE *f = fopen(fa->path, "rb");
     if (!f || fseek(f, off, SEEK_SET) != 0) {
-        tilec_error("--load %s=%s: %s", fa->name, fa->path, strerror(errno));
+        tilec_error("--load %s=%s: %s", tilec_clip(fa->name), tilec_clip(fa->path),
+                    strerror(errno));
         if (f)
             fclose(f);
         return -1;
@@ -174,7 +184,8 @@ int tilec_file_read(const TilecFileArg *fa, ElemKind k, void *buf, size_t bytes)
     int bad = got != bytes || ferror(f);
     fclose(f);
     if (bad)
-        tilec_error("--load %s=%s: read %zu of %zu bytes", fa->name, fa->path, got, bytes);
+        tilec_error("--load %s=%s: read %zu of %zu bytes", tilec_clip(fa->name),
+                    tilec_clip(fa->path), got, bytes);
     return bad ? -1 : 0;
 }
 
@@ -186,7 +197,8 @@ int tilec_file_write(const TilecFileArg *fa, const void *buf, size_t bytes)
     size_t put = bytes ? fwrite(buf, 1, bytes, out.f) : 0;
     int bad = put != bytes;
     if (bad)
-        tilec_error("--save %s=%s: wrote %zu of %zu bytes: %s", fa->name, fa->path, put, bytes,
+        tilec_error("--save %s=%s: wrote %zu of %zu bytes: %s", tilec_clip(fa->name),
+                    tilec_clip(fa->path), put, bytes,
                     strerror(errno));
     return tilec_output_close(&out, !bad) != 0 || bad ? -1 : 0;
 }

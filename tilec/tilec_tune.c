@@ -28,7 +28,7 @@ static long parse_count(const char *s, const char *what)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (!*s || *end || v < 0 || v > INT_MAX || errno == ERANGE)
-        tilec_usage_error("bad %s '%s' (expected a non-negative integer)", what, s);
+        tilec_usage_error("bad %s '%s' (expected a non-negative integer)", what, tilec_clip(s));
     return v;
 }
 
@@ -43,7 +43,7 @@ static int tune_opts_parse(TuneCli *c, int argc, char **argv, char **rest)
             char *end;
             c->opts.budget_s = strtod(v, &end);
             if (!*v || *end || !(c->opts.budget_s >= 0) || !isfinite(c->opts.budget_s))
-                tilec_usage_error("bad --budget '%s' (expected seconds)", v);
+                tilec_usage_error("bad --budget '%s' (expected seconds)", tilec_clip(v));
         } else if ((v = tilec_opt_value(argc, argv, &i, "--samples")))
             c->opts.samples = (int)parse_count(v, "--samples");
         else if ((v = tilec_opt_value(argc, argv, &i, "--top")))

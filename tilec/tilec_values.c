@@ -1,8 +1,9 @@
 /* tilec_values.c: the NAME=VALUE arguments of `tilec run` and `tilec tune` and of `// run:`
  * lines: small expressions (+ - * / % parentheses, integer and float literals, true, false,
- * inf, nan, other names) evaluated with checked arithmetic. Integers stay 64-bit integers
- * (no detour through double); an overflow, a division by zero, a float literal beyond double's range or
- * a malformed expression is a usage error (exit 2), never a wrapped value. */
+ * inf, nan, other names) evaluated with checked arithmetic. Integers stay integers from
+ * -2^63 to 2^64 - 1 (every i64 and u64 value; no detour through double); an overflow, a division
+ * by zero, a float literal beyond double's range or a malformed expression is a usage error
+ * (exit 2), never a wrapped value. */
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
@@ -34,7 +35,9 @@ static void eval_space(Eval *e)
         e->s++;
 }
 
-static TilecNum num_int(int64_t i) { return (TilecNum){ .i = i, .f = (double)i }; }
+static const TilecInt INT_LO = INT64_MIN, INT_HI = UINT64_MAX; /* what an integer may be */
+
+static TilecNum num_int(TilecInt i) { return (TilecNum){ .i = i, .f = (double)i }; }
 static TilecNum num_float(double f) { return (TilecNum){ .is_float = 1, .f = f }; }
 
 static TilecNum eval_float_result(Eval *e, double f)
@@ -52,7 +55,7 @@ static TilecNum eval_number(Eval *e)
     char *end_i, *end_f;
     int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
     errno = 0;
-    long long i = strtoll(s, &end_i, hex ? 16 : 10);
+    unsigned long long i = strtoull(s, &end_i, hex ? 16 : 10); /* digits only: no sign */
     int int_range = errno == ERANGE;
     errno = 0;
     double f = hex ? 0 : strtod(s, &end_f);
@@ -64,8 +67,8 @@ static TilecNum eval_number(Eval *e)
     }
     e->s = end_i;
     if (int_range)
-        eval_fail(e, "an integer out of the 64-bit range");
-    return num_int((int64_t)i);
+        eval_fail(e, "an integer out of the 64-bit range (-2^63 to 2^64 - 1)");
+    return num_int((TilecInt)i);
 }
 
 static TilecNum eval_name(Eval *e)
@@ -118,9 +121,9 @@ static TilecNum eval_atom(Eval *e)
         e->depth--;
         if (v.is_float)
             return num_float(-v.f);
-        if (v.i == INT64_MIN)
-            eval_fail(e, "integer overflow");
-        return num_int(v.i == INT64_MIN ? v.i : -v.i);
+        if (-v.i < INT_LO)
+            eval_fail(e, "integer overflow (beyond the 64-bit range)");
+        return num_int(-v.i < INT_LO ? v.i : -v.i);
     }
     if (isdigit((unsigned char)*e->s) || *e->s == '.')
         return eval_number(e);
@@ -139,15 +142,14 @@ static TilecNum eval_apply(Eval *e, char op, TilecNum a, TilecNum b)
         return eval_float_result(e, op == '+' ? x + y : op == '-' ? x - y : op == '*' ? x * y
                                     : op == '/' ? x / y : fmod(x, y));
     }
-    int64_t r = 0;
-    int over = op == '+'   ? __builtin_add_overflow(a.i, b.i, &r)
-               : op == '-' ? __builtin_sub_overflow(a.i, b.i, &r)
-               : op == '*' ? __builtin_mul_overflow(a.i, b.i, &r)
-                           : a.i == INT64_MIN && b.i == -1;
-    if (!over && (op == '/' || op == '%'))
-        r = op == '/' ? a.i / b.i : a.i % b.i;
-    if (over)
+    TilecInt r = 0; /* operands within 64 bits: only a product can pass 128 */
+    int over = op == '*' && __builtin_mul_overflow(a.i, b.i, &r);
+    r = op == '+' ? a.i + b.i : op == '-' ? a.i - b.i : op == '/' ? a.i / b.i
+      : op == '%' ? a.i % b.i : r;
+    if (over || r < INT_LO || r > INT_HI) {
         eval_fail(e, "integer overflow (beyond the 64-bit range)");
+        r = 0;
+    }
     return num_int(r);
 }
 
@@ -198,7 +200,8 @@ static int resolve_pass(TilecValues *vs)
         if (!e.err[0] && *e.s)
             eval_fail(&e, "unexpected characters");
         if (e.err[0])
-            tilec_usage_error("cannot evaluate '%s=%s': %s", v->name, v->expr, e.err);
+            tilec_usage_error("cannot evaluate '%s=%s': %s", tilec_clip(v->name),
+                              tilec_clip(v->expr), e.err);
         if (e.unresolved)
             continue;
         v->num = x, v->resolved = 1, progress++;
@@ -212,22 +215,23 @@ void tilec_values_resolve(TilecValues *vs)
         ;
     for (int i = 0; i < vs->n; i++)
         if (!vs->v[i].resolved)
-            tilec_usage_error("cannot evaluate '%s=%s' (circular names)", vs->v[i].name,
-                              vs->v[i].expr);
+            tilec_usage_error("cannot evaluate '%s=%s' (circular names)", tilec_clip(vs->v[i].name),
+                              tilec_clip(vs->v[i].expr));
 }
 
 void tilec_value_add(TilecValues *vs, const char *text, int hint, Arena *a)
 {
     const char *eq = strchr(text, '=');
     if (!eq || eq == text)
-        tilec_usage_error("expected NAME=VALUE, got '%s'", text);
+        tilec_usage_error("expected NAME=VALUE, got '%s'", tilec_clip(text));
     if (vs->n == TILEC_MAX_VALUES)
         tilec_usage_error("too many NAME=VALUE arguments (at most %d)", TILEC_MAX_VALUES);
     size_t len = (size_t)(eq - text);
     for (int i = 0; !hint && i < vs->n; i++) /* a hint may be overridden, a given value not */
         if (!vs->v[i].hint && strlen(vs->v[i].name) == len && !strncmp(vs->v[i].name, text, len))
-            tilec_usage_error("'%.*s' is given twice ('%s=%s' and '%s')", (int)len, text,
-                              vs->v[i].name, vs->v[i].expr, text);
+            tilec_usage_error("'%s' is given twice ('%s=%s' and '%s')", tilec_clip(vs->v[i].name),
+                              tilec_clip(vs->v[i].name), tilec_clip(vs->v[i].expr),
+                              tilec_clip(text));
     TilecValue *v = &vs->v[vs->n++];
     *v = (TilecValue){ .name = tilec_need(arena_strndup(a, text, (size_t)(eq - text))),
                        .expr = tilec_need(arena_strdup(a, eq + 1)), .hint = hint };
@@ -235,46 +239,72 @@ void tilec_value_add(TilecValues *vs, const char *text, int hint, Arena *a)
 
 /* ---- a value as a parameter's argument ---- */
 
-/* The range of integer kind k, as [lo, hi] within int64 (u64 stops at INT64_MAX). */
-static void int_range(ElemKind k, int64_t *lo, int64_t *hi)
+/* The range of integer kind k. */
+static void int_range(ElemKind k, TilecInt *lo, TilecInt *hi)
 {
     int bits = et_bits(k);
     if (k == ET_BOOL)
         *lo = 0, *hi = 1;
     else if (et_is_signed(k))
-        *lo = bits >= 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1)),
-        *hi = bits >= 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+        *lo = -((TilecInt)1 << (bits - 1)), *hi = ((TilecInt)1 << (bits - 1)) - 1;
     else
-        *lo = 0, *hi = bits >= 64 ? INT64_MAX : (INT64_C(1) << bits) - 1;
+        *lo = 0, *hi = ((TilecInt)1 << bits) - 1;
+}
+
+/* An integer within 64 bits as decimal text (buf: 24 bytes). */
+static const char *int_text(TilecInt v, char *buf)
+{
+    if (v < 0)
+        snprintf(buf, 24, "%lld", (long long)v);
+    else
+        snprintf(buf, 24, "%llu", (unsigned long long)v);
+    return buf;
+}
+
+int tilec_int_fits(ElemKind k, double x, char range[TILEC_RANGE_TEXT])
+{
+    TilecInt lo, hi;
+    char a[24], b[24];
+    int_range(k, &lo, &hi);
+    snprintf(range, TILEC_RANGE_TEXT, "[%s, %s]", int_text(lo, a), int_text(hi, b));
+    return x == floor(x) && x >= (double)lo && x < (double)(hi + 1); /* hi + 1: exact */
 }
 
 int64_t tilec_value_int(const TilecValue *v, ElemKind k)
 {
     const TilecNum *x = &v->num;
-    if (x->is_float && !(x->f == floor(x->f) && fabs(x->f) < 0x1p63))
-        tilec_usage_error("%s=%s: '%s' takes an integer (%s), not %g", v->name, v->expr, v->name,
-                          et_name(k), x->f);
-    int64_t i = x->is_float ? (int64_t)x->f : x->i, lo, hi;
+    char range[TILEC_RANGE_TEXT], shown[24];
+    if (x->is_float && !(x->f == floor(x->f) && x->f >= -0x1p63 && x->f < 0x1p64))
+        tilec_usage_error("%s=%s: '%s' takes an integer (%s), not %g", tilec_clip(v->name),
+                          tilec_clip(v->expr), tilec_clip(v->name), et_name(k), x->f);
+    TilecInt i = !x->is_float ? x->i : x->f < 0 ? (TilecInt)(int64_t)x->f
+                                                : (TilecInt)(uint64_t)x->f, lo, hi;
     int_range(k, &lo, &hi);
+    tilec_int_fits(k, 0, range);
     if (i < lo || i > hi)
-        tilec_usage_error("%s=%s: %lld is out of the range of %s [%lld, %lld]", v->name, v->expr,
-                          (long long)i, et_name(k), (long long)lo, (long long)hi);
-    return i;
+        tilec_usage_error("%s=%s: %s is out of the range of %s %s", tilec_clip(v->name),
+                          tilec_clip(v->expr), int_text(i, shown), et_name(k), range);
+    return (int64_t)(uint64_t)i; /* a u64 from 2^63 up: its bits */
+}
+
+double tilec_float_max(ElemKind k)
+{
+    return k == ET_F16 ? 65504.0 : k == ET_BF16 ? 0x1.fep127 : k == ET_F64 ? DBL_MAX : FLT_MAX;
 }
 
 double tilec_value_float(const TilecValue *v, ElemKind k)
 {
-    double max = k == ET_F16 ? 65504.0 : k == ET_BF16 ? 0x1.fep127 : k == ET_F32 ? 0x1.fffffep127
-                                                                                  : DBL_MAX;
+    double max = et_is_fp8(k) ? DBL_MAX : tilec_float_max(k); /* fp8 arguments saturate */
     if (isfinite(v->num.f) && fabs(v->num.f) > max) /* inf and nan are given as such */
-        tilec_usage_error("%s=%s: %g is out of the range of %s", v->name, v->expr, v->num.f,
-                          et_name(k));
+        tilec_usage_error("%s=%s: %g is out of the range of %s", tilec_clip(v->name),
+                          tilec_clip(v->expr), v->num.f, et_name(k));
     return v->num.f;
 }
 
 size_t tilec_buffer_bytes(const char *name, const char *expr, int64_t count, int esz)
 {
     size_t bytes = 0;
+    name = tilec_clip(name), expr = tilec_clip(expr);
     if (count < 0)
         tilec_usage_error("%s=%s: a buffer's length cannot be negative (%lld)", name, expr,
                           (long long)count);

@@ -260,9 +260,9 @@ int tilec_cmd_tune_worker(int argc, char **argv)
     Job *j = calloc(1, sizeof *j);
     int rc = EXIT_ERROR;
     if (!text || !j)
-        tilec_error("tune-worker: cannot read %s", argv[0]);
+        tilec_error("tune-worker: cannot read %s", tilec_clip(argv[0]));
     else if (parse_job(j, text, len) < 0)
-        tilec_error("tune-worker: %s is not a valid tuning job", argv[0]);
+        tilec_error("tune-worker: %s is not a valid tuning job", tilec_clip(argv[0]));
     else
         rc = tune(j, argc == 2);
     for (int i = 0; j && i < j->nconsts; i++)
