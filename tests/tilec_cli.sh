@@ -155,6 +155,16 @@ has "ok" out "run --check"
 expect 0 "run on the sim backend, checked against the CPU" -- "$tilec" run examples/add.tile:add n=1000 --backend=sim --check
 has "on sim (SIMT emulator" out "run --backend=sim names the emulator"
 has "check out against cpu: .*ok" out "run --backend=sim --check"
+cat > "$tmp/inf.tile" <<'EOF2'
+@grid(1)
+kernel k(o: *f32) {
+    let i = arange(0, 4);
+    store(o + i, where(i == 0, inf, where(i == 1, -inf, where(i == 2, nan, 1.0))));
+}
+EOF2
+expect 0 "--check with the same infinities and NaN on both backends" -- "$tilec" run \
+    "$tmp/inf.tile:k" o=4 --backend=sim --check --reps=1
+has "check o against cpu: relative error 0, .*ok" out "run --check: inf == inf"
 expect 0 "run on the sim backend's AMD path" -- env TILE_SIM_TARGET=sim-amd "$tilec" run \
     examples/softmax.tile:softmax n_rows=5 n_cols=300 --backend=sim --check
 has "AMD wave64 path" out "TILE_SIM_TARGET=sim-amd names the AMD path"

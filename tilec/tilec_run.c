@@ -731,8 +731,9 @@ static int check_against_cpu(Runner *main, RunOpts *o)
         for (size_t j = 0; j < rp->count; j++) {
             double a = elem_load(rp->elem, rp->result + j * (size_t)esz);
             double b = elem_load(rp->elem, outs[i] + j * (size_t)esz);
-            double d = (isnan(a) && isnan(b)) ? 0 : fabs(a - b);
-            num += d * d, den += b * b;
+            double d = a == b || (isnan(a) && isnan(b)) ? 0 : fabs(a - b); /* inf == inf */
+            num += d * d;
+            den += isfinite(b) ? b * b : 0; /* an infinity would hide every other error */
             maxerr = d > maxerr || isnan(d) ? d : maxerr;
         }
         double rel = den > 0 ? sqrt(num / den) : sqrt(num);
