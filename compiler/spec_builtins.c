@@ -281,8 +281,15 @@ static int64_t mem_hints(Spec *s, Args *a, int cm, int is_load) {
     return (int64_t)cache | (int64_t)e << 4 | (vol ? TIR_MEM_VOLATILE : 0);
 }
 
+/* Triton's mask=None, other=None: the argument left out. */
+static void none_as_absent(Args *a, int slot) {
+    if (a->e[slot] && a->v[slot].kind == V_NONE) a->e[slot] = NULL;
+}
+
 static Val b_load(Spec *s, Args *a) {
     int rank, shape[TIR_MAX_RANK];
+    none_as_absent(a, 1);
+    none_as_absent(a, 2);
     int64_t hints = mem_hints(s, a, 5, 1);
     if (hints < 0) return val_error();
     if (a->v[0].kind == V_BLOCKPTR) {
@@ -313,6 +320,7 @@ static Val b_load(Spec *s, Args *a) {
 
 static Val b_store(Spec *s, Args *a) {
     int rank, shape[TIR_MAX_RANK];
+    none_as_absent(a, 2);
     int64_t hints = mem_hints(s, a, 4, 0);
     if (hints < 0) return val_error();
     if (a->v[0].kind == V_BLOCKPTR) {

@@ -569,8 +569,24 @@ static void spec_jump(Spec *s, const Stmt *st) {
 }
 
 /* ---- simple statements ---- */
+/* The right side of a let or an assignment: x, y gives a tuple of their values. */
+static Val spec_values(Spec *s, const Expr *e) {
+    if (e->kind != EX_TUPLE) return spec_expr(s, e);
+    Val t = {.kind = V_TUPLE, .nitems = e->nargs};
+    t.items = arena_alloc(s->arena, sizeof(Val) * (size_t)(e->nargs + 1));
+    for (int i = 0; i < e->nargs; i++) {
+        t.items[i] = spec_expr(s, e->args[i]);
+        if (t.items[i].kind == V_VOID || t.items[i].kind == V_TUPLE) {
+            diag_error(s->diags, e->args[i]->loc, "expression gives %s, expected one value",
+                       t.items[i].kind == V_VOID ? "no value" : "several values");
+            return val_error();
+        }
+    }
+    return t;
+}
+
 static void spec_let(Spec *s, const Stmt *st) {
-    Val v = spec_expr(s, st->value);
+    Val v = spec_values(s, st->value);
     if (st->nnames == 1) {
         if (v.kind == V_VOID || v.kind == V_TUPLE)
             diag_error(s->diags, st->value->loc, "expression gives %s, expected one value",
@@ -587,7 +603,7 @@ static void spec_let(Spec *s, const Stmt *st) {
 
 /* a, b = f(...): each variable takes its value of the tuple (sema checked the count). */
 static void spec_assign_many(Spec *s, const Stmt *st) {
-    Val v = spec_expr(s, st->value);
+    Val v = spec_values(s, st->value);
     if (v.kind != V_ERROR && (v.kind != V_TUPLE || v.nitems != st->nnames))
         diag_error(s->diags, st->value->loc, "expected %d values on the right, got %s", st->nnames,
                    v.kind == V_TUPLE ? arena_printf(s->arena, "%d", v.nitems) : val_type_str(s, &v));
@@ -604,7 +620,7 @@ static void spec_assign_many(Spec *s, const Stmt *st) {
 }
 
 static void spec_assign(Spec *s, const Stmt *st) {
-    if (st->nnames > 1) {
+    if (st->nnames > 1 || st->value->kind == EX_TUPLE) {
         spec_assign_many(s, st);
         return;
     }
@@ -671,6 +687,14 @@ static void spec_stmt(Spec *s, const Stmt *st) {
 }
 
 /* ---- helpers (inlined) ---- */
+/* A constant argument as a value of its parameter's type, as `v as T` would give it (a float
+ * literal for an i32 parameter truncates, as a run-time float argument converts). */
+static Val const_as(Spec *s, Val v, ElemKind et, SrcLoc loc) {
+    if (et_is_fp8(et)) return spec_binary(s, OP_ADD, val_const_int(et, 0, 0), v, loc);
+    if (et_is_float(et)) return val_const_float(et, et_is_float(v.ct) ? v.f : (double)v.i, 0);
+    return val_const_int(et, et_is_float(v.ct) ? tc_float_to_int(et, v.f) : tc_int_wrap(et, v.i), 0);
+}
+
 static int helper_arg(Spec *s, const Param *p, Val v, SrcLoc loc, Val *out) {
     *out = v;
     if (v.kind == V_ERROR) return 0;
@@ -702,7 +726,7 @@ static int helper_arg(Spec *s, const Param *p, Val v, SrcLoc loc, Val *out) {
         *out = val_const_int(ET_BOOL, v.i != 0, 0);
         return 1;
     }
-    if (v.kind == V_CONST) *out = spec_binary(s, OP_ADD, val_const_int(et, 0, 0), v, loc);
+    if (v.kind == V_CONST) *out = const_as(s, v, et, loc);
     else *out = val_tile(spec_cast(s, v.v, et, loc));
     return out->kind != V_ERROR;
 }

@@ -162,9 +162,10 @@ static int lex_int(Lexer *lx, TL_STYPE *lval, int base) {
         v = v * (uint64_t)base + (uint64_t)d;
     }
     if (over || v > INT64_MAX) {
-        char hint[96] = "";
+        char hint[128] = "";
         if (!over && v == (uint64_t)INT64_MAX + 1)
-            snprintf(hint, sizeof hint, "; write the i64 minimum as -9223372036854775807 - 1");
+            snprintf(hint, sizeof hint, "; write the i64 minimum as -9223372036854775807 - 1, "
+                     "and 2^63 as a u64 as (-9223372036854775807 - 1) as u64");
         else if (!over) /* a u64 bit pattern: the same bits as a negative i64 */
             snprintf(hint, sizeof hint, "; for these 64 bits as a u64 write (%lld) as u64",
                      (long long)(int64_t)v);

@@ -126,7 +126,7 @@ static int args_push(Lexer *lx, ArgList *l, const char *name, Expr *e);
 %left "+" "-"
 %left "*" "/" "%"
 
-%type <e> expr unary cast postfix primary index_item
+%type <e> expr unary cast postfix primary index_item values
 %type <st> stmt block else_part if_stmt
 %type <v> stmts names expr_list expr_list_opt index_list params params_opt param_list
 %type <v> anns ann_args ann_args_opt
@@ -219,10 +219,10 @@ stmts: %empty               { MK($$, vec_new(lx)); }
      | stmts stmt           { $$ = $1; if ($2) PUSH(lx->arena, $$, $2); }
      ;
 
-stmt: "let" names "=" expr ";"      { MK($$, st_let(lx, $2, $4, @$)); }
+stmt: "let" names "=" values ";"    { MK($$, st_let(lx, $2, $4, @$)); }
     | IDENT assign_op expr ";"      { MK($$, st_assign(lx, $1, @1, (int)$2, $3, @$)); }
     /* a, b = helper(...): several existing variables at once */
-    | IDENT "," names "=" expr ";"  { MK($$, st_assign_many(lx, $1, @1, $3, $5, @$)); }
+    | IDENT "," names "=" values ";" { MK($$, st_assign_many(lx, $1, @1, $3, $5, @$)); }
     | if_stmt
     /* for NAME in range(args) block, or static_range(args) */
     | "for" IDENT "in" IDENT "(" args_opt ")" block
@@ -267,6 +267,10 @@ assign_op: "="      { $$ = -1; }
          | "<<="    { $$ = OP_SHL; }
          | ">>="    { $$ = OP_SHR; }
          ;
+
+/* values := expr, ...: the right side of `let` and of `a, b = ...` (several: an EX_TUPLE) */
+values: expr_list   { $$ = $1->len == 1 ? $1->items[0] : ex_list(lx, EX_TUPLE, $1, @$); if (!$$) YYNOMEM; }
+      ;
 
 expr_list: expr                 { MK($$, vec_new(lx)); PUSH(lx->arena, $$, $1); }
          | expr_list "," expr   { $$ = $1; PUSH(lx->arena, $$, $3); }
@@ -751,10 +755,11 @@ static int expected_simplify(yysymbol_kind_t *v, int n, const char **group, int 
     int stmt = has_sym(v, n, YYSYMBOL_LET), expr = has_sym(v, n, YYSYMBOL_INT);
     *after_expr = has_sym(v, n, YYSYMBOL_PLUS) && !expr;
     *group = stmt ? "statement" : expr ? "expression" : NULL;
-    /* after a statement's first name, ',' only starts `a, b = f(...)`: not worth naming */
-    int tuple = has_sym(v, n, YYSYMBOL_SEMI) && has_sym(v, n, YYSYMBOL_PLUS_ASSIGN), m = 0;
+    /* where a statement may end, ',' only continues a list of values (`a, b = x, y`, `return
+     * a, b`): "expected ';'" is the likelier news */
+    int semi = has_sym(v, n, YYSYMBOL_SEMI), m = 0;
     for (int i = 0; i < n; i++) {
-        if (*after_expr && tuple && v[i] == YYSYMBOL_COMMA) continue;
+        if (*after_expr && semi && v[i] == YYSYMBOL_COMMA) continue;
         if (stmt && is_stmt_start(v[i])) continue;
         if (expr && is_expr_start(v[i])) continue;
         if (*after_expr && is_expr_continuation(v[i])) continue;
@@ -803,6 +808,10 @@ static int python_operator_error(Lexer *lx, yysymbol_kind_t tok, SrcLoc loc, int
         loc.col--, loc.len = 2;
         diag_error(lx->diags, loc, "tile has no '**' operator: write pow(x, y), or x * x for a "
                    "square");
+        return 1;
+    }
+    if (tok == YYSYMBOL_AT && after_expr) {
+        diag_error(lx->diags, loc, "tile has no '@' operator: write dot(a, b) for a matrix product");
         return 1;
     }
     if (tok == YYSYMBOL_IF && after_expr) {

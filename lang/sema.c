@@ -204,14 +204,19 @@ static void check_name(Sema *S, const Expr *e) {
             e->name);
 }
 
-/* Binds a call's arguments to slots[0..nslots) (slot names: NULL = positional only). */
-static void check_binding(Sema *S, const Expr *e, const char *const *slots, int nslots) {
+/* Binds a call's arguments to slots[0..nslots) (slot names: NULL = positional only); -1 after
+ * a positional argument past a keyword (then no missing arguments are reported: the binding
+ * is not what the writer meant), else 0. */
+static int check_binding(Sema *S, const Expr *e, const char *const *slots, int nslots) {
     int filled[AST_MAX_HELPER_PARAMS] = {0}, seen_kw = 0;
     for (int i = 0; i < e->nargs; i++) {
         const char *kw = e->arg_names ? e->arg_names[i] : NULL;
         int slot = i;
         if (!kw) {
-            if (seen_kw) ERR(S, e->args[i]->loc, "positional argument after keyword argument");
+            if (seen_kw) {
+                ERR(S, e->args[i]->loc, "positional argument after keyword argument");
+                return -1;
+            }
         } else {
             seen_kw = 1;
             for (slot = 0; slot < nslots && !(slots[slot] && !strcmp(slots[slot], kw)); slot++) {}
@@ -222,11 +227,20 @@ static void check_binding(Sema *S, const Expr *e, const char *const *slots, int 
             }
         }
         if (slot >= nslots || slot >= AST_MAX_HELPER_PARAMS) continue;
-        if (filled[slot])
+        if (filled[slot]) {
             ERR(S, e->args[i]->loc, "argument '%s' of '%s' is given twice",
                 slots[slot] ? slots[slot] : "?", e->name);
+        }
         filled[slot] = 1;
     }
+    return 0;
+}
+
+/* The number of arguments of call e given by position. */
+static int positional_args(const Expr *e) {
+    int n = 0;
+    for (int i = 0; i < e->nargs; i++) n += !(e->arg_names && e->arg_names[i]);
+    return n;
 }
 
 static void check_builtin_call(Sema *S, const Expr *e, const Builtin *b) {
@@ -247,16 +261,17 @@ static void check_builtin_call(Sema *S, const Expr *e, const Builtin *b) {
 
 static void check_helper_call(Sema *S, const Expr *e, const Func *f) {
     SrcLoc loc = loc_first(e->loc, strlen(e->name));
-    if (e->nargs > f->nparams) {
+    if (positional_args(e) > f->nparams) { /* keywords past them: check_binding says which */
         ERR(S, loc, "'%s' expects %d argument%s, got %d", e->name, f->nparams,
-            plural(f->nparams), e->nargs);
+            plural(f->nparams), positional_args(e));
         return;
     }
     if (f->nparams > AST_MAX_HELPER_PARAMS) return; /* reported at its definition */
     const char *slots[AST_MAX_HELPER_PARAMS] = {0};
     int n = f->nparams;
     for (int i = 0; i < n; i++) slots[i] = f->params[i].name;
-    check_binding(S, e, slots, n);
+    if (check_binding(S, e, slots, n) < 0)
+        return;
     for (int i = 0; i < n; i++) {
         if (f->params[i].default_value) continue;
         int given = i < e->nargs && !(e->arg_names && e->arg_names[i]);
@@ -368,6 +383,12 @@ static void check_call(Sema *S, const Expr *e) {
         ERR(S, loc, "'range' can only be used in a for loop");
     else if (!strcmp(e->name, "not"))
         ERR(S, loc, "unknown function 'not': tile writes Python's 'not x' as '!x'");
+    else if (!strcmp(e->name, "float"))
+        ERR(S, loc, "unknown function 'float': Python's float(\"inf\"), float(\"-inf\") and "
+            "float(\"nan\") are the literals inf, -inf and nan; a cast is 'x as f32'");
+    else if (!strcmp(e->name, "device_print"))
+        ERR(S, loc, "unknown function '%s': Triton's device_print is print(\"prefix\", x, ...)",
+            e->name);
     else
         ERR(S, loc, "unknown function '%s'", e->name);
 }
@@ -476,14 +497,29 @@ static int helper_results(const Func *f) {
 /* The value of a `let` or an assignment gives as many values as it has names; each name once. */
 static void check_results(Sema *S, const Stmt *s) {
     const Expr *v = s->value;
+    if (v->kind == EX_TUPLE) { /* let a, b = x, y: one value each */
+        if (s->nnames == 1) /* let t = (a, b): tile has no tuple values */
+            ERR(S, v->loc, "a tuple (a, b, ...) is only allowed as the first argument of reduce() "
+                "and associative_scan(), or on the right of several names (let a, b = x, y)");
+        else if (v->nargs != s->nnames)
+            ERR(S, v->loc, "%d values on the right, but %d name%s %s", v->nargs, s->nnames,
+                s->nnames == 1 ? " is" : "s are", s->kind == ST_LET ? "bound" : "assigned");
+        for (int i = 0; i < s->nnames; i++)
+            for (int j = 0; j < i; j++)
+                if (!strcmp(s->names[i], s->names[j]))
+                    ERR(S, s->name_locs[i], "'%s' is %s twice in this %s", s->names[i],
+                        s->kind == ST_LET ? "bound" : "assigned",
+                        s->kind == ST_LET ? "'let'" : "assignment");
+        return;
+    }
     int let = s->kind == ST_LET;
     const Func *f = v->kind == EX_CALL ? module_find_func(S->m, v->name) : NULL;
     int n = s->nnames, several = !f && v->kind == EX_CALL && builtin_results(v) > 1 &&
                                  strcmp(v->name, "split") != 0; /* max, min: return_indices */
     if (n > 1 || several) {
         if (v->kind != EX_CALL)
-            ERR(S, v->loc, "%s %d names needs a helper call on the right",
-                let ? "'let' with" : "an assignment to", n);
+            ERR(S, v->loc, "%s %d names needs a helper call or %d values on the right",
+                let ? "'let' with" : "an assignment to", n, n);
         else if (!f && builtin_find(v->name) && builtin_results(v) >= 0 && builtin_results(v) != n)
             ERR(S, v->loc, "'%s' returns %d value%s, but %d name%s bound", v->name,
                 builtin_results(v), plural(builtin_results(v)), n, n == 1 ? " is" : "s are");
@@ -515,8 +551,16 @@ static void warn_hidden(Sema *S, const char *name, SrcLoc loc) {
         }
 }
 
+/* The right side of a let or an assignment: one expression, or several (x, y). */
+static void check_values(Sema *S, const Expr *v) {
+    if (v->kind != EX_TUPLE)
+        check_expr(S, v);
+    else
+        for (int i = 0; i < v->nargs; i++) check_expr(S, v->args[i]);
+}
+
 static void check_let(Sema *S, const Stmt *s) {
-    check_expr(S, s->value);
+    check_values(S, s->value);
     check_results(S, s);
     for (int i = 0; i < s->nnames; i++) {
         warn_hidden(S, s->names[i], s->name_locs[i]);
@@ -525,8 +569,8 @@ static void check_let(Sema *S, const Stmt *s) {
 }
 
 static void check_assign(Sema *S, const Stmt *s) {
-    check_expr(S, s->value);
-    if (s->nnames > 1)
+    check_values(S, s->value);
+    if (s->nnames > 1 || s->value->kind == EX_TUPLE)
         check_results(S, s);
     for (int i = 0; i < s->nnames; i++) {
         const Sym *sym = lookup(S, s->names[i]);
@@ -739,7 +783,7 @@ static void check_ann(Sema *S, const Func *f, int i) {
     S->ann = a->name;
     switch (a->kind) {
     case ANN_GRID: check_ann_exprs(S, a, 1, 3, 0); break;
-    case ANN_CONSTRAINT: check_ann_exprs(S, a, 1, 1, 1); break;
+    case ANN_CONSTRAINT: check_ann_exprs(S, a, 1, 1, 0); break; /* consts, integer scalars */
     case ANN_TUNE: check_tune(S, a); break;
     case ANN_KEY: check_key(S, a); break;
     case ANN_RESET:

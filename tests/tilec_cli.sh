@@ -165,6 +165,27 @@ EOF2
 expect 0 "--check with the same infinities and NaN on both backends" -- "$tilec" run \
     "$tmp/inf.tile:k" o=4 --backend=sim --check --reps=1
 has "check o against cpu: relative error 0, .*ok" out "run --check: inf == inf"
+cat > "$tmp/cons.tile" <<'EOF2'
+@grid(cdiv(n, BLOCK))
+@tune(BLOCK = [16, 32, 64, 128])
+@constraint(BLOCK <= n)
+@key(n)
+kernel scale(x: *f32, n: i32, const BLOCK: i32 = 16) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(x + i, load(x + i, mask=i < n) * 3.0, mask=i < n);
+}
+EOF2
+expect 0 "@constraint reading an integer scalar argument" -- env TILE_CACHE_DIR="$tmp/cons_cache" \
+    "$tilec" tune "$tmp/cons.tile:scale" n=40 x=40 --backend=cpu --reps=1
+has "configs: 2 total" out "@constraint(BLOCK <= n) at n=40 keeps BLOCK 16 and 32"
+expect 1 "@constraint that no configuration meets" -- env TILE_CACHE_DIR="$tmp/cons_cache" \
+    "$tilec" tune "$tmp/cons.tile:scale" n=8 x=8 --backend=cpu --reps=1
+has "no configuration of its @tune space satisfies its @constraint with n=8" err \
+    "an empty tuning space says so"
+expect 1 "a launch whose @constraint excludes every configuration" -- env \
+    TILE_CACHE_DIR="$tmp/cons_cache" TILE_TUNE=auto "$tilec" run "$tmp/cons.tile:scale" n=8 x=8 \
+    --backend=cpu --reps=1
+has "satisfies its @constraint with n=8" err "the launch fails with the reason"
 expect 0 "run on the sim backend's AMD path" -- env TILE_SIM_TARGET=sim-amd "$tilec" run \
     examples/softmax.tile:softmax n_rows=5 n_cols=300 --backend=sim --check
 has "AMD wave64 path" out "TILE_SIM_TARGET=sim-amd names the AMD path"

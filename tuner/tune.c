@@ -153,9 +153,15 @@ static tile_Status enumerate(Tuning *t)
     TuneSpace s = t->space = narrowed(req, t->target, t->a);
     ConstBinding fixed[MAX_FIXED];
     TuneConfig *cfgs;
-    t->n = space_enumerate(&s, fixed, fixed_values(req, fixed), t->a, &d, &cfgs, NULL);
+    int nfixed = fixed_values(req, fixed);
+    t->n = space_enumerate(&s, fixed, nfixed, t->a, &d, &cfgs, NULL);
     if (t->n < 0)
         return enum_error(t, &d, "cannot enumerate configurations");
+    if (t->n == 0) /* nothing to time, and no configuration the kernel allows to launch */
+        return rt_error(t->ctx, TILE_ERROR_INVALID_ARGUMENT, "tuning '%s': no configuration of "
+                        "its @tune space satisfies its @constraint with %s",
+                        req->k->func->name, nfixed ? config_string(fixed, nfixed, t->a)
+                                                   : "its defaults");
     t->c = arena_alloc(t->a, sizeof *t->c * (size_t)(t->n + 1));
     for (int i = 0; i < t->n; i++) {
         Cand *c = &t->c[i];

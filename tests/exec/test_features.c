@@ -883,6 +883,21 @@ static void t_tuple_assign(void)
         }
         run(CT, "tuple_lse", ARGS(P(x), P(o), I(n), I(half), I(rows)), NO_CONSTS);
     }
+    for (int c = 0; c < 3; c++) {
+        int n = c == 0 ? 0 : c == 1 ? 1 : 37;
+        begin("tuple_values n=%d", n);
+        Buf *x = input("x", T_F32, 37, -1, 1);
+        Buf *o = output("o", T_F32, 2, TOL_F32);
+        double a = 1, b = 2, sa = 1, sb = 2;
+        for (int i = 0; i < n; i++) {
+            double t = a + x->v[i], st = sa + fabs(x->v[i]);
+            a = b, b = t, sa = sb, sb = st;
+        }
+        o->v[0] = a, o->v[1] = b;
+        sum_bound(o, 0, sa, (size_t)n + 1);
+        sum_bound(o, 1, sb, (size_t)n + 1);
+        run(CT, "tuple_values", ARGS(P(x), P(o), I(n)), NO_CONSTS);
+    }
     begin("u64_consts");
     int n = 64;
     Buf *x = input("x", T_U64, 64, 0, 1e6);
@@ -952,6 +967,12 @@ void t_helpers(void)
         run("tests/exec/helpers.tile", "helper_act", ARGS(P(x), P(o), P(o2), I(n)),
             CONSTS({"ACT", act}, {"SWAP", swap}));
     }
+    begin("helper_typed");
+    Buf *q = input("q", T_F32, 1, 0, 1);
+    q->v[0] = 2.5;
+    Buf *pt = output("p", T_F32, 4, EXACT);
+    pt->v[0] = pt->v[1] = pt->v[2] = 2, pt->v[3] = 5;
+    run("tests/exec/helpers.tile", "helper_typed", ARGS(P(pt), P(q)), NO_CONSTS);
     begin("helper_defaults n=100");
     int n = 100;
     Buf *x = input("x", T_F32, 128, -2, 2);
