@@ -249,6 +249,25 @@ static LLVMValueRef cmpop(Lower *L, TirCmp op, ElemKind k, LLVMValueRef a, LLVMV
     return LLVMBuildICmp(L->b, et_is_signed(k) ? sp[op] : up[op], a, b, "");
 }
 
+/* popc, clz, ffs (1 + the lowest set bit's index, 0 for 0), brev of an integer, in its type. */
+static LLVMValueRef bit_count(Lower *L, TirUnOp op, LLVMValueRef x)
+{
+    LLVMValueRef no = LLVMConstInt(LLVMInt1TypeInContext(L->ctx), 0, 0), args[2] = {x, no};
+    if (op == UN_POPC)
+        return intrinsic1(L, "llvm.ctpop", args, 1);
+    if (op == UN_CLZ)
+        return intrinsic1(L, "llvm.ctlz", args, 2); /* defined at 0: the width */
+    if (op == UN_BREV)
+        return intrinsic1(L, "llvm.bitreverse", args, 1);
+    if (op != UN_FFS)
+        return NULL;
+    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMValueRef low = intrinsic1(L, "llvm.cttz", args, 2);
+    LLVMValueRef zero = LLVMBuildICmp(L->b, LLVMIntEQ, x, LLVMConstInt(t, 0, 0), "");
+    return LLVMBuildSelect(L->b, zero, LLVMConstInt(t, 0, 0),
+                           LLVMBuildAdd(L->b, low, LLVMConstInt(t, 1, 0), ""), "");
+}
+
 static LLVMValueRef unop(Lower *L, TirUnOp op, ElemKind k, LLVMValueRef x)
 {
     if (!et_is_float(k)) {
@@ -262,7 +281,7 @@ static LLVMValueRef unop(Lower *L, TirUnOp op, ElemKind k, LLVMValueRef x)
         }
         if (op == UN_ABS)
             return x;
-        return NULL;
+        return bit_count(L, op, x);
     }
     if (is_half(k)) {
         LLVMValueRef r = unop(L, op, ET_F32, lw_to_f32(L, x, k));

@@ -884,6 +884,49 @@ static Val b_unary_math(Spec *s, Args *a) {
     return val_tile(r);
 }
 
+/* popc, clz, ffs and brev of an integer tile or constant (CUDA's __popc, __clz, __ffs, __brev),
+ * in x's type: the set bits, the leading zeros (the width for 0), 1 + the lowest set bit's
+ * index (0 for 0), the bits reversed. */
+static const struct { const char *name; TirUnOp op; } bit_fns[] = {
+    {"popc", UN_POPC}, {"clz", UN_CLZ}, {"ffs", UN_FFS}, {"brev", UN_BREV},
+};
+
+static uint64_t fold_bits(TirUnOp op, uint64_t u, int bits) {
+    uint64_t r = 0;
+    for (int b = 0; b < bits; b++) {
+        int set = (u >> b) & 1;
+        if (op == UN_POPC) r += set;
+        else if (op == UN_CLZ && set) r = (uint64_t)(bits - 1 - b);
+        else if (op == UN_FFS && set && !r) r = (uint64_t)b + 1;
+        else if (op == UN_BREV && set) r |= UINT64_C(1) << (bits - 1 - b);
+    }
+    return op == UN_CLZ && !u ? (uint64_t)bits : r;
+}
+
+static Val b_bits(Spec *s, Args *a) {
+    if (!need_value(s, a, 0)) return val_error();
+    Val x = a->v[0];
+    ElemKind k = val_elem(&x);
+    if (!et_is_int(k) || k == ET_BOOL) {
+        diag_error(s->diags, a->e[0]->loc, "%s() takes an integer, got %s", a->call->name,
+                   val_type_str(s, &x));
+        return val_error();
+    }
+    int i = 0;
+    while (strcmp(bit_fns[i].name, a->call->name) != 0) i++;
+    if (x.kind == V_CONST) {
+        uint64_t m = et_bits(k) == 64 ? UINT64_MAX : (UINT64_C(1) << et_bits(k)) - 1;
+        uint64_t r = fold_bits(bit_fns[i].op, (uint64_t)x.i & m, et_bits(k));
+        int64_t v = tc_int_wrap(k, (int64_t)r);
+        if (k == ET_U64 && v < 0) /* past the u64 constants: a run-time value (spec_expr.c) */
+            return val_tile(spec_const_scalar(s, k, v, (double)r, a->call->loc));
+        return val_const_int(k, v, x.weak);
+    }
+    TirValue *r = spec_emit(s, TIR_UNARY, a->call->loc, &x.v, 1, x.v->type);
+    r->def->attr.i = bit_fns[i].op;
+    return val_tile(r);
+}
+
 /* bitcast(x, T): x's bits as T, a type of the same width (f32 <-> i32/u32, f16/bf16 <-> i16/u16,
  * f64 <-> i64/u64, fp8 <-> i8/u8, signed <-> unsigned): Triton's x.to(T, bitcast=True). */
 static Val b_bitcast(Spec *s, Args *a) {
@@ -1759,7 +1802,8 @@ static const struct {
     {"zeros_like", b_zeros_like, 1, {"x"}}, {"ravel", b_ravel, 1, {"x"}},
     {"clamp", b_clamp, 3, {"x", "min", "max"}},
     {"div_rn", b_fdiv, 2, {"x", "y"}}, {"fdiv", b_fdiv, 2, {"x", "y"}},
-    {"umulhi", b_umulhi, 2, {"x", "y"}}, {"pow", b_binary_math, 2, {"x", "y"}},
+    {"umulhi", b_umulhi, 2, {"x", "y"}}, {"popc", b_bits, 1, {"x"}}, {"clz", b_bits, 1, {"x"}},
+    {"ffs", b_bits, 1, {"x"}}, {"brev", b_bits, 1, {"x"}}, {"pow", b_binary_math, 2, {"x", "y"}},
     {"atan2", b_binary_math, 2, {"y", "x"}}, {"hypot", b_binary_math, 2, {"x", "y"}},
     {"copysign", b_binary_math, 2, {"x", "y"}}, {"fmod", b_binary_math, 2, {"x", "y"}},
     {"signbit", b_signbit, 1, {"x"}},

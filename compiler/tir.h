@@ -236,6 +236,7 @@ typedef enum {
     UN_RINT /* to nearest, ties to even */, UN_LOG1P, UN_EXPM1,              /* floats only */
     UN_TAN, UN_ATAN, UN_ASIN, UN_ACOS, UN_SINH, UN_COSH, UN_LOG10,           /* floats only */
     UN_ASINH, UN_ACOSH, UN_ATANH, UN_CBRT, UN_EXP10, UN_ERFINV,             /* floats only */
+    UN_POPC, UN_CLZ, UN_FFS, UN_BREV,                                       /* integers only */
 } TirUnOp;
 
 typedef enum { DOT_IEEE = 0, DOT_TF32 } DotPrecision;

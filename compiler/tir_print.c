@@ -29,7 +29,7 @@ static const char *const unop_names[] = {"neg", "not", "abs", "exp", "exp2", "lo
                                          "ceil", "trunc", "tanh", "erf", "rint", "log1p",
                                          "expm1", "tan", "atan", "asin", "acos", "sinh",
                                          "cosh", "log10", "asinh", "acosh", "atanh", "cbrt",
-                                         "exp10", "erfinv"};
+                                         "exp10", "erfinv", "popc", "clz", "ffs", "brev"};
 static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin"};
 static const char *const atomic_names[] = {"add", "max", "min", "and", "or", "xor", "xchg", "cas"};
 static const char *const sem_names[] = {"relaxed", "acquire", "release", "acq_rel"};

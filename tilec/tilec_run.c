@@ -804,7 +804,9 @@ static int run_kernel(RunOpts *o, const Func *f)
     RunParam rps[MAX_PARAMS];
     int n = 0;
     if (f->nparams > MAX_PARAMS)
-        tilec_usage_error("kernel '%s' has too many parameters", tilec_clip(f->name));
+        tilec_usage_error("kernel '%s' has %d parameters: tilec run takes at most %d "
+                          "(tile_launch takes any kernel)", tilec_clip(f->name), f->nparams,
+                          MAX_PARAMS);
     params_setup(o, f, rps, &n);
     Runner r = {.rps = rps, .n = n};
     consts_collect(o, f, r.consts, &r.nconsts);
@@ -969,7 +971,9 @@ static int session_setup(SessionPriv *p, TilecSession *s, const Func *f)
     RunOpts *o = &p->opts;
     int n = 0;
     if (f->nparams > MAX_PARAMS)
-        tilec_usage_error("kernel '%s' has too many parameters", tilec_clip(f->name));
+        tilec_usage_error("kernel '%s' has %d parameters: tilec run takes at most %d "
+                          "(tile_launch takes any kernel)", tilec_clip(f->name), f->nparams,
+                          MAX_PARAMS);
     if (o->nsaves || o->verbose || o->cold)
         tilec_usage_error("--save, --verbose and --cold are options of run, not of tune");
     values_load(o, &p->src, f, p->arena);

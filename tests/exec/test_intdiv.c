@@ -123,8 +123,69 @@ static void scalar_div(int64_t a, int64_t b, double q, double r)
     run(DIV, "scalar_div", ARGS(P(o), I(a), I(b)), NO_CONSTS);
 }
 
+/* popc, clz, ffs, brev over `bits` bits of u (the C reference of bit_fns). */
+static uint64_t bits_ref(int op, uint64_t u, int bits)
+{
+    uint64_t r = 0;
+    for (int b = 0; b < bits; b++) {
+        int set = (int)((u >> b) & 1);
+        if (op == 0) r += (uint64_t)set;
+        else if (op == 1 && set) r = (uint64_t)(bits - 1 - b);
+        else if (op == 2 && set && !r) r = (uint64_t)b + 1;
+        else if (op == 3 && set) r |= UINT64_C(1) << (bits - 1 - b);
+    }
+    return op == 1 && !u ? (uint64_t)bits : r;
+}
+
+/* A value of `bits` bits as the type's signed or unsigned number. */
+static double typed(uint64_t u, int bits, int is_signed)
+{
+    if (bits < 64)
+        u &= (UINT64_C(1) << bits) - 1;
+    if (is_signed && bits < 64 && (u >> (bits - 1)))
+        return (double)(int64_t)(u | ~((UINT64_C(1) << bits) - 1));
+    return is_signed ? (double)(int64_t)u : (double)u;
+}
+
+static void bit_fns(void)
+{
+    static const struct { const char *kernel; Ty t; int bits, is_signed; } ts[] = {
+        {"bit_fns", T_I32, 32, 1}, {"bit_fns_u32", T_U32, 32, 0}, {"bit_fns_i8", T_I8, 8, 1},
+        {"bit_fns_u8", T_U8, 8, 0}, {"bit_fns_i16", T_I16, 16, 1}, {"bit_fns_u16", T_U16, 16, 0},
+        {"bit_fns64", T_U64, 64, 0}, {"bit_fns64_i64", T_I64, 64, 1},
+    };
+    for (size_t c = 0; c < sizeof ts / sizeof ts[0]; c++) {
+        int bits = ts[c].bits, sg = ts[c].is_signed, n = 61, wide = bits == 64;
+        begin("%s (popc, clz, ffs, brev)", ts[c].kernel);
+        double lo = wide ? (sg ? -0x1p52 : 0) : sg ? -ldexp(1, bits - 1) : 0;
+        double hi = wide ? 0x1p52 : sg ? ldexp(1, bits - 1) - 1 : ldexp(1, bits) - 1;
+        Buf *x = input("x", ts[c].t, 64, lo, hi);
+        x->v[0] = 0, x->v[1] = 1, x->v[2] = sg ? -1 : 8, x->v[3] = sg ? lo : hi;
+        Buf *o = inout("o", ts[c].t, 261, EXACT);
+        for (int i = 0; i < 261; i++)
+            o->init[i] = o->v[i] = 7;
+        for (int i = 0; i < n; i++) {
+            uint64_t u = (uint64_t)(int64_t)x->v[i];
+            if (!sg && x->v[i] >= 0x1p63)
+                u = (uint64_t)x->v[i];
+            uint64_t r = bits_ref(3, u, bits);
+            o->v[i] = typed(bits_ref(0, u, bits), bits, sg);
+            o->v[64 + i] = typed(bits_ref(1, u, bits), bits, sg);
+            o->v[128 + i] = typed(bits_ref(2, u, bits), bits, sg);
+            o->v[192 + i] = wide ? (sg ? (double)((int64_t)r >> 11) : (double)(r >> 11))
+                                 : typed(r, bits, sg);
+        }
+        o->v[256] = bits, o->v[257] = bits - 1, o->v[258] = 0, o->v[259] = 4;
+        uint64_t top = UINT64_C(1) << (bits - 1);
+        o->v[260] = wide ? (sg ? (double)((int64_t)top >> 11) : (double)(top >> 11))
+                         : typed(top, bits, sg);
+        run(DIV, ts[c].kernel, ARGS(P(x), P(o), I(n)), NO_CONSTS);
+    }
+}
+
 void t_intdiv(void)
 {
+    bit_fns();
     for (size_t i = 0; i < sizeof INT_TYPES / sizeof INT_TYPES[0]; i++)
         edges(&INT_TYPES[i]);
     const_divisors();
