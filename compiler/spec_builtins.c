@@ -967,7 +967,9 @@ static int numbers(Spec *s, Args *a, int n) {
 
 static Val minmax_of(Spec *s, int is_max, Val x, Val y, SrcLoc loc) {
     if (x.kind == V_ERROR || y.kind == V_ERROR) return val_error();
-    if (x.kind == V_CONST && y.kind == V_CONST) {
+    if (x.kind == V_CONST && y.kind == V_CONST) { /* NaN wins, as at run time (BIN_MAX) */
+        if (et_is_float(x.ct) && x.f != x.f) return x;
+        if (et_is_float(y.ct) && y.f != y.f) return y;
         Val gt = spec_binary(s, OP_GT, x, y, loc);
         return (gt.i != 0) == is_max ? x : y;
     }
