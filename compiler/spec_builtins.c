@@ -1289,7 +1289,19 @@ static Val b_reduce(Spec *s, Args *a) {
     TirValue *x = a->v[0].v;
     int axis = 0, rank = x->type.rank, keep = 0, indices = 0;
     if (a->e[2] && !bool_flag(s, a, 2, "keep_dims", &keep)) return val_error();
-    if (a->e[3] && !bool_flag(s, a, 3, "return_indices", &indices)) return val_error();
+    if (kinds[k].kind == RED_SUM && a->e[3] && a->v[3].kind != V_NONE) { /* the sum's type */
+        ElemKind t = type_arg(s, a, 3, ET_VOID);
+        if (t == ET_VOID) return val_error();
+        if (t == ET_BOOL || et_is_fp8(t)) {
+            diag_error(s->diags, a->e[3]->loc, "sum() adds in an integer or float type, not %s",
+                       et_name(t));
+            return val_error();
+        }
+        x = spec_cast(s, x, t, a->e[3]->loc);
+    } else if (kinds[k].kind != RED_SUM && a->e[3] &&
+               !bool_flag(s, a, 3, "return_indices", &indices)) {
+        return val_error();
+    }
     if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, rank, &axis)) return val_error();
     int whole = (!a->e[1] || a->v[1].kind == V_NONE) && rank > 1;
     if (whole) { /* every element: as one flat dim (argmax/argmin give the flat index) */
@@ -1815,7 +1827,7 @@ static const struct {
     {"cdiv", b_cdiv, 2, {"a", "b"}},
     {"next_pow2", b_next_pow2, 1, {"x"}},
     {"broadcast_to", b_broadcast_to, 2, {"x", "shape"}},
-    {"sum", b_reduce, 1, {"x", "axis", "keep_dims"}},
+    {"sum", b_reduce, 1, {"x", "axis", "keep_dims", "dtype"}},
     {"max", b_reduce, 1, {"x", "axis", "keep_dims", "return_indices"}},
     {"min", b_reduce, 1, {"x", "axis", "keep_dims", "return_indices"}},
     {"argmax", b_reduce, 1, {"x", "axis", "keep_dims"}},

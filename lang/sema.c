@@ -73,7 +73,7 @@ static const Builtin builtins[] = {
     {"exp10", 1, 1, 1, {0}}, {"erfinv", 1, 1, 1, {0}}, {"fmod", 2, 2, 2, {0}}, {"signbit", 1, 1, 1, {0}},
     {"minimum", 2, 2, 2, {0}}, {"maximum", 2, 2, 2, {0}}, {"fma", 3, 3, 3, {0}},
     {"where", 3, 3, 3, {0}},
-    {"sum", 1, 3, 1, {"axis", "keep_dims"}},
+    {"sum", 1, 4, 1, {"axis", "keep_dims", "dtype"}},
     {"max", 1, 4, 1, {"axis", "keep_dims", "return_indices"}},
     {"min", 1, 4, 1, {"axis", "keep_dims", "return_indices"}}, {"argmax", 1, 3, 1, {"axis", "keep_dims"}},
     {"argmin", 1, 3, 1, {"axis", "keep_dims"}},

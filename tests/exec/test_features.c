@@ -585,8 +585,23 @@ static void scans_long(int n, int warps)
         CONSTS({"num_warps", warps}));
 }
 
+static void t_sum_dtype(void)
+{
+    int n = 61;
+    begin("sum_dtype (f16 in f32, i8 in i32) n=%d", n);
+    Buf *x = input("x", T_F16, 64, -4, 4), *y = input("y", T_I8, 64, 90, 127);
+    Buf *o = output("o", T_F32, 1, TOL_F32), *oi = output("oi", T_I32, 1, EXACT);
+    double sx = 0, ax = 0, sy = 0;
+    for (int i = 0; i < n; i++)
+        sx += x->v[i], ax += fabs(x->v[i]), sy += y->v[i];
+    o->v[0] = sx, oi->v[0] = sy;
+    sum_bound(o, 0, ax, (size_t)n);
+    run(RD, "sum_dtype", ARGS(P(x), P(y), P(o), P(oi), I(n)), NO_CONSTS);
+}
+
 void t_reduce(void)
 {
+    t_sum_dtype();
     scans(1);
     scans(100);
     scans_long(1, 4);
