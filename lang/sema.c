@@ -27,6 +27,7 @@ typedef struct {
     Sym *ended;      /* variables of the function's blocks that have ended (for a hint) */
     Sym *block_base; /* the scope where the innermost block began */
     int block_depth; /* of nested blocks in the function (its body is 1) */
+    int block_returns; /* the innermost block ends with a return */
     int loops;       /* depth of enclosing loops */
     int in_static;   /* the innermost enclosing loop is a static_range */
     const char *ann; /* checking this annotation's expressions (NULL: a function body) */
@@ -435,11 +436,14 @@ static void check_stmt(Sema *S, const Stmt *s, int last);
 
 static void check_block(Sema *S, const Stmt *s, int last) {
     Sym *saved = S->scope, *base = S->block_base;
+    int returns = S->block_returns;
     S->block_base = saved;
     S->block_depth++;
+    S->block_returns = s->nstmts && s->stmts[s->nstmts - 1]->kind == ST_RETURN;
     for (int i = 0; i < s->nstmts; i++) check_stmt(S, s->stmts[i], last && i == s->nstmts - 1);
     S->block_depth--;
     S->block_base = base;
+    S->block_returns = returns;
     for (Sym *v = S->scope; v && v != saved; v = v->next) { /* remembered for a hint */
         Sym *e = arena_alloc(S->d->arena, sizeof *e);
         if (!e) break;
@@ -537,9 +541,10 @@ static void check_results(Sema *S, const Stmt *s) {
 
 /* A `let` inside a loop or branch that hides a variable of an enclosing block is a new
  * variable, gone when its block ends: where the outer one was meant (Python has no block
- * scope), its updates would be lost without a word. Loop variables may be hidden freely. */
+ * scope), its updates would be lost without a word. Loop variables may be hidden freely, and
+ * so may anything in a block that ends with a return (a helper's branch). */
 static void warn_hidden(Sema *S, const char *name, SrcLoc loc) {
-    if (S->block_depth < 2) /* the function's own block: nothing outlives it */
+    if (S->block_depth < 2 || S->block_returns) /* nothing outlives the block */
         return;
     for (const Sym *v = S->block_base; v; v = v->next)
         if (!strcmp(v->name, name)) {
