@@ -100,8 +100,9 @@ void tc_int_report(Diags *d, SrcLoc loc, int code, OpKind op, int64_t a, int64_t
                    et_bits(et) - 1);
     else if (code == TC_INT_OVERFLOW)
         diag_error(d, loc, "integer overflow in a constant expression: %" PRId64 " %s %" PRId64 " does not fit %s%s",
-                   a, o, b, et_name(et), et == ET_U64 ? " (u64 constants are at most 9223372036854775807; a larger u64 is "
-                   "a cast of a negative i64: (-9223372036854775807 - 1) as u64 is 2^63)" : "");
+                   a, o, b, et_name(et),
+                   et == ET_U64 ? " (u64 constants are at most 9223372036854775807; a larger u64 "
+                   "is a cast of a negative i64: (-9223372036854775807 - 1) as u64 is 2^63)" : "");
     else
         diag_error(d, loc, "expected an integer expression");
 }

@@ -489,7 +489,8 @@ static Val spec_cast_expr(Spec *s, const Expr *e) {
     }
     if (e->type->ptr_depth || val_elem(&a) == ET_PTR) return cast_pointer(s, e, a, et);
     if (a.kind == V_CONST && et == ET_U64 && past_u64_constants(&a)) /* a run-time value */
-        return val_tile(spec_const_scalar(s, ET_U64, et_is_float(a.ct) ? tc_float_to_int(et, a.f) : a.i,
+        return val_tile(spec_const_scalar(s, ET_U64,
+                                          et_is_float(a.ct) ? tc_float_to_int(et, a.f) : a.i,
                                           a.f, e->loc));
     if (a.kind == V_CONST) {
         double f = et_is_float(a.ct) ? a.f : (double)a.i;

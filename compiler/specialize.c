@@ -606,12 +606,13 @@ static void spec_assign_many(Spec *s, const Stmt *st) {
     Val v = spec_values(s, st->value);
     if (v.kind != V_ERROR && (v.kind != V_TUPLE || v.nitems != st->nnames))
         diag_error(s->diags, st->value->loc, "expected %d values on the right, got %s", st->nnames,
-                   v.kind == V_TUPLE ? arena_printf(s->arena, "%d", v.nitems) : val_type_str(s, &v));
+                   v.kind == V_TUPLE ? arena_printf(s->arena, "%d", v.nitems)
+                                     : val_type_str(s, &v));
     for (int i = 0; i < st->nnames; i++) {
         Binding *b = spec_lookup(s, st->names[i]);
         if (!b) {
-            diag_error(s->diags, st->name_locs[i],
-                       "assignment to undeclared variable '%s' (declare it with let)", st->names[i]);
+            diag_error(s->diags, st->name_locs[i], "assignment to undeclared variable '%s' "
+                       "(declare it with let)", st->names[i]);
             continue;
         }
         b->val = v.kind == V_TUPLE && v.nitems == st->nnames ? v.items[i] : val_error();
@@ -692,7 +693,8 @@ static void spec_stmt(Spec *s, const Stmt *st) {
 static Val const_as(Spec *s, Val v, ElemKind et, SrcLoc loc) {
     if (et_is_fp8(et)) return spec_binary(s, OP_ADD, val_const_int(et, 0, 0), v, loc);
     if (et_is_float(et)) return val_const_float(et, et_is_float(v.ct) ? v.f : (double)v.i, 0);
-    return val_const_int(et, et_is_float(v.ct) ? tc_float_to_int(et, v.f) : tc_int_wrap(et, v.i), 0);
+    int64_t i = et_is_float(v.ct) ? tc_float_to_int(et, v.f) : tc_int_wrap(et, v.i);
+    return val_const_int(et, i, 0);
 }
 
 static int helper_arg(Spec *s, const Param *p, Val v, SrcLoc loc, Val *out) {

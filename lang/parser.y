@@ -269,7 +269,8 @@ assign_op: "="      { $$ = -1; }
          ;
 
 /* values := expr, ...: the right side of `let` and of `a, b = ...` (several: an EX_TUPLE) */
-values: expr_list   { $$ = $1->len == 1 ? $1->items[0] : ex_list(lx, EX_TUPLE, $1, @$); if (!$$) YYNOMEM; }
+values: expr_list
+        { $$ = $1->len == 1 ? $1->items[0] : ex_list(lx, EX_TUPLE, $1, @$); if (!$$) YYNOMEM; }
       ;
 
 expr_list: expr                 { MK($$, vec_new(lx)); PUSH(lx->arena, $$, $1); }
@@ -811,7 +812,8 @@ static int python_operator_error(Lexer *lx, yysymbol_kind_t tok, SrcLoc loc, int
         return 1;
     }
     if (tok == YYSYMBOL_AT && after_expr) {
-        diag_error(lx->diags, loc, "tile has no '@' operator: write dot(a, b) for a matrix product");
+        diag_error(lx->diags, loc, "tile has no '@' operator: write dot(a, b) for a matrix "
+                   "product");
         return 1;
     }
     if (tok == YYSYMBOL_IF && after_expr) {

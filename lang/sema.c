@@ -581,8 +581,8 @@ static void check_assign(Sema *S, const Stmt *s) {
     for (int i = 0; i < s->nnames; i++) {
         const Sym *sym = lookup(S, s->names[i]);
         if (!sym)
-            ERR(S, s->name_locs[i], "assignment to undeclared variable '%s' (declare it with 'let')",
-                s->names[i]);
+            ERR(S, s->name_locs[i], "assignment to undeclared variable '%s' (declare it with "
+                "'let')", s->names[i]);
         else if (sym->kind == SYM_CONST)
             ERR(S, s->name_locs[i], "cannot assign to const parameter '%s'", s->names[i]);
     }
