@@ -104,6 +104,22 @@ static void hold(int *calls, const char **call_fn, const char *fn, int delta)
         *call_fn = NULL;
 }
 
+/* This thread's calls in progress, innermost last (a launch from a log sink nests). */
+enum { THREAD_CALLS_MAX = 16 };
+static _Thread_local struct {
+    const tile_Context *ctx;
+    const char *fn;
+} thread_calls[THREAD_CALLS_MAX];
+static _Thread_local int nthread_calls;
+
+const char *rt_call_on_this_thread(const tile_Context *ctx)
+{
+    for (int i = 0; i < nthread_calls && i < THREAD_CALLS_MAX; i++)
+        if (thread_calls[i].ctx == ctx)
+            return thread_calls[i].fn;
+    return nthread_calls > THREAD_CALLS_MAX ? "a call" : NULL; /* nested past the record */
+}
+
 tile_Status rt_call_enter(const void *h, RtHandleKind kind, const char *fn, RtCall *call)
 {
     *call = (RtCall){ NULL, NULL };
@@ -123,6 +139,9 @@ tile_Status rt_call_enter(const void *h, RtHandleKind kind, const char *fn, RtCa
         }
     }
     pthread_mutex_unlock(&lock);
+    if (ok && nthread_calls < THREAD_CALLS_MAX)
+        thread_calls[nthread_calls].ctx = call->ctx, thread_calls[nthread_calls].fn = fn;
+    nthread_calls += ok;
     return ok ? TILE_OK : not_live(h, kind, fn);
 }
 
@@ -130,6 +149,7 @@ void rt_call_leave(const RtCall *call)
 {
     if (!call->ctx)
         return;
+    nthread_calls--;
     pthread_mutex_lock(&lock);
     hold(&call->ctx->calls, &call->ctx->call_fn, NULL, -1);
     if (call->mod)

@@ -86,10 +86,22 @@ static tile_Status forget(tile_Context *ctx, const char *fn, tile_DevPtr ptr, in
                     g.borrowed ? "give it back with tile_unborrow" : "free it with tile_free");
 }
 
+/* A buffer freed from a callback of a call on its context could be one that call's kernel
+ * still reads or writes: refused. */
+static tile_Status not_in_callback(tile_Context *ctx, const char *fn)
+{
+    const char *busy = rt_call_on_this_thread(ctx);
+    if (!busy)
+        return TILE_OK;
+    return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "%s: refused: called from a callback of %s "
+                    "on this context, whose kernel may use the buffer; free it after that call "
+                    "returns", fn, busy);
+}
+
 tile_Status tile_free(tile_Context *ctx, tile_DevPtr ptr)
 {
     tile_Status st = rt_handle_check(ctx, RT_CONTEXT, "tile_free");
-    if (st != TILE_OK || !ptr)
+    if (st != TILE_OK || !ptr || (st = not_in_callback(ctx, "tile_free")) != TILE_OK)
         return st;
     if ((st = forget(ctx, "tile_free", ptr, 0)) != TILE_OK)
         return st;

@@ -60,6 +60,9 @@ typedef struct RtCall {
 } RtCall;
 tile_Status rt_call_enter(const void *h, RtHandleKind kind, const char *fn, RtCall *call);
 void rt_call_leave(const RtCall *call);
+/* The call in progress on ctx on the calling thread (so the caller is one of its callbacks),
+ * or NULL. */
+const char *rt_call_on_this_thread(const tile_Context *ctx);
 /* Retires the live context or module h from the registry unless a call holds it: TILE_OK,
  * else TILE_ERROR_INVALID_ARGUMENT with the thread's message (dead, NULL, or in use by the
  * call named). After TILE_OK no call can enter h. */

@@ -770,7 +770,7 @@ static const char *const TUNED =
     "    store(out + offs, load(x + offs, mask=mask) + load(y + offs, mask=mask), mask=mask);\n"
     "}\n";
 
-enum { CLOSE_CONTEXT, FREE_MODULE };
+enum { CLOSE_CONTEXT, FREE_MODULE, FREE_BUFFER };
 static struct {
     Fx *f;
     int what, tries;
@@ -783,9 +783,12 @@ static void close_or_free(void)
         return;
     if (closer.what == CLOSE_CONTEXT)
         tile_context_close(closer.f->ctx);
-    else
+    else if (closer.what == FREE_MODULE)
         tile_module_free(closer.f->mod);
-    snprintf(closer.refusal, sizeof closer.refusal, "%s", tile_error(NULL));
+    else if (tile_free(closer.f->ctx, closer.f->out) == TILE_OK) /* the launch's output */
+        snprintf(closer.refusal, sizeof closer.refusal, "tile_free: not refused");
+    snprintf(closer.refusal, sizeof closer.refusal, "%s",
+             tile_error(closer.what == FREE_BUFFER ? closer.f->ctx : NULL));
 }
 
 static void closing_log(void *user, const char *message)
@@ -830,7 +833,8 @@ static int callback_closes(int call, int what, const char *call_name)
     printf("%s\n", closer.refusal);
     CHECK(closer.tries >= 1);
     CHECK(strstr(closer.refusal, what == CLOSE_CONTEXT ? "tile_context_close: refused: "
-                                                       : "tile_module_free: refused: "));
+                                 : what == FREE_MODULE ? "tile_module_free: refused: "
+                                                       : "tile_free: refused: "));
     CHECK(strstr(closer.refusal, call_name));
     CHECK(tile_backend(f.ctx) == backend); /* still open */
     tile_set_log(f.ctx, NULL, NULL);
@@ -860,6 +864,11 @@ static int test_progress_frees_module(void)
 static int test_progress_closes_context(void)
 {
     return callback_closes(1, CLOSE_CONTEXT, "tile_tune is in progress on this context");
+}
+
+static int test_log_frees_buffer(void)
+{
+    return callback_closes(0, FREE_BUFFER, "called from a callback of tile_launch");
 }
 
 static int test_set_log_closes_context(void)
@@ -909,6 +918,7 @@ static const NamedTest TESTS[] = {
     { "progress_frees_module", test_progress_frees_module },
     { "progress_closes_context", test_progress_closes_context },
     { "set_log_closes_context", test_set_log_closes_context },
+    { "log_frees_buffer", test_log_frees_buffer },
 };
 
 int main(int argc, char **argv)
