@@ -115,6 +115,11 @@ enum { SPEC_MAX_HELPER_PARAMS = AST_MAX_HELPER_PARAMS };
 int spec_check_numel(Spec *s, int rank, const int *shape, SrcLoc loc);
 TirValue *spec_emit(Spec *s, TirOpcode code, SrcLoc loc, TirValue **ops, int nops, TirType t);
 TirValue *spec_const_scalar(Spec *s, ElemKind et, int64_t i, double f, SrcLoc loc);
+/* Constant a as a value of type et, as `a as et` gives it. */
+Val spec_const_as(Spec *s, Val a, ElemKind et, SrcLoc loc);
+/* A u64 of these bits: a constant up to INT64_MAX (u64 constants stop there), else a run-time
+ * value holding them, never folded as a signed number. */
+Val spec_u64_value(Spec *s, uint64_t bits, SrcLoc loc);
 Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc);
 int spec_const_int(Spec *s, const Expr *e, int64_t *out); /* compile-time integer */
 TirType tir_type_make(ElemKind et, int rank, const int *shape);

@@ -917,10 +917,8 @@ static Val b_bits(Spec *s, Args *a) {
     if (x.kind == V_CONST) {
         uint64_t m = et_bits(k) == 64 ? UINT64_MAX : (UINT64_C(1) << et_bits(k)) - 1;
         uint64_t r = fold_bits(bit_fns[i].op, (uint64_t)x.i & m, et_bits(k));
-        int64_t v = tc_int_wrap(k, (int64_t)r);
-        if (k == ET_U64 && v < 0) /* past the u64 constants: a run-time value (spec_expr.c) */
-            return val_tile(spec_const_scalar(s, k, v, (double)r, a->call->loc));
-        return val_const_int(k, v, x.weak);
+        if (k == ET_U64) return spec_u64_value(s, r, a->call->loc);
+        return val_const_int(k, tc_int_wrap(k, (int64_t)r), x.weak);
     }
     TirValue *r = spec_emit(s, TIR_UNARY, a->call->loc, &x.v, 1, x.v->type);
     r->def->attr.i = bit_fns[i].op;

@@ -32,9 +32,7 @@ static double round_bf16(double f) {
     return x;
 }
 
-/* A typed float constant holds a value of its type, as the same operation at run time gives
- * (`0.1 as f16` is 0.0999755859375, `1e5 as f16` inf); a weak literal keeps its digits until
- * it meets a type. fp8 constants come rounded by their casts. */
+/* f rounded to float type ct (f64 and fp8 as they are). */
 static double float_of_type(ElemKind ct, double f) {
     if (ct == ET_F32) return (float)f;
     if (ct == ET_F16) return (double)(_Float16)f;
@@ -42,6 +40,9 @@ static double float_of_type(ElemKind ct, double f) {
     return f;
 }
 
+/* A typed float constant holds a value of its type, as the same operation at run time gives
+ * (`0.1 as f16` is 0.0999755859375, `1e5 as f16` inf); a weak literal keeps its digits until
+ * it meets a type. fp8 constants come rounded by their casts. */
 Val val_const_float(ElemKind ct, double f, int weak) {
     if (!weak) f = float_of_type(ct, f);
     return (Val){.kind = V_CONST, .ct = ct, .f = f, .i = spec_f2i(f), .weak = weak};
@@ -465,10 +466,19 @@ static Val cast_pointer(Spec *s, const Expr *e, Val a, ElemKind et) {
     return val_tile(spec_emit(s, TIR_CAST, e->loc, &v, 1, t));
 }
 
-/* u64 constants are at most INT64_MAX; a cast's larger u64 (a negative integer wrapped, a float
- * from 2^63 on) is a run-time value holding those bits, never folded as a signed one. */
-static int past_u64_constants(const Val *a) {
-    return et_is_float(a->ct) ? a->f >= 0x1p63 : a->i < 0;
+Val spec_u64_value(Spec *s, uint64_t bits, SrcLoc loc) {
+    if (bits <= INT64_MAX) return val_const_int(ET_U64, (int64_t)bits, 0);
+    return val_tile(spec_const_scalar(s, ET_U64, (int64_t)bits, (double)bits, loc));
+}
+
+Val spec_const_as(Spec *s, Val a, ElemKind et, SrcLoc loc) {
+    double f = et_is_float(a.ct) ? a.f : (double)a.i;
+    if (et_is_fp8(et)) /* the value the format holds */
+        return val_const_float(et, fp8_to_f32(fp8_from_f32((float)f, et), et), 0);
+    if (et_is_float(et)) return val_const_float(et, f, 0);
+    if (et == ET_BOOL) return val_const_int(et, et_is_float(a.ct) ? a.f != 0 : a.i != 0, 0);
+    int64_t i = et_is_float(a.ct) ? tc_float_to_int(et, a.f) : tc_int_wrap(et, a.i);
+    return et == ET_U64 ? spec_u64_value(s, (uint64_t)i, loc) : val_const_int(et, i, 0);
 }
 
 static Val spec_cast_expr(Spec *s, const Expr *e) {
@@ -488,18 +498,7 @@ static Val spec_cast_expr(Spec *s, const Expr *e) {
         return val_error();
     }
     if (e->type->ptr_depth || val_elem(&a) == ET_PTR) return cast_pointer(s, e, a, et);
-    if (a.kind == V_CONST && et == ET_U64 && past_u64_constants(&a)) /* a run-time value */
-        return val_tile(spec_const_scalar(s, ET_U64,
-                                          et_is_float(a.ct) ? tc_float_to_int(et, a.f) : a.i,
-                                          a.f, e->loc));
-    if (a.kind == V_CONST) {
-        double f = et_is_float(a.ct) ? a.f : (double)a.i;
-        if (et_is_fp8(et)) /* the value the format holds */
-            return val_const_float(et, fp8_to_f32(fp8_from_f32((float)f, et), et), 0);
-        if (et_is_float(et)) return val_const_float(et, f, 0);
-        if (et == ET_BOOL) return val_const_int(et, et_is_float(a.ct) ? a.f != 0 : a.i != 0, 0);
-        return val_const_int(et, et_is_float(a.ct) ? tc_float_to_int(et, a.f) : tc_int_wrap(et, a.i), 0);
-    }
+    if (a.kind == V_CONST) return spec_const_as(s, a, et, e->loc);
     return val_tile(spec_cast(s, a.v, et, e->loc));
 }
 

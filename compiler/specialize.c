@@ -688,15 +688,6 @@ static void spec_stmt(Spec *s, const Stmt *st) {
 }
 
 /* ---- helpers (inlined) ---- */
-/* A constant argument as a value of its parameter's type, as `v as T` would give it (a float
- * literal for an i32 parameter truncates, as a run-time float argument converts). */
-static Val const_as(Spec *s, Val v, ElemKind et, SrcLoc loc) {
-    if (et_is_fp8(et)) return spec_binary(s, OP_ADD, val_const_int(et, 0, 0), v, loc);
-    if (et_is_float(et)) return val_const_float(et, et_is_float(v.ct) ? v.f : (double)v.i, 0);
-    int64_t i = et_is_float(v.ct) ? tc_float_to_int(et, v.f) : tc_int_wrap(et, v.i);
-    return val_const_int(et, i, 0);
-}
-
 static int helper_arg(Spec *s, const Param *p, Val v, SrcLoc loc, Val *out) {
     *out = v;
     if (v.kind == V_ERROR) return 0;
@@ -728,7 +719,9 @@ static int helper_arg(Spec *s, const Param *p, Val v, SrcLoc loc, Val *out) {
         *out = val_const_int(ET_BOOL, v.i != 0, 0);
         return 1;
     }
-    if (v.kind == V_CONST) *out = const_as(s, v, et, loc);
+    if (v.kind == V_CONST) /* as a run-time argument converts: 2.5 for an i32 is 2 */
+        *out = et_is_fp8(et) ? spec_binary(s, OP_ADD, val_const_int(et, 0, 0), v, loc)
+                             : spec_const_as(s, v, et, loc);
     else *out = val_tile(spec_cast(s, v.v, et, loc));
     return out->kind != V_ERROR;
 }

@@ -827,25 +827,16 @@ static int python_operator_error(Lexer *lx, yysymbol_kind_t tok, SrcLoc loc, int
 /* Python words tile spells otherwise, at the token where they fail to parse: `a and b`, `a or
  * b` (at the word), `not x` (at what follows 'not'), `elif`, `def`. 1 if reported. */
 static int python_word_error(Lexer *lx, yysymbol_kind_t tok, SrcLoc loc, int after_expr) {
-    const char *w = lx->tok;
-    int n = lx->loc.len;
-    const char *p = after_expr && lx->prev_tok && is_expr_start(tok)
-                    ? python_word_spelling(lx->prev_tok, (size_t)lx->prev.len) : NULL;
-    if (p && (!strcmp(p, "!") || !strcmp(p, "else if"))) { /* `not x`, `elif c` read as names */
-        diag_error(lx->diags, lx->prev, !strcmp(p, "!") ? "tile has no 'not' operator: write '!x'"
-                                                        : "tile has no 'elif': write 'else if'");
+    const char *m = after_expr && lx->prev_tok && is_expr_start(tok) /* read as a name */
+                    ? python_keyword_error(lx->prev_tok, (size_t)lx->prev.len) : NULL;
+    if (m) {
+        diag_error(lx->diags, lx->prev, "%s", m);
         return 1;
     }
-    const char *t = tok == YYSYMBOL_IDENT ? python_word_spelling(w, (size_t)n) : NULL;
-    if (!t || !strcmp(t, "true") || !strcmp(t, "false") || !strcmp(t, "keep_dims") ||
-        !strcmp(t, "!"))
-        return 0;
-    const char *more = !strcmp(t, "&&") ? " (or '&' on bool tiles)"
-                       : !strcmp(t, "||") ? " (or '|' on bool tiles)"
-                       : !strcmp(t, "fn") ? " for a helper, 'kernel' for an entry point" : "";
-    diag_error(lx->diags, loc, "tile has no '%.*s'%s: write '%s'%s", n, w,
-               strcmp(t, "else if") && strcmp(t, "fn") ? " operator" : "", t, more);
-    return 1;
+    m = tok == YYSYMBOL_IDENT ? python_keyword_error(lx->tok, (size_t)lx->loc.len) : NULL;
+    if (m)
+        diag_error(lx->diags, loc, "%s", m);
+    return m != NULL;
 }
 
 static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx, PtrVec *funcs,

@@ -23,8 +23,16 @@ static const Spelling types[] = {
 };
 
 static const Spelling words[] = {
-    {"True", "true"}, {"False", "false"}, {"not", "!"}, {"and", "&&"}, {"or", "||"},
-    {"keepdims", "keep_dims"}, {"elif", "else if"}, {"def", "fn"},
+    {"True", "true"}, {"False", "false"}, {"keepdims", "keep_dims"},
+};
+
+/* Python's keywords that tile spells otherwise: the whole message. */
+static const Spelling keywords[] = {
+    {"and", "tile has no 'and' operator: write '&&' (or '&' on bool tiles)"},
+    {"or", "tile has no 'or' operator: write '||' (or '|' on bool tiles)"},
+    {"not", "tile has no 'not' operator: write '!x'"},
+    {"elif", "tile has no 'elif': write 'else if'"},
+    {"def", "tile has no 'def': write 'fn' for a helper, 'kernel' for an entry point"},
 };
 
 const char *python_type_spelling(const char *name, size_t len) {
@@ -33,4 +41,8 @@ const char *python_type_spelling(const char *name, size_t len) {
 
 const char *python_word_spelling(const char *name, size_t len) {
     return find(words, sizeof words / sizeof words[0], name, len);
+}
+
+const char *python_keyword_error(const char *name, size_t len) {
+    return find(keywords, sizeof keywords / sizeof keywords[0], name, len);
 }

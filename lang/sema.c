@@ -178,7 +178,7 @@ static int ended_in_block(const Sema *S, const char *name);
 static const char *python_hint(Sema *S, const char *name) {
     size_t n = strlen(name);
     const char *w = python_word_spelling(name, n), *t = python_type_spelling(name, n);
-    const char *h = w && strcmp(w, "!") ? arena_printf(S->d->arena, " (tile spells it '%s')", w)
+    const char *h = w ? arena_printf(S->d->arena, " (tile spells it '%s')", w)
                   : t ? arena_printf(S->d->arena, " (the type '%s' is '%s' here)", name, t) : "";
     return h ? h : "";
 }
@@ -229,10 +229,9 @@ static int check_binding(Sema *S, const Expr *e, const char *const *slots, int n
             }
         }
         if (slot >= nslots || slot >= AST_MAX_HELPER_PARAMS) continue;
-        if (filled[slot]) {
+        if (filled[slot])
             ERR(S, e->args[i]->loc, "argument '%s' of '%s' is given twice",
                 slots[slot] ? slots[slot] : "?", e->name);
-        }
         filled[slot] = 1;
     }
     return 0;
@@ -432,15 +431,15 @@ static void check_expr_kind(Sema *S, const Expr *e) {
 
 /* ---- statements ---- */
 
-static void check_stmt(Sema *S, const Stmt *s, int last);
+static void check_stmt(Sema *S, const Stmt *s);
 
-static void check_block(Sema *S, const Stmt *s, int last) {
+static void check_block(Sema *S, const Stmt *s) {
     Sym *saved = S->scope, *base = S->block_base;
     int returns = S->block_returns;
     S->block_base = saved;
     S->block_depth++;
     S->block_returns = s->nstmts && s->stmts[s->nstmts - 1]->kind == ST_RETURN;
-    for (int i = 0; i < s->nstmts; i++) check_stmt(S, s->stmts[i], last && i == s->nstmts - 1);
+    for (int i = 0; i < s->nstmts; i++) check_stmt(S, s->stmts[i]);
     S->block_depth--;
     S->block_base = base;
     S->block_returns = returns;
@@ -499,25 +498,19 @@ static int helper_results(const Func *f) {
     return n == -2 ? 0 : n;
 }
 
-/* The value of a `let` or an assignment gives as many values as it has names; each name once. */
-static void check_results(Sema *S, const Stmt *s) {
+/* The value of a `let` or an assignment gives as many values as it has names. */
+static void check_value_count(Sema *S, const Stmt *s) {
     const Expr *v = s->value;
+    int let = s->kind == ST_LET;
     if (v->kind == EX_TUPLE) { /* let a, b = x, y: one value each */
         if (s->nnames == 1) /* let t = (a, b): tile has no tuple values */
             ERR(S, v->loc, "a tuple (a, b, ...) is only allowed as the first argument of reduce() "
                 "and associative_scan(), or on the right of several names (let a, b = x, y)");
         else if (v->nargs != s->nnames)
             ERR(S, v->loc, "%d values on the right, but %d name%s %s", v->nargs, s->nnames,
-                s->nnames == 1 ? " is" : "s are", s->kind == ST_LET ? "bound" : "assigned");
-        for (int i = 0; i < s->nnames; i++)
-            for (int j = 0; j < i; j++)
-                if (!strcmp(s->names[i], s->names[j]))
-                    ERR(S, s->name_locs[i], "'%s' is %s twice in this %s", s->names[i],
-                        s->kind == ST_LET ? "bound" : "assigned",
-                        s->kind == ST_LET ? "'let'" : "assignment");
+                s->nnames == 1 ? " is" : "s are", let ? "bound" : "assigned");
         return;
     }
-    int let = s->kind == ST_LET;
     const Func *f = v->kind == EX_CALL ? module_find_func(S->m, v->name) : NULL;
     int n = s->nnames, several = !f && v->kind == EX_CALL && builtin_results(v) > 1 &&
                                  strcmp(v->name, "split") != 0; /* max, min: return_indices */
@@ -532,7 +525,13 @@ static void check_results(Sema *S, const Stmt *s) {
             ERR(S, v->loc, "'%s' returns %d value%s, but %d names are bound", v->name,
                 helper_results(f), plural(helper_results(f)), n);
     }
-    for (int i = 0; i < n; i++)
+}
+
+/* ... as many values as it has names, each name once. */
+static void check_results(Sema *S, const Stmt *s) {
+    int let = s->kind == ST_LET;
+    check_value_count(S, s);
+    for (int i = 0; i < s->nnames; i++)
         for (int j = 0; j < i; j++)
             if (!strcmp(s->names[i], s->names[j]))
                 ERR(S, s->name_locs[i], "'%s' is %s twice in this %s", s->names[i],
@@ -602,21 +601,21 @@ static void check_loop(Sema *S, const Stmt *s) {
     int was_static = S->in_static;
     S->in_static = s->kind == ST_FOR && s->is_static;
     S->loops++;
-    check_stmt(S, s->body, 0);
+    check_stmt(S, s->body);
     S->loops--;
     S->in_static = was_static;
     S->scope = saved;
 }
 
-static void check_return(Sema *S, const Stmt *s, int last) {
+static void check_return(Sema *S, const Stmt *s) {
     for (int i = 0; i < s->nvalues; i++) check_expr(S, s->values[i]);
     if (S->fn->is_kernel && s->nvalues)
         ERR(S, s->loc, "a kernel cannot return a value");
-    else if (!S->fn->is_kernel && S->loops && !last)
+    else if (!S->fn->is_kernel && S->loops)
         ERR(S, s->loc, "'return' in helper '%s' cannot be inside a loop", S->fn->name);
 }
 
-static void check_stmt(Sema *S, const Stmt *s, int last) {
+static void check_stmt(Sema *S, const Stmt *s) {
     if (!s) return;
     switch (s->kind) {
     case ST_LET: check_let(S, s); break;
@@ -624,8 +623,8 @@ static void check_stmt(Sema *S, const Stmt *s, int last) {
     case ST_EXPR: check_expr(S, s->value); break;
     case ST_IF:
         check_expr(S, s->cond);
-        check_stmt(S, s->body, 0);
-        check_stmt(S, s->else_body, 0);
+        check_stmt(S, s->body);
+        check_stmt(S, s->else_body);
         break;
     case ST_FOR:
     case ST_WHILE: check_loop(S, s); break;
@@ -637,8 +636,8 @@ static void check_stmt(Sema *S, const Stmt *s, int last) {
             ERR(S, s->loc, "'%s' in a static_range loop (its iterations are unrolled at compile time)",
                 s->kind == ST_BREAK ? "break" : "continue");
         break;
-    case ST_RETURN: check_return(S, s, last); break;
-    case ST_BLOCK: check_block(S, s, last); break;
+    case ST_RETURN: check_return(S, s); break;
+    case ST_BLOCK: check_block(S, s); break;
     }
 }
 
@@ -853,7 +852,7 @@ static void check_func(Sema *S, const Func *f) {
     }
     if (f->type_alias) declare(S, f->type_alias, SYM_CONST);
     for (int i = 0; i < f->nanns; i++) check_ann(S, f, i);
-    if (f->body) check_stmt(S, f->body, 1);
+    if (f->body) check_stmt(S, f->body);
 }
 
 /* Helpers are inlined, so a call cycle would never end: report the calls closing one. */
