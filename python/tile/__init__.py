@@ -220,6 +220,7 @@ class Context:
             raise TileError(f"cannot open the {backend} backend: "
                             + _text(lib.tile_error(None)))
         self._h = h
+        self.device_index = device
         self.backend = _text(lib.tile_backend_name(lib.tile_backend(self._h)))
         self.device = _text(lib.tile_device_name(self._h))
         if tuning is not None:
@@ -411,14 +412,15 @@ def _array_kind(x):
 
 
 def _buffer(x):
-    """(address, bytes, element type, where) of an array-like argument, or None."""
+    """(address, bytes, element type, where) of an array-like argument, or None; where is
+    "cpu" or the GPU tensor's device number (PyTorch calls ROCm's GPUs "cuda" too)."""
     kind = _array_kind(x)
     if kind == "torch":
         if not x.is_contiguous():
             raise TileError("a tensor argument must be contiguous (call .contiguous())")
         dt = x.dtype
         return x.data_ptr(), x.numel() * x.element_size(), \
-            _elem_name(dt, lambda: str(dt).replace("torch.", "")), "cuda" if x.is_cuda else "cpu"
+            _elem_name(dt, lambda: str(dt).replace("torch.", "")), x.get_device() if x.is_cuda else "cpu"
     if kind == "numpy":
         if not hasattr(x, "ctypes"):  # a NumPy scalar (np.float32(1.0)): no memory to lend
             return None
@@ -476,13 +478,23 @@ class Kernel:
                                 _text(p.type)))
         self.args = [q for q in self.params if not q[2]]
         self.consts = [q[0] for q in self.params if q[2]] + ["num_warps", "num_stages"]
-        self._on_cuda = module.ctx.backend == "cuda"
+        self._on_gpu = module.ctx.backend in ("cuda", "hip")
 
     def _where(self, i):
         return f"argument {i + 1} ('{self.args[i][0]}') of {self.name}"
 
     def __repr__(self):
         return f"<tile kernel {self.name}({', '.join(q[0] for q in self.args)})>"
+
+    def _check_device(self, i, dev):
+        ctx = self.module.ctx
+        if (dev != "cpu") != self._on_gpu:
+            where = "the CPU" if dev == "cpu" else f"GPU {dev}"
+            raise TileError(f"{self._where(i)} lives on {where}, the context's backend is "
+                            f"{ctx.backend}")
+        if dev != "cpu" and dev != ctx.device_index:
+            raise TileError(f"{self._where(i)} lives on GPU {dev}, the context is on GPU "
+                            f"{ctx.device_index} (tile.Context(..., device={dev}))")
 
     def _scalar(self, i, value, ty, a):
         if ty in _FLOAT_TYPES:
@@ -516,9 +528,7 @@ class Kernel:
             addr, nbytes, et, dev = buf
             if et != ty and not (ty == "bf16" and et == "u16") and not (ty.startswith("f8") and et == "u8"):
                 raise TypeError(f"{self._where(i)} expects elements of {ty}, got {et}")
-            if (dev == "cuda") != self._on_cuda:
-                raise TileError(f"{self._where(i)} lives on {dev}, the context's backend is "
-                                f"{self.module.ctx.backend}")
+            self._check_device(i, dev)
             if not nbytes:
                 raise TileError(f"{self._where(i)} is empty: a kernel's array needs an element")
             if _array_kind(value) == "numpy" and not value.flags.writeable:
@@ -565,7 +575,7 @@ class Kernel:
                 if tune:
                     return self._tune(ctx, lib, cargs, len(args), cconsts, len(consts))
                 on_torch, stream = _torch_stream(args)
-                if ctx.backend == "cuda":
+                if self._on_gpu:
                     ctx._check(lib.tile_set_stream(h, stream or None), "setting the stream: ")
                 ctx._check(lib.tile_launch(self._h, cargs, len(args), cconsts, len(consts)))
                 if not on_torch:  # PyTorch's stream orders the launch as it orders its own ops

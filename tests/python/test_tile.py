@@ -58,6 +58,31 @@ check(np.allclose(out, ref, rtol=1e-6, atol=1e-6), "arguments that are views of 
 k = mod["axpy"]
 raises(TypeError, lambda: k(x, y, out, 1.0), "too few arguments", "takes 5 arguments")
 raises(TypeError, lambda: k(x.astype(np.float64), y, out, 1.0, 10), "wrong dtype", "expects elements of f32")
+
+
+class GpuTensor:
+    """What the package reads of a PyTorch tensor on GPU `dev` (no torch here)."""
+    def __init__(self, a, dev):
+        self.a, self.dtype, self.is_cuda, self.dev = a, "torch.float32", True, dev
+
+    def data_ptr(self):
+        return self.a.ctypes.data
+
+    def element_size(self):
+        return 4
+
+    def numel(self):
+        return self.a.size
+
+    def is_contiguous(self):
+        return True
+
+    def get_device(self):
+        return self.dev
+
+
+raises(tile.TileError, lambda: k(GpuTensor(x, 0), y, out, 1.0, 10), "a GPU tensor on the CPU",
+       "lives on GPU 0, the context's backend is cpu")
 raises(tile.TileError, lambda: k(buf[::2], y, out, 1.0, 10), "not contiguous", "contiguous")
 raises(TypeError, lambda: k(x, y, out, 1.0, 10, BLOK=64), "unknown const", "no const parameter 'BLOK'")
 raises(TypeError, lambda: k(x, y, 1.0, out, 10), "pointer given a scalar", "expects an array")

@@ -87,7 +87,27 @@ torch.cuda.synchronize()
 check(torch.equal(out, x + y), "replayed again")
 
 raises(TypeError, lambda: add(x.half(), y, out, n), "an f16 tensor for an f32 parameter", "f32")
-raises(tile.TileError, lambda: add(x.cpu(), y, out, n), "a CPU tensor on the CUDA context", "cpu")
+raises(tile.TileError, lambda: add(x.cpu(), y, out, n), "a CPU tensor on the CUDA context",
+       "lives on the CPU")
+
+
+class OtherGpu:
+    """A tensor of GPU 1 as the package sees one (a machine with one GPU has no real one)."""
+    def __init__(self, t):
+        self.t, self.dtype, self.is_cuda = t, t.dtype, True
+
+    def __getattr__(self, name):
+        return getattr(self.t, name)
+
+    def get_device(self):
+        return 1
+
+
+raises(tile.TileError, lambda: add(OtherGpu(x), y, out, n), "a tensor of another GPU",
+       "lives on GPU 1, the context is on GPU 0")
+if torch.cuda.device_count() > 1:
+    raises(tile.TileError, lambda: add(x.to("cuda:1"), y, out, n), "a tensor on cuda:1",
+           "lives on GPU 1")
 raises(tile.TileError, lambda: add(x[::2], y, out, n // 2), "a strided view", "contiguous")
 
 finish()
