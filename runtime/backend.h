@@ -95,6 +95,10 @@ typedef struct BackendOps {
     /* Copies n bytes at `offset` of another process's exported allocation to dst, and waits. */
     tile_Status (*ipc_copy)(void *dev, const unsigned char *handle, size_t offset,
                             tile_DevPtr dst, size_t n, char *err);
+
+    /* Whether [p, p + n) may be borrowed (tile_borrow): memory a kernel of this device can
+     * reach. NULL where the caller's word is taken (the CPU and sim backends, HIP). */
+    tile_Status (*check_borrow)(void *dev, tile_DevPtr p, size_t n, char *err);
 } BackendOps;
 
 extern const BackendOps rt_backend_cpu;

@@ -26,6 +26,7 @@ static _Atomic int context_dead; /* a sticky fault happened: the primary context
 
 typedef struct CudaDev {
     CUdevice dev;
+    int ordinal; /* the device number tile_context_open_device was given */
     CUcontext ctx;
     char name[256], arch[CUDA_ARCH_MAX], fallback[CUDA_ARCH_MAX], cache_id[384];
     unsigned long long max_grid[3];
@@ -142,6 +143,7 @@ static tile_Status cuda_open(void **out, int device, char *err)
         snprintf(err, BK_ERR_MAX, "out of memory");
         return TILE_ERROR_OUT_OF_MEMORY;
     }
+    d->ordinal = device;
     tile_Status st = TILE_OK;
     pthread_mutex_init(&d->tune_lock, NULL);
     CUresult r = cu.cuDeviceGet(&d->dev, device);
@@ -456,6 +458,57 @@ static tile_Status cuda_ipc_copy(void *dev, const unsigned char *handle, size_t 
     return r == CUDA_SUCCESS ? TILE_OK : fail(r, "cuMemcpyDtoD from a shared buffer", err);
 }
 
+/* ---- borrowed memory ---- */
+enum { CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2, CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+       CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9, CU_MEMORYTYPE_DEVICE = 2 };
+
+/* Where the driver says byte p lives: 0 and *gpu = its device's number (-1: host memory the
+ * driver maps, or managed memory: every device reaches it); -1 where it knows no such byte. */
+static int byte_home(tile_DevPtr p, int *gpu)
+{
+    unsigned type = 0, managed = 0;
+    *gpu = -1;
+    if (cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS)
+        return -1;
+    if (cu.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p) != CUDA_SUCCESS)
+        managed = 0;
+    if (type == CU_MEMORYTYPE_DEVICE && !managed &&
+        cu.cuPointerGetAttribute(gpu, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) != CUDA_SUCCESS)
+        *gpu = -1;
+    return 0;
+}
+
+/* A kernel given a host pointer the driver does not know, another GPU's memory or a freed
+ * address faults, and the fault loses the CUDA context for the whole process: refused here.
+ * Both ends are checked (a range running into unmapped addresses); a range over two
+ * allocations of this device passes (the driver cannot tell one from pieces of one). */
+static tile_Status cuda_check_borrow(void *dev, tile_DevPtr p, size_t n, char *err)
+{
+    CudaDev *d = dev;
+    if (!cu.cuPointerGetAttribute)
+        return TILE_OK;
+    tile_Status st = current(dev, err);
+    if (st != TILE_OK)
+        return st;
+    tile_DevPtr ends[2] = {p, p + (n - 1)};
+    for (int i = 0; i < 2; i++) {
+        int gpu;
+        if (byte_home(ends[i], &gpu) != 0) {
+            snprintf(err, BK_ERR_MAX, "%s 0x%llx is not memory the CUDA driver knows (device "
+                     "memory comes from cuMemAlloc or a framework's allocator; host memory must "
+                     "be allocated or registered with CUDA: cuMemHostAlloc, cuMemHostRegister)",
+                     i ? "the range's last byte at" : "address", (unsigned long long)ends[i]);
+            return TILE_ERROR_INVALID_ARGUMENT;
+        }
+        if (gpu >= 0 && gpu != d->ordinal) {
+            snprintf(err, BK_ERR_MAX, "0x%llx is memory of CUDA device %d; this context is on "
+                     "device %d", (unsigned long long)ends[i], gpu, d->ordinal);
+            return TILE_ERROR_INVALID_ARGUMENT;
+        }
+    }
+    return TILE_OK;
+}
+
 /* ---- for the tuner ---- */
 static void cuda_limits(void *dev, BkLimits *out)
 {
@@ -566,5 +619,5 @@ const BackendOps rt_backend_cuda = {
     cuda_launch, cuda_limits, cuda_func_attrs, cuda_timed_launch, cuda_flush_l2,
     cuda_context_lost, cuda_driver_version, cuda_set_stream, cuda_capturing,
     cuda_event_create, cuda_event_destroy, cuda_event_record, cuda_event_elapsed,
-    cuda_ipc_export, cuda_ipc_copy,
+    cuda_ipc_export, cuda_ipc_copy, cuda_check_borrow,
 };

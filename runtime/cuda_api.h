@@ -87,7 +87,8 @@ enum {
     X(cuLinkDestroy, "cuLinkDestroy", (CUlinkState state)) \
     X(cuStreamIsCapturing, "cuStreamIsCapturing", (CUstream s, int *status))
 
-/* Loaded when present (NULL otherwise): sharing buffers with a tuning worker process. */
+/* Loaded when present (NULL otherwise): sharing buffers with a tuning worker process; what a
+ * borrowed range is. */
 #define CUDA_OPTIONAL_FUNCS(X) \
     X(cuMemGetAddressRange, "cuMemGetAddressRange_v2", \
       (CUdeviceptr *base, size_t *size, CUdeviceptr p)) \
@@ -95,6 +96,7 @@ enum {
     X(cuIpcGetMemHandle, "cuIpcGetMemHandle", (CUipcMemHandle *h, CUdeviceptr p)) \
     X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", \
       (CUdeviceptr *p, CUipcMemHandle h, unsigned flags)) \
-    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr p))
+    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr p)) \
+    X(cuPointerGetAttribute, "cuPointerGetAttribute", (void *data, int attribute, CUdeviceptr p))
 
 #endif

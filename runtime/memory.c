@@ -118,6 +118,10 @@ tile_Status tile_borrow(tile_Context *ctx, tile_DevPtr ptr, size_t bytes)
     if (!ptr || !bytes)
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_borrow: %s is 0",
                         ptr ? "bytes" : "ptr");
+    char err[BK_ERR_MAX] = "";
+    if (ptr + (bytes - 1) >= ptr && ctx->ops->check_borrow && /* wrapping: remember says so */
+        (st = ctx->ops->check_borrow(ctx->dev, ptr, bytes, err)) != TILE_OK)
+        return bk_fail(ctx, st, "tile_borrow", err);
     return remember(ctx, "tile_borrow", ptr, bytes, 1);
 }
 

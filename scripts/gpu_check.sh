@@ -33,18 +33,23 @@ run_example ../stdlib/attention/flash_fwd.tile:flash_fwd batch=2 heads=8 kv_head
     q_sb=heads*seq_q*64 q_sh=seq_q*64 q_ss=64 k_sb=kv_heads*seq_k*64 k_sh=seq_k*64 k_ss=64 \
     v_sb=k_sb v_sh=k_sh v_ss=64 o_sb=q_sb o_sh=q_sh o_ss=64 scale=0.125 window=0 softcap=0 \
     q=batch*q_sb k=batch*k_sb v=batch*k_sb o=batch*q_sb lse=1 -D CAUSAL=true
-echo "== launches on a caller's stream and in a CUDA graph"
+echo "== launches on a caller's stream and in a CUDA graph; borrowed memory"
 "$bin/test_stream" cuda || rc=1
 "$bin/test_stream" two_contexts || rc=1
 r=0; "$bin/test_stream" two_devices || r=$?; [ $r -eq 0 ] || [ $r -eq 77 ] || rc=1   # 77: one GPU
+"$bin/test_stream" borrow || rc=1
 echo "== tuning in worker processes: a faulting configuration, the inputs shared or copied"
 for t in gpu_fault gpu_inputs gpu_inputs_copied; do
     TILE_TUNE_WORKER="$bin/tilec" "$bin/test_isolate" $t || rc=1
 done
-echo "== the Python package on PyTorch tensors (streams, CUDA graphs)"
-TILE_LIBRARY="$dir/lib/libtile.so.0" python3 tests/python/test_torch.py "$PWD"
-prc=$?
-[ $prc -eq 0 ] || [ $prc -eq 77 ] || rc=1
+echo "== the Python package on PyTorch tensors (streams, CUDA graphs; then torch's allocator"
+echo "   mapping its memory in expandable segments, which tile_borrow's checks must take)"
+for conf in "" expandable_segments:True; do
+    PYTORCH_CUDA_ALLOC_CONF=$conf TILE_LIBRARY="$dir/lib/libtile.so.0" \
+        python3 tests/python/test_torch.py "$PWD"
+    prc=$?
+    [ $prc -eq 0 ] || [ $prc -eq 77 ] || rc=1
+done
 echo "== embed and paged_attention"
 "$bin/embed" --backend=cuda examples/softmax.tile || rc=1
 "$bin/paged_attention" --backend=cuda || rc=1

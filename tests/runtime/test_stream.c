@@ -8,15 +8,20 @@
  * at once, each on its own stream, keep to their own memory and results; so do two contexts on
  * two GPUs (two_devices: skipped with fewer than two). Events (tile_event_*) time work on the
  * stream, are refused inside a capture when they would wait, and on the CPU use the host clock.
- *   usage: test_stream [cuda | two_contexts | two_devices | cpu]   (no argument: all) */
+ * Memory from outside (borrow): the driver's own allocation is borrowed and used by a kernel; a
+ * host pointer the driver does not know, a range running past the allocation's mapping and
+ * freed memory are refused before a kernel could fault on them (a fault loses the context).
+ *   usage: test_stream [cuda | two_contexts | two_devices | borrow | cpu]   (no argument: all) */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testing.h"
 #include "tile.h"
 
 typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
 typedef struct CUstream_st *CUstream;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
@@ -31,6 +36,8 @@ static struct {
     CUresult (*graph_launch)(CUgraphExec, CUstream);
     CUresult (*exec_destroy)(CUgraphExec);
     CUresult (*graph_destroy)(CUgraph);
+    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+    CUresult (*mem_free)(CUdeviceptr);
 } cu;
 
 static int load_cuda(void)
@@ -42,11 +49,11 @@ static int load_cuda(void)
                       (void **)&cu.stream_sync, (void **)&cu.begin_capture,
                       (void **)&cu.end_capture, (void **)&cu.instantiate,
                       (void **)&cu.graph_launch, (void **)&cu.exec_destroy,
-                      (void **)&cu.graph_destroy};
+                      (void **)&cu.graph_destroy, (void **)&cu.mem_alloc, (void **)&cu.mem_free};
     const char *names[] = {"cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize",
                            "cuStreamBeginCapture_v2", "cuStreamEndCapture",
                            "cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuGraphExecDestroy",
-                           "cuGraphDestroy"};
+                           "cuGraphDestroy", "cuMemAlloc_v2", "cuMemFree_v2"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!(*slots[i] = dlsym(h, names[i])))
             return -1;
@@ -280,6 +287,41 @@ static int t_two_devices(void)
     return both_sides(0, 1);
 }
 
+static int t_borrow(void)
+{
+    tile_Context *ctx;
+    if (tile_context_open(TILE_BACKEND_CUDA, &ctx) != TILE_OK || load_cuda() != 0) {
+        fprintf(stderr, "skipped: no CUDA device or driver\n");
+        return TEST_SKIP;
+    }
+    tile_Module *m;
+    tile_Kernel *k;
+    CUdeviceptr p;
+    size_t bytes = N * sizeof(float);
+    float *host = malloc(bytes);
+    CHECK(host && cu.mem_alloc(&p, bytes) == 0);
+    EXPECT(ctx, TILE_OK, tile_module_load_string(ctx, "borrow", SRC, &m));
+    EXPECT(ctx, TILE_OK, tile_kernel_get(m, "add1", &k));
+    EXPECT(ctx, TILE_OK, tile_borrow(ctx, p, bytes));
+    EXPECT(ctx, TILE_OK, tile_memset(ctx, p, 0, bytes));
+    tile_Arg args[2] = {tile_ptr(p), tile_int(N)};
+    EXPECT(ctx, TILE_OK, tile_launch(k, args, 2, NULL, 0));
+    EXPECT(ctx, TILE_OK, tile_copy_to_host(ctx, host, p, bytes));
+    CHECK(all_equal(host, 1.0f));
+    EXPECT(ctx, TILE_OK, tile_unborrow(ctx, p));
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_borrow(ctx, (tile_DevPtr)(uintptr_t)host, bytes));
+    CHECK(strstr(tile_error(ctx), "not memory the CUDA driver knows"));
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_borrow(ctx, p, (size_t)1 << 40));
+    CHECK(strstr(tile_error(ctx), "the range's last byte"));
+    CHECK(cu.mem_free(p) == 0);
+    EXPECT(ctx, TILE_ERROR_INVALID_ARGUMENT, tile_borrow(ctx, p, bytes));
+    CHECK(strstr(tile_error(ctx), "not memory the CUDA driver knows"));
+    EXPECT(ctx, TILE_OK, tile_synchronize(ctx)); /* the context is still good */
+    free(host);
+    tile_context_close(ctx);
+    return 0;
+}
+
 /* Events on the CPU backend: the host clock around a launch; every misuse an error status. */
 static int cpu_events(tile_Context *ctx)
 {
@@ -341,6 +383,7 @@ static int t_cpu(void)
 int main(int argc, char **argv)
 {
     static const NamedTest tests[] = {{"cuda", t_cuda}, {"two_contexts", t_two_contexts},
-                                      {"two_devices", t_two_devices}, {"cpu", t_cpu}};
+                                      {"two_devices", t_two_devices}, {"borrow", t_borrow},
+                                      {"cpu", t_cpu}};
     return run_named_tests("test_stream", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }
