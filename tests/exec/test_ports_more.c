@@ -421,6 +421,38 @@ static void int8_stats(int rows, int cols)
     run(MORE, "int8_stats", ARGS(P(x), P(nnz), P(any), P(all), P(mx), P(tot), I(rows), I(cols)), NO_CONSTS);
 }
 
+/* helpers returning another helper's results: an activation and its derivative, the moments */
+static void act_moments(int act, int rows, int cols)
+{
+    begin("activation %s and its derivative through forwarded helper results, row moments %dx%d",
+          act ? "silu" : "gelu_tanh", rows, cols);
+    size_t n = (size_t)rows * cols;
+    Buf *x = input("x", T_F32, n, -4, 4), *y = output("y", T_F32, n, 1e-5), *dy = output("dy", T_F32, n, 1e-5);
+    Buf *st = output("stats", T_F32, (size_t)rows * 2, 1e-4);
+    const double k = sqrt(2 / M_PI);
+    for (int r = 0; r < rows; r++) {
+        double mu = 0, var = 0;
+        for (int j = 0; j < cols; j++) {
+            size_t i = (size_t)r * cols + j;
+            double a = x->v[i];
+            if (act) {
+                double sg = 1 / (1 + exp(-a));
+                y->v[i] = a * sg, dy->v[i] = sg * (1 + a * (1 - sg));
+            } else {
+                double t = tanh(k * (a + 0.044715 * a * a * a));
+                y->v[i] = 0.5 * a * (1 + t);
+                dy->v[i] = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * 0.044715 * a * a);
+            }
+            mu += y->v[i];
+        }
+        mu /= cols;
+        for (int j = 0; j < cols; j++)
+            var += (y->v[(size_t)r * cols + j] - mu) * (y->v[(size_t)r * cols + j] - mu);
+        st->v[2 * r] = mu, st->v[2 * r + 1] = var / cols;
+    }
+    run(MORE, "act_moments", ARGS(P(x), P(y), P(dy), P(st), I(rows), I(cols)), CONSTS({"ACT", act}));
+}
+
 void t_ports_more(void)
 {
     softmax_online(5, 1000);
@@ -466,4 +498,7 @@ void t_ports_more(void)
     int8_stats(4, 200);
     int8_stats(3, 1);
     int8_stats(3, 256);
+    act_moments(0, 5, 200);
+    act_moments(1, 3, 256);
+    act_moments(1, 2, 1);
 }
