@@ -78,7 +78,7 @@ static const Builtin builtins[] = {
     {"max", 1, 4, 1, {"axis", "keep_dims", "return_indices"}},
     {"min", 1, 4, 1, {"axis", "keep_dims", "return_indices"}}, {"argmax", 1, 3, 1, {"axis", "keep_dims"}},
     {"argmin", 1, 3, 1, {"axis", "keep_dims"}},
-    {"dot", 2, 6, 2, {"acc", "allow_tf32", "out_dtype", "input_precision"}}, {"trans", 1, 2, 2, {0}},
+    {"dot", 2, 6, 2, {"acc", "allow_tf32", "out_dtype", "input_precision"}}, {"trans", 1, 2, 1, {"dims"}},
     {"permute", 2, 2, 0, {"x", "dims"}}, {"reshape", 2, 2, 0, {"x", "shape"}}, {"expand_dims", 2, 2, 2, {0}},
     {"join", 2, 2, 2, {0}}, {"interleave", 2, 2, 2, {0}}, {"split", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
     {"next_pow2", 1, 1, 1, {0}},
@@ -331,7 +331,7 @@ static int takes_tuple(Sema *S, const Expr *e, int i) {
 int builtin_list_slot(const char *fn, const char *slot) {
     if (!slot) return 0;
     if (!strcmp(fn, "make_block_ptr")) return strcmp(slot, "base") != 0;
-    if (!strcmp(fn, "permute")) return !strcmp(slot, "dims");
+    if (!strcmp(fn, "permute") || !strcmp(fn, "trans")) return !strcmp(slot, "dims");
     if (!strcmp(slot, "shape")) /* a shape, as Triton writes it: zeros((M, N), f32) */
         return !strcmp(fn, "zeros") || !strcmp(fn, "full") || !strcmp(fn, "reshape") ||
                !strcmp(fn, "broadcast_to");

@@ -453,6 +453,21 @@ static void act_moments(int act, int rows, int cols)
     run(MORE, "act_moments", ARGS(P(x), P(y), P(dy), P(st), I(rows), I(cols)), CONSTS({"ACT", act}));
 }
 
+/* reshape, permute, trans and broadcast_to with their dims as Triton's varargs */
+static void split_heads(int T)
+{
+    enum { H = 4, D = 8 };
+    begin("split heads by reshape/permute/trans with varargs dims, T=%d", T);
+    Buf *x = input("x", T_F32, (size_t)T * H * D, -1, 1);
+    Buf *o = output("out", T_F32, (size_t)T * H * D, EXACT), *xt = output("xt", T_F32, (size_t)T * H * D, EXACT);
+    for (int t = 0; t < T; t++)
+        for (int c = 0; c < H * D; c++) {
+            o->v[((size_t)(c / D) * T + t) * D + c % D] = x->v[(size_t)t * H * D + c];
+            xt->v[(size_t)c * T + t] = x->v[(size_t)t * H * D + c];
+        }
+    run(MORE, "split_heads", ARGS(P(x), P(o), P(xt), I(T)), NO_CONSTS);
+}
+
 void t_ports_more(void)
 {
     softmax_online(5, 1000);
@@ -501,4 +516,6 @@ void t_ports_more(void)
     act_moments(0, 5, 200);
     act_moments(1, 3, 256);
     act_moments(1, 2, 1);
+    split_heads(37);
+    split_heads(1);
 }
