@@ -1483,6 +1483,20 @@ static Val emit_permute(Spec *s, Args *a, TirValue *x, const int *perm) {
 
 /* trans(x) swaps a rank-2 tile's dims; trans(x, dims) / permute(x, dims) reorder any rank:
  * result dim d is x's dim dims[d]. */
+/* A dims or shape argument for messages: a compile-time integer or a list of them as
+ * written ("3", "[1, 0, 2]"), anything else as its type. */
+static const char *dims_str(Spec *s, const Val *v) {
+    if (v->kind == V_CONST && !et_is_float(v->ct)) return arena_printf(s->arena, "%lld", (long long)v->i);
+    if (v->kind != V_LIST) return val_type_str(s, v);
+    const char *out = "[";
+    for (int i = 0; i < v->nitems; i++) {
+        const Val *it = &v->items[i];
+        out = arena_printf(s->arena, "%s%s%s", out, i ? ", " : "",
+                           it->kind == V_LIST ? "[...]" : dims_str(s, it));
+    }
+    return arena_printf(s->arena, "%s]", out);
+}
+
 static Val b_permute(Spec *s, Args *a) {
     TirValue *x = tile_arg(s, a, 0, a->call->name);
     if (!x) return val_error();
@@ -1504,8 +1518,8 @@ static Val b_permute(Spec *s, Args *a) {
         else perm[d] = (int)it.i, seen |= 1 << it.i;
     }
     if (n != rank) {
-        diag_error(s->diags, a->e[1]->loc, "%s() needs dims as a list of each of 0 to %d once, got %s",
-                   a->call->name, rank - 1, val_type_str(s, &v));
+        diag_error(s->diags, a->e[1]->loc, "%s() of a rank-%d tile needs dims as a list of each of 0 "
+                   "to %d once, got %s", a->call->name, rank, rank - 1, dims_str(s, &v));
         return val_error();
     }
     return emit_permute(s, a, x, perm);
@@ -1592,7 +1606,7 @@ static Val b_reshape(Spec *s, Args *a) {
         }
         if (it.kind != V_CONST || et_is_float(it.ct) || !is_pow2(it.i) || it.i > SPEC_MAX_NUMEL) {
             diag_error(s->diags, a->e[1]->loc, "reshape() dims are compile-time powers of two (one may be -1), got %s",
-                       val_type_str(s, &it));
+                       dims_str(s, &it));
             return val_error();
         }
         shape[d] = (int)it.i, numel *= it.i;

@@ -585,6 +585,18 @@ static Val spec_values(Spec *s, const Expr *e) {
     return t;
 }
 
+/* Several names and a value that does not give as many: a helper's results are counted
+ * here where they come from another call (`return f(x)`). */
+static void count_mismatch(Spec *s, const Stmt *st, const Val *v) {
+    const char *verb = st->kind == ST_LET ? "bound" : "assigned";
+    if (st->value->kind == EX_CALL && v->kind == V_TUPLE)
+        diag_error(s->diags, st->value->loc, "'%s' returns %d values, but %d names are %s",
+                   st->value->name, v->nitems, st->nnames, verb);
+    else
+        diag_error(s->diags, st->value->loc, "expected %d values on the right, got %s", st->nnames,
+                   v->kind == V_TUPLE ? arena_printf(s->arena, "%d", v->nitems) : val_type_str(s, v));
+}
+
 static void spec_let(Spec *s, const Stmt *st) {
     Val v = spec_values(s, st->value);
     if (st->nnames == 1) {
@@ -595,8 +607,7 @@ static void spec_let(Spec *s, const Stmt *st) {
         return;
     }
     if (v.kind != V_ERROR && (v.kind != V_TUPLE || v.nitems != st->nnames))
-        diag_error(s->diags, st->value->loc, "expected %d values on the right, got %s", st->nnames,
-                   v.kind == V_TUPLE ? arena_printf(s->arena, "%d", v.nitems) : val_type_str(s, &v));
+        count_mismatch(s, st, &v);
     for (int i = 0; i < st->nnames; i++)
         spec_bind(s, st->names[i], v.kind == V_TUPLE && v.nitems == st->nnames ? v.items[i] : val_error());
 }
@@ -605,9 +616,7 @@ static void spec_let(Spec *s, const Stmt *st) {
 static void spec_assign_many(Spec *s, const Stmt *st) {
     Val v = spec_values(s, st->value);
     if (v.kind != V_ERROR && (v.kind != V_TUPLE || v.nitems != st->nnames))
-        diag_error(s->diags, st->value->loc, "expected %d values on the right, got %s", st->nnames,
-                   v.kind == V_TUPLE ? arena_printf(s->arena, "%d", v.nitems)
-                                     : val_type_str(s, &v));
+        count_mismatch(s, st, &v);
     for (int i = 0; i < st->nnames; i++) {
         Binding *b = spec_lookup(s, st->names[i]);
         if (!b) {

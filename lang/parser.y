@@ -460,13 +460,31 @@ static Expr *ex_list(Lexer *lx, ExprKind k, PtrVec *items, SrcLoc loc) {
     return e;
 }
 
+/* Triton's builtins that take their dims or shape as varargs (`tl.trans(x, 1, 0)`,
+ * `tl.reshape(x, M, N)`): a call of one of them with three or more positional arguments takes
+ * those after the first as one list, `trans(x, [1, 0])`. Helpers cannot take these names. */
+static int varargs_builtin(const char *name) {
+    return !strcmp(name, "trans") || !strcmp(name, "permute") || !strcmp(name, "reshape") ||
+           !strcmp(name, "broadcast_to");
+}
+
 static Expr *ex_call(Lexer *lx, const char *name, ArgList *args, SrcLoc loc) {
     Expr *e = ex_new(lx, EX_CALL, loc);
-    if (e) {
-        e->name = name;
-        e->args = (Expr **)args->exprs.items;
-        e->nargs = args->exprs.len;
-        if (args->nkw) e->arg_names = (const char **)args->names.items;
+    if (!e) return NULL;
+    e->name = name;
+    e->args = (Expr **)args->exprs.items;
+    e->nargs = args->exprs.len;
+    if (args->nkw) {
+        e->arg_names = (const char **)args->names.items;
+    } else if (e->nargs > 2 && varargs_builtin(name)) {
+        Expr *l = ex_new(lx, EX_LIST, srcloc_span(e->args[1]->loc, e->args[e->nargs - 1]->loc));
+        Expr **items = node(lx, sizeof(Expr *) * (size_t)(e->nargs - 1));
+        if (!l || !items) return NULL;
+        memcpy(items, e->args + 1, sizeof(Expr *) * (size_t)(e->nargs - 1));
+        l->args = items;
+        l->nargs = e->nargs - 1;
+        e->args[1] = l;
+        e->nargs = 2;
     }
     return e;
 }

@@ -78,7 +78,7 @@ static const Builtin builtins[] = {
     {"max", 1, 4, 1, {"axis", "keep_dims", "return_indices"}},
     {"min", 1, 4, 1, {"axis", "keep_dims", "return_indices"}}, {"argmax", 1, 3, 1, {"axis", "keep_dims"}},
     {"argmin", 1, 3, 1, {"axis", "keep_dims"}},
-    {"dot", 2, 6, 2, {"acc", "allow_tf32", "out_dtype", "input_precision"}}, {"trans", 1, 2, 2, {0}},
+    {"dot", 2, 6, 2, {"acc", "allow_tf32", "out_dtype", "input_precision"}}, {"trans", 1, 2, 1, {"dims"}},
     {"permute", 2, 2, 0, {"x", "dims"}}, {"reshape", 2, 2, 0, {"x", "shape"}}, {"expand_dims", 2, 2, 2, {0}},
     {"join", 2, 2, 2, {0}}, {"interleave", 2, 2, 2, {0}}, {"split", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
     {"next_pow2", 1, 1, 1, {0}},
@@ -331,7 +331,7 @@ static int takes_tuple(Sema *S, const Expr *e, int i) {
 int builtin_list_slot(const char *fn, const char *slot) {
     if (!slot) return 0;
     if (!strcmp(fn, "make_block_ptr")) return strcmp(slot, "base") != 0;
-    if (!strcmp(fn, "permute")) return !strcmp(slot, "dims");
+    if (!strcmp(fn, "permute") || !strcmp(fn, "trans")) return !strcmp(slot, "dims");
     if (!strcmp(slot, "shape")) /* a shape, as Triton writes it: zeros((M, N), f32) */
         return !strcmp(fn, "zeros") || !strcmp(fn, "full") || !strcmp(fn, "reshape") ||
                !strcmp(fn, "broadcast_to");
@@ -480,21 +480,35 @@ static int builtin_results(const Expr *e) {
     return 1;
 }
 
+/* The number of values a return gives: `return f(x)` gives all of a call's results (Python's
+ * `return helper(x)` returns its tuple), -1 where that is known only at specialization (a
+ * helper's, or a builtin's that depends on its operand). */
+static int return_values(const Module *m, const Stmt *s) {
+    const Expr *v = s->nvalues == 1 ? s->values[0] : NULL;
+    if (!v || v->kind != EX_CALL) return s->nvalues;
+    const Func *f = module_find_func(m, v->name);
+    if (f) return f->is_kernel ? 1 : -1;
+    return builtin_find(v->name) ? builtin_results(v) : 1;
+}
+
 /* The number of values the returns in s give (loops hold none): *n is -2 before the first,
- * then its count, or -1 once two differ. */
-static void return_counts(const Stmt *s, int *n) {
+ * then its count, or -1 once two differ or one is unknown. */
+static void return_counts(const Module *m, const Stmt *s, int *n) {
     if (!s || s->kind == ST_FOR || s->kind == ST_WHILE) return;
-    if (s->kind == ST_RETURN) *n = *n == -2 || *n == s->nvalues ? s->nvalues : -1;
-    for (int i = 0; i < s->nstmts; i++) return_counts(s->stmts[i], n);
-    return_counts(s->body, n);
-    return_counts(s->else_body, n);
+    if (s->kind == ST_RETURN) {
+        int k = return_values(m, s);
+        *n = k >= 0 && (*n == -2 || *n == k) ? k : -1;
+    }
+    for (int i = 0; i < s->nstmts; i++) return_counts(m, s->stmts[i], n);
+    return_counts(m, s->body, n);
+    return_counts(m, s->else_body, n);
 }
 
 /* The number of values a helper returns: 0 without a return, -1 where its returns differ
- * (then the branch a call takes decides, at specialization). */
-static int helper_results(const Func *f) {
+ * or forward a call's results (then specialization decides). */
+static int helper_results(const Module *m, const Func *f) {
     int n = -2;
-    return_counts(f->body, &n);
+    return_counts(m, f->body, &n);
     return n == -2 ? 0 : n;
 }
 
@@ -521,9 +535,9 @@ static void check_value_count(Sema *S, const Stmt *s) {
         else if (!f && builtin_find(v->name) && builtin_results(v) >= 0 && builtin_results(v) != n)
             ERR(S, v->loc, "'%s' returns %d value%s, but %d name%s bound", v->name,
                 builtin_results(v), plural(builtin_results(v)), n, n == 1 ? " is" : "s are");
-        else if (f && !f->is_kernel && helper_results(f) >= 0 && helper_results(f) != n)
+        else if (f && !f->is_kernel && helper_results(S->m, f) >= 0 && helper_results(S->m, f) != n)
             ERR(S, v->loc, "'%s' returns %d value%s, but %d names are bound", v->name,
-                helper_results(f), plural(helper_results(f)), n);
+                helper_results(S->m, f), plural(helper_results(S->m, f)), n);
     }
 }
 

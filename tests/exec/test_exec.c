@@ -735,6 +735,7 @@ static const Group GROUPS[] = {
     {"fp8", t_fp8},         {"debug", t_debug},         {"combine", t_combine},
     {"ports_norm", t_ports_norm}, {"ports_loss", t_ports_loss},
     {"ports_matmul", t_ports_matmul}, {"ports_misc", t_ports_misc},
+    {"ports_more", t_ports_more},
     {"barrier", t_barrier},   {"porting", t_porting},
     {"tuple_reduce", t_tuple_reduce}, {"block_ptr", t_block_ptr},
     {"hints", t_hints}, {"tritonops", t_triton_ops},

@@ -128,6 +128,7 @@ void t_ports_norm(void);
 void t_ports_loss(void);
 void t_ports_matmul(void);
 void t_ports_misc(void);
+void t_ports_more(void);
 void t_barrier(void);
 void t_porting(void);
 void t_tuple_reduce(void);
