@@ -1219,8 +1219,6 @@ static Val b_broadcast_to(Spec *s, Args *a) {
 }
 
 /* ---- reductions, dot, trans ---- */
-static Val emit_reshape(Spec *s, SrcLoc at, TirValue *x, int rank, const int *shape);
-
 /* x reduced along axis (that dim gone; argmax/argmin give i32) */
 static TirValue *emit_reduce(Spec *s, TirValue *x, TirReduce kind, int axis, SrcLoc at) {
     TirType t = x->type;
@@ -1304,7 +1302,7 @@ static Val b_reduce(Spec *s, Args *a) {
     int whole = (!a->e[1] || a->v[1].kind == V_NONE) && rank > 1;
     if (whole) { /* every element: as one flat dim (argmax/argmin give the flat index) */
         int n = tir_type_numel(&x->type);
-        x = emit_reshape(s, a->call->loc, x, 1, &n).v;
+        x = spec_reshape(s, x, 1, &n, a->call->loc);
     }
     ElemKind et = x->type.elem;
     if (et == ET_PTR) {
@@ -1466,21 +1464,6 @@ static TirValue *tile_arg(Spec *s, Args *a, int i, const char *what) {
     return a->v[i].v;
 }
 
-static Val emit_permute(Spec *s, Args *a, TirValue *x, const int *perm) {
-    TirType t = x->type;
-    int64_t packed = 0, identity = 1;
-    for (int d = 0; d < x->type.rank; d++) {
-        t.shape[d] = x->type.shape[perm[d]];
-        packed |= (int64_t)perm[d] << (4 * d);
-        identity &= perm[d] == d;
-    }
-    if (identity) return val_tile(x);
-    if (x->type.rank == 2) return val_tile(spec_emit(s, TIR_TRANS, a->call->loc, &x, 1, t));
-    TirValue *r = spec_emit(s, TIR_PERMUTE, a->call->loc, &x, 1, t);
-    r->def->attr.i = packed;
-    return val_tile(r);
-}
-
 /* trans(x) swaps a rank-2 tile's dims; trans(x, dims) / permute(x, dims) reorder any rank:
  * result dim d is x's dim dims[d]. */
 static Val b_permute(Spec *s, Args *a) {
@@ -1493,7 +1476,7 @@ static Val b_permute(Spec *s, Args *a) {
                        a->call->name, rank, a->call->name);
             return val_error();
         }
-        return emit_permute(s, a, x, perm);
+        return val_tile(spec_permute(s, x, perm, a->call->loc));
     }
     Val v = a->v[1];
     int n = v.kind == V_LIST ? v.nitems : -1;
@@ -1508,13 +1491,7 @@ static Val b_permute(Spec *s, Args *a) {
                    a->call->name, rank - 1, val_type_str(s, &v));
         return val_error();
     }
-    return emit_permute(s, a, x, perm);
-}
-
-static Val emit_reshape(Spec *s, SrcLoc at, TirValue *x, int rank, const int *shape) {
-    TirType t = tir_type_make(x->type.elem, rank, shape);
-    if (t.elem == ET_PTR) t.pointee = x->type.pointee;
-    return val_tile(spec_emit(s, TIR_RESHAPE, at, &x, 1, t));
+    return val_tile(spec_permute(s, x, perm, a->call->loc));
 }
 
 /* ravel(x): x as one dim, row-major */
@@ -1522,7 +1499,7 @@ static Val b_ravel(Spec *s, Args *a) {
     TirValue *x = tile_arg(s, a, 0, "ravel");
     if (!x) return val_error();
     int n = tir_type_numel(&x->type);
-    return x->type.rank == 1 ? val_tile(x) : emit_reshape(s, a->call->loc, x, 1, &n);
+    return val_tile(x->type.rank == 1 ? x : spec_reshape(s, x, 1, &n, a->call->loc));
 }
 
 /* zeros_like(x): zeros of x's shape and element type */
@@ -1608,7 +1585,7 @@ static Val b_reshape(Spec *s, Args *a) {
                    val_type_str(s, &a->v[0]), want);
         return val_error();
     }
-    return emit_reshape(s, a->call->loc, x, n, shape);
+    return val_tile(spec_reshape(s, x, n, shape, a->call->loc));
 }
 
 /* expand_dims(x, axis): a dim of size 1 inserted at axis (x[None, :] and x[:, None]). */
@@ -1652,7 +1629,7 @@ static TirValue *joined(Spec *s, Args *a) {
     t.pointee = x->type.pointee;
     TirValue *ops[2] = {x, y};
     TirValue *j = spec_emit(s, TIR_JOIN, a->call->loc, ops, 2, t);
-    return scalars ? emit_reshape(s, a->call->loc, j, 1, out + 1).v : j;
+    return scalars ? spec_reshape(s, j, 1, out + 1, a->call->loc) : j;
 }
 
 static Val b_join(Spec *s, Args *a) {
@@ -1668,7 +1645,7 @@ static Val b_interleave(Spec *s, Args *a) {
     int rank = j->type.rank - 1, shape[TIR_MAX_RANK];
     memcpy(shape, j->type.shape, sizeof(int) * (size_t)rank);
     shape[rank - 1] *= 2;
-    return emit_reshape(s, a->call->loc, j, rank, shape);
+    return val_tile(spec_reshape(s, j, rank, shape, a->call->loc));
 }
 
 /* split(x): x [..., 2] -> x[..., 0], x[..., 1] (two values: `let a, b = split(x);`). */
@@ -1682,7 +1659,7 @@ static Val b_split(Spec *s, Args *a) {
         return val_error();
     }
     if (rank == 1) /* [2] -> [1, 2]: the halves are [1] tiles */
-        x = emit_reshape(s, a->call->loc, x, 2, (const int[]){1, 2}).v, rank = 2;
+        x = spec_reshape(s, x, 2, (const int[]){1, 2}, a->call->loc), rank = 2;
     TirType t = x->type;
     t.rank = rank - 1;
     TirType types[2] = {t, t};
