@@ -162,6 +162,8 @@ TirValue *spec_permute(Spec *s, TirValue *x, const int *perm, SrcLoc at);
  * [M, n'] to the shape of `like` with that axis n' long. */
 TirValue *spec_to_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
 TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, SrcLoc at);
+/* a's rows, then b's, along dim 0 (tiles of one type): [2 * n0, ...] */
+TirValue *spec_cat(Spec *s, TirValue *a, TirValue *b, SrcLoc at);
 /* spec_triton.c: Triton's swizzle2d (v: i, j, size_i, size_j, size_g, integers; two results),
  * histogram (x an integer tile, bins a power of two, mask NULL or bool of x's shape), gather
  * (index of src's rank, its dims other than axis src's; src of at most 3 dims) */

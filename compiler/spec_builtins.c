@@ -641,9 +641,25 @@ static TirValue *summable(Spec *s, TirValue *x, SrcLoc loc) {
     return x;
 }
 
+/* x in the type a sum or scan of it accumulates in: the type of dtype= in slot i where given
+ * (Triton's: the elements converted to it, added or multiplied in it), else summable's. NULL
+ * after a diagnostic. */
+static TirValue *accumulated(Spec *s, Args *a, int i, TirValue *x) {
+    if (!a->e[i] || a->v[i].kind == V_NONE) return summable(s, x, a->call->loc);
+    ElemKind t = type_arg(s, a, i, ET_VOID);
+    if (t == ET_VOID) return NULL;
+    if (t == ET_BOOL || et_is_fp8(t)) {
+        diag_error(s->diags, a->e[i]->loc, "%s() %s in an integer or float type, not %s",
+                   a->call->name, strcmp(a->call->name, "cumprod") ? "adds" : "multiplies",
+                   et_name(t));
+        return NULL;
+    }
+    return x->type.elem == t ? x : spec_cast(s, x, t, a->e[i]->loc);
+}
+
 /* ---- scans ---- */
-/* cumsum(x, axis=0, reverse=false), cumprod(...): inclusive scans; element types as sum's
- * (f16/bf16 give f32, integers narrower than 32 bits i32/u32). */
+/* cumsum(x, axis=0, reverse=false, dtype=None), cumprod(...): inclusive scans; element types
+ * as sum's (f16/bf16 give f32, integers narrower than 32 bits i32/u32), or dtype's. */
 static Val b_scan(Spec *s, Args *a) {
     if (!need_value(s, a, 0)) return val_error();
     if (a->v[0].kind != V_TILE || a->v[0].v->type.rank == 0) {
@@ -652,14 +668,13 @@ static Val b_scan(Spec *s, Args *a) {
     }
     TirValue *x = a->v[0].v;
     int axis = 0, reverse = 0;
-    ElemKind et = x->type.elem;
     if (a->e[1] && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
     if (a->e[2] && !bool_flag(s, a, 2, "reverse", &reverse)) return val_error();
-    if (et == ET_PTR) {
+    if (x->type.elem == ET_PTR) {
         diag_error(s->diags, a->e[0]->loc, "%s() cannot scan pointers", a->call->name);
         return val_error();
     }
-    x = summable(s, x, a->call->loc);
+    if (!(x = accumulated(s, a, 3, x))) return val_error();
     int add = strcmp(a->call->name, "cumsum") == 0;
     if (!spec_axis_in_thread(s, x, axis)) /* too many for one thread's registers */
         return spec_scan_op(s, x, axis, add ? OP_ADD : OP_MUL, reverse, a->call->loc);
@@ -1224,7 +1239,7 @@ static TirValue *emit_reduce(Spec *s, TirValue *x, TirReduce kind, int axis, Src
     TirType t = x->type;
     memmove(t.shape + axis, t.shape + axis + 1, sizeof(int) * (size_t)(t.rank - axis - 1));
     t.rank--;
-    if (kind == RED_ARGMAX || kind == RED_ARGMIN) t.elem = ET_I32;
+    if (tir_reduce_is_arg(kind)) t.elem = ET_I32;
     TirValue *r = spec_emit(s, TIR_REDUCE, at, &x, 1, t);
     r->def->attr.i = kind;
     r->def->attr.i2 = axis;
@@ -1261,61 +1276,73 @@ static Val with_indices(Spec *s, Val values, Val indices) {
     return r;
 }
 
-static Val b_reduce(Spec *s, Args *a) {
-    static const struct { const char *name; TirReduce kind; } kinds[] = {
-        {"sum", RED_SUM}, {"max", RED_MAX}, {"min", RED_MIN}, {"argmax", RED_ARGMAX}, {"argmin", RED_ARGMIN}};
-    int k = 0;
-    while (strcmp(kinds[k].name, a->call->name) != 0) k++;
-    if (!need_value(s, a, 0)) return val_error();
+/* x as a reduction's operand (a tile of numbers), else a diagnostic and 0. */
+static int reduce_operand(Spec *s, Args *a, TirReduce kind) {
     /* Python's min(a, b) and max(a, b) are minimum and maximum here */
-    int pairwise = kinds[k].kind == RED_MAX || kinds[k].kind == RED_MIN;
-    const char *hint = !pairwise ? "" : kinds[k].kind == RED_MAX
+    int pairwise = kind == RED_MAX || kind == RED_MIN;
+    const char *hint = !pairwise ? "" : kind == RED_MAX
         ? "; the larger of two values is maximum(a, b)" : "; the smaller of two values is minimum(a, b)";
+    if (!need_value(s, a, 0)) return 0;
     if (a->v[0].kind != V_TILE || a->v[0].v->type.rank == 0) {
         diag_error(s->diags, a->e[0]->loc, "%s() reduces a tile, got %s%s", a->call->name,
                    val_type_str(s, &a->v[0]), hint);
-        return val_error();
+        return 0;
     }
     if (pairwise && a->e[1] && a->v[1].kind != V_NONE &&
         (a->v[1].kind != V_CONST || et_is_float(a->v[1].ct))) {
         diag_error(s->diags, a->e[1]->loc, "the axis of %s() must be a compile-time integer, got "
                    "%s%s", a->call->name, val_type_str(s, &a->v[1]), hint);
-        return val_error();
+        return 0;
     }
+    if (a->v[0].v->type.elem == ET_PTR) {
+        diag_error(s->diags, a->e[0]->loc, "%s() cannot reduce pointers", a->call->name);
+        return 0;
+    }
+    return 1;
+}
+
+/* The index reduction of max or min (`extreme`) with the tie-break of slot i (Triton's
+ * tie_break_left, a compile-time bool, true by default: the smallest index among equal
+ * extremes; false: the largest) into *out; 0 after a diagnostic. */
+static int arg_kind(Spec *s, Args *a, int i, const char *slot, TirReduce extreme, TirReduce *out) {
+    int left = 1, is_max = tir_reduce_is_max(extreme);
+    if (a->e[i] && !bool_flag(s, a, i, slot, &left)) return 0;
+    *out = is_max ? (left ? RED_ARGMAX : RED_ARGMAX_LAST) : (left ? RED_ARGMIN : RED_ARGMIN_LAST);
+    return 1;
+}
+
+/* sum, max, min (slot 3 return_indices, 4 its tie-break), argmax, argmin (slot 3 the
+ * tie-break) along an axis or of every element */
+static Val b_reduce(Spec *s, Args *a) {
+    static const struct { const char *name; TirReduce kind; } kinds[] = {
+        {"sum", RED_SUM}, {"max", RED_MAX}, {"min", RED_MIN}, {"argmax", RED_ARGMAX},
+        {"argmin", RED_ARGMIN}};
+    int k = 0;
+    while (strcmp(kinds[k].name, a->call->name) != 0) k++;
+    TirReduce kind = kinds[k].kind, arg = kind;
+    if (!reduce_operand(s, a, kind)) return val_error();
     TirValue *x = a->v[0].v;
     int axis = 0, rank = x->type.rank, keep = 0, indices = 0;
     if (a->e[2] && !bool_flag(s, a, 2, "keep_dims", &keep)) return val_error();
-    if (kinds[k].kind == RED_SUM && a->e[3] && a->v[3].kind != V_NONE) { /* the sum's type */
-        ElemKind t = type_arg(s, a, 3, ET_VOID);
-        if (t == ET_VOID) return val_error();
-        if (t == ET_BOOL || et_is_fp8(t)) {
-            diag_error(s->diags, a->e[3]->loc, "sum() adds in an integer or float type, not %s",
-                       et_name(t));
+    if (kind == RED_MAX || kind == RED_MIN) { /* Triton's return_indices */
+        if ((a->e[3] && !bool_flag(s, a, 3, "return_indices", &indices)) ||
+            !arg_kind(s, a, 4, "return_indices_tie_break_left", kind, &arg))
             return val_error();
-        }
-        x = spec_cast(s, x, t, a->e[3]->loc);
-    } else if (kinds[k].kind != RED_SUM && a->e[3] &&
-               !bool_flag(s, a, 3, "return_indices", &indices)) {
+    } else if (kind != RED_SUM && !arg_kind(s, a, 3, "tie_break_left", kind, &kind)) {
         return val_error();
     }
     if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, rank, &axis)) return val_error();
+    if (kind == RED_SUM) x = accumulated(s, a, 3, x);
+    else if (et_is_fp8(x->type.elem)) /* compares in f32 */
+        x = spec_cast(s, x, ET_F32, a->call->loc);
+    if (!x) return val_error();
     int whole = (!a->e[1] || a->v[1].kind == V_NONE) && rank > 1;
     if (whole) { /* every element: as one flat dim (argmax/argmin give the flat index) */
         int n = tir_type_numel(&x->type);
         x = spec_reshape(s, x, 1, &n, a->call->loc);
     }
-    ElemKind et = x->type.elem;
-    if (et == ET_PTR) {
-        diag_error(s->diags, a->e[0]->loc, "%s() cannot reduce pointers", a->call->name);
-        return val_error();
-    }
-    if (kinds[k].kind == RED_SUM)
-        x = summable(s, x, a->call->loc);
-    else if (et_is_fp8(et)) /* fp8 compares in f32 */
-        x = spec_cast(s, x, ET_F32, a->call->loc);
-    Val r = reduce_kept_dims(s, x, kinds[k].kind, axis, rank, whole, keep, a->call->loc);
+    Val r = reduce_kept_dims(s, x, kind, axis, rank, whole, keep, a->call->loc);
     if (!indices) return r;
-    TirReduce arg = kinds[k].kind == RED_MAX ? RED_ARGMAX : RED_ARGMIN;
     return with_indices(s, r, reduce_kept_dims(s, x, arg, axis, rank, whole, keep, a->call->loc));
 }
 
@@ -1648,6 +1675,30 @@ static Val b_interleave(Spec *s, Args *a) {
     return val_tile(spec_reshape(s, j, rank, shape, a->call->loc));
 }
 
+/* cat(a, b [, can_reorder=B]) (Triton's tl.cat): a's rows, then b's, along dim 0, of two tiles
+ * of one shape and element type. The order is kept whatever can_reorder says. */
+static Val b_cat(Spec *s, Args *a) {
+    TirValue *x = tile_arg(s, a, 0, "cat"), *y = x ? tile_arg(s, a, 1, "cat") : NULL;
+    int reorder;
+    if (!y || (a->e[2] && !bool_flag(s, a, 2, "can_reorder", &reorder))) return val_error();
+    if (!tir_type_equal(&x->type, &y->type)) {
+        int shapes = x->type.rank != y->type.rank ||
+                     memcmp(x->type.shape, y->type.shape, sizeof(int) * (size_t)x->type.rank);
+        int pointers = x->type.elem == ET_PTR && y->type.elem == ET_PTR;
+        const char *why = shapes ? "the shapes differ (it joins tiles of one shape along dim 0)"
+                        : pointers ? "the pointee types differ"
+                        : "the element types differ (convert one with `as`)";
+        diag_error(s->diags, a->e[1]->loc, "cat() of %s and %s: %s", val_type_str(s, &a->v[0]),
+                   val_type_str(s, &a->v[1]), why);
+        return val_error();
+    }
+    int out[TIR_MAX_RANK];
+    memcpy(out, x->type.shape, sizeof(int) * (size_t)x->type.rank);
+    out[0] *= 2;
+    if (!spec_check_numel(s, x->type.rank, out, a->call->loc)) return val_error();
+    return val_tile(spec_cat(s, x, y, a->call->loc));
+}
+
 /* split(x): x [..., 2] -> x[..., 0], x[..., 1] (two values: `let a, b = split(x);`). */
 static Val b_split(Spec *s, Args *a) {
     TirValue *x = tile_arg(s, a, 0, "split");
@@ -1803,10 +1854,12 @@ static const struct {
     {"next_pow2", b_next_pow2, 1, {"x"}},
     {"broadcast_to", b_broadcast_to, 2, {"x", "shape"}},
     {"sum", b_reduce, 1, {"x", "axis", "keep_dims", "dtype"}},
-    {"max", b_reduce, 1, {"x", "axis", "keep_dims", "return_indices"}},
-    {"min", b_reduce, 1, {"x", "axis", "keep_dims", "return_indices"}},
-    {"argmax", b_reduce, 1, {"x", "axis", "keep_dims"}},
-    {"argmin", b_reduce, 1, {"x", "axis", "keep_dims"}},
+    {"max", b_reduce, 1,
+     {"x", "axis", "keep_dims", "return_indices", "return_indices_tie_break_left"}},
+    {"min", b_reduce, 1,
+     {"x", "axis", "keep_dims", "return_indices", "return_indices_tie_break_left"}},
+    {"argmax", b_reduce, 1, {"x", "axis", "keep_dims", "tie_break_left"}},
+    {"argmin", b_reduce, 1, {"x", "axis", "keep_dims", "tie_break_left"}},
     {"dot", b_dot, 2, {"a", "b", "acc", "allow_tf32", "out_dtype", "input_precision"}},
     {"trans", b_permute, 1, {"x", "dims"}},
     {"permute", b_permute, 2, {"x", "dims"}},
@@ -1814,6 +1867,7 @@ static const struct {
     {"expand_dims", b_expand_dims, 2, {"x", "axis"}},
     {"join", b_join, 2, {"a", "b"}},
     {"interleave", b_interleave, 2, {"a", "b"}},
+    {"cat", b_cat, 2, {"input", "other", "can_reorder"}},
     {"split", b_split, 1, {"x"}},
     {"atomic_add", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"atomic_max", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
@@ -1828,13 +1882,13 @@ static const struct {
     {"reduce", b_combine, 3, {"x", "axis", "combine_fn", "keep_dims"}},
     {"associative_scan", b_combine, 3, {"x", "axis", "combine_fn", "reverse"}},
     {"device_assert", b_device_assert, 1, {"cond", "msg"}},
-    {"cumsum", b_scan, 1, {"x", "axis", "reverse"}},
+    {"cumsum", b_scan, 1, {"x", "axis", "reverse", "dtype"}},
     {"flip", b_flip, 1, {"x", "dim"}},
     {"sort", b_sort, 1, {"x", "dim", "descending"}},
     {"topk", b_sort, 2, {"x", "k", "dim"}},
     {"argsort", b_sort, 1, {"x", "dim", "descending"}},
     {"argtopk", b_sort, 2, {"x", "k", "dim"}},
-    {"cumprod", b_scan, 1, {"x", "axis", "reverse"}},
+    {"cumprod", b_scan, 1, {"x", "axis", "reverse", "dtype"}},
     {"multiple_of", b_hint, 2, {"x", "values"}},
     {"max_contiguous", b_hint, 2, {"x", "values"}},
     {"assume", b_assume, 1, {"cond"}},

@@ -1,6 +1,7 @@
-/* spec_shape.c: the shape ops other builders compose (spec.h): reshape, permute and the rows
- * view of a tile along one axis ([M, n], the axis last) and back. They relabel or move data
- * between threads; the layout pass decides which. Arguments are checked by their callers. */
+/* spec_shape.c: the shape ops other builders compose (spec.h): reshape, permute, the rows view
+ * of a tile along one axis ([M, n], the axis last) and back, and cat (Triton's tl.cat), which
+ * is a join, a permute and a reshape. They relabel or move data between threads; the layout
+ * pass decides which. Arguments are checked by their callers. */
 #include "spec.h"
 
 TirValue *spec_reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLoc at)
@@ -51,4 +52,24 @@ TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, Sr
     for (int i = 0, j = 0; i < rank; i++)
         perm[i] = i == axis ? rank - 1 : j++;
     return spec_permute(s, r, perm, at);
+}
+
+TirValue *spec_cat(Spec *s, TirValue *a, TirValue *b, SrcLoc at)
+{
+    TirType out = a->type; /* [2 * n0, ...] */
+    out.shape[0] *= 2;
+    if (out.rank == TIR_MAX_RANK) { /* the join's new dim needs room: view as [n0, rest] */
+        int view[2] = {a->type.shape[0], tir_type_numel(&a->type) / a->type.shape[0]};
+        a = spec_reshape(s, a, 2, view, at);
+        b = spec_reshape(s, b, 2, view, at);
+    }
+    TirType t = a->type;
+    int rank = t.rank, perm[TIR_MAX_RANK];
+    t.shape[t.rank++] = 2;
+    TirValue *ops[2] = {a, b};
+    TirValue *j = spec_emit(s, TIR_JOIN, at, ops, 2, t); /* [n0, ..., 2] */
+    perm[0] = rank; /* a's copy of each coordinate, then b's: [2, n0, ...] */
+    for (int d = 0; d < rank; d++)
+        perm[d + 1] = d;
+    return spec_reshape(s, spec_permute(s, j, perm, at), out.rank, out.shape, at);
 }

@@ -737,7 +737,7 @@ static const Group GROUPS[] = {
     {"ports_matmul", t_ports_matmul}, {"ports_misc", t_ports_misc},
     {"barrier", t_barrier},   {"porting", t_porting},
     {"tuple_reduce", t_tuple_reduce}, {"block_ptr", t_block_ptr},
-    {"hints", t_hints}, {"tritonops", t_triton_ops},
+    {"hints", t_hints}, {"tritonops", t_triton_ops}, {"tritonforms", t_triton_forms},
 };
 
 static int usage(void)
