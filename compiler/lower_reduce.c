@@ -3,8 +3,9 @@
  * (replicas are never combined twice). Every thread ends with the results its slice layout
  * owns. Warps along the axis never meet here: pass_reduce.c splits such reductions into a
  * per-warp partial reduction (the axis keeps one coordinate per warp), a layout conversion
- * and an in-thread reduction, whose index operand carries argmax/argmin positions. argmax/argmin carry (value, index) pairs: NaN
- * counts as the extreme value and ties go to the smaller index. f16/bf16 combine in f32. */
+ * and an in-thread reduction, whose index operand carries argmax/argmin positions.
+ * argmax/argmin carry (value, index) pairs: NaN counts as the extreme value and ties go to the
+ * smaller index (the larger for the _LAST kinds). f16/bf16 combine in f32. */
 #include <math.h>
 #include <llvm-c/Target.h>
 #include "lower_int.h"
@@ -15,6 +16,7 @@ typedef struct Red {
     ElemKind ck;    /* combine kind (f32 for f16/bf16) */
     LLVMTypeRef ct; /* combine type */
     int arg;        /* argmax / argmin */
+    int last;       /* ties go to the larger index */
 } Red;
 
 static LLVMValueRef shuffle32(Lower *L, LLVMValueRef v, int mask, LLVMValueRef lane)
@@ -51,7 +53,7 @@ LLVMValueRef lw_shuffle_idx(Lower *L, LLVMValueRef x, LLVMValueRef lane) { retur
 static LLVMValueRef identity(Lower *L, const Red *R)
 {
     int isf = et_is_float(R->ck), sgn = et_is_signed(R->ck), bits = et_bits(R->ck);
-    int is_max = R->kind == RED_MAX || R->kind == RED_ARGMAX;
+    int is_max = tir_reduce_is_max(R->kind);
     if (R->kind == RED_SUM)
         return LLVMConstNull(R->ct);
     if (isf)
@@ -64,7 +66,7 @@ static LLVMValueRef identity(Lower *L, const Red *R)
 
 static LLVMValueRef prefer(Lower *L, const Red *R, LLVMValueRef b, LLVMValueRef a, int strict)
 {
-    int is_max = R->kind == RED_MAX || R->kind == RED_ARGMAX;
+    int is_max = tir_reduce_is_max(R->kind);
     if (!et_is_float(R->ck)) {
         int s = et_is_signed(R->ck);
         LLVMIntPredicate p = is_max ? (s ? LLVMIntSGT : LLVMIntUGT) : (s ? LLVMIntSLT : LLVMIntULT);
@@ -96,8 +98,8 @@ static void combine(Lower *L, const Red *R, LLVMValueRef a, LLVMValueRef ai, LLV
         *v = LLVMBuildSelect(L->b, prefer(L, R, b, a, 1), b, a, "");
     } else {
         LLVMValueRef better = prefer(L, R, b, a, 1), tie = prefer(L, R, b, a, 0);
-        LLVMValueRef lower = LLVMBuildICmp(L->b, LLVMIntSLT, bi, ai, "");
-        LLVMValueRef take = LLVMBuildOr(L->b, better, LLVMBuildAnd(L->b, tie, lower, ""), "");
+        LLVMValueRef wins = LLVMBuildICmp(L->b, R->last ? LLVMIntSGT : LLVMIntSLT, bi, ai, "");
+        LLVMValueRef take = LLVMBuildOr(L->b, better, LLVMBuildAnd(L->b, tie, wins, ""), "");
         *v = LLVMBuildSelect(L->b, take, b, a, "");
         *vi = LLVMBuildSelect(L->b, take, bi, ai, "");
     }
@@ -182,7 +184,7 @@ static void reduce_thread(Lower *L, const Red *R, TirValue *src, const Plan *P, 
     ElemLoop lo, li;
     LLVMValueRef c[TIR_MAX_RANK];
     LW_FOR(L, &lo, ll_regs(&P->r), un, rr) {
-        set_partial(L, R, p, rr, identity(L, R), lw_i32c(L, 0x7fffffff));
+        set_partial(L, R, p, rr, identity(L, R), lw_i32c(L, R->last ? -1 : 0x7fffffff));
         LLVMValueRef base = layout_emit_deposit(L->b, rr, keep);
         LW_FOR(L, &li, 1 << __builtin_popcount(P->reg_axis), un, j) {
             LLVMValueRef r = LLVMBuildOr(L->b, base, layout_emit_deposit(L->b, j, P->reg_axis), "");
@@ -264,7 +266,8 @@ int lower_reduce(Lower *L, TirOp *op)
 {
     TirValue *src = op->ops[0];
     Red R = {.kind = (TirReduce)op->attr.i, .ek = src->type.elem};
-    R.arg = R.kind == RED_ARGMAX || R.kind == RED_ARGMIN;
+    R.arg = tir_reduce_is_arg(R.kind);
+    R.last = R.kind == RED_ARGMAX_LAST || R.kind == RED_ARGMIN_LAST;
     R.ck = (R.ek == ET_F16 || R.ek == ET_BF16) ? ET_F32 : R.ek;
     R.ct = lw_type(L, R.ck);
     Plan P;

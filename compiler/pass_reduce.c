@@ -30,7 +30,7 @@ static TirValue *convert(TirKernel *k, TirOp *at, TirValue *x, const TirLayout *
 static int split(TirKernel *k, TirOp *op)
 {
     TirValue *x = op->ops[0];
-    int axis = (int)op->attr.i2, arg = op->attr.i == RED_ARGMAX || op->attr.i == RED_ARGMIN;
+    int axis = (int)op->attr.i2, arg = tir_reduce_is_arg((TirReduce)op->attr.i);
     LinearLayout s, p, q;
     if (layout_ll(x->layout, x->type.shape, x->type.rank, &s) ||
         !ll_dim_mask(&s, LL_WARP, axis))

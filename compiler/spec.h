@@ -142,12 +142,6 @@ Val spec_device_assert(Spec *s, Val cond, const Expr *cond_expr, const char *msg
  * keeps the reduced dims as size 1); reverse scans from the end, combining in index order.
  * The result: one tile, or a V_TUPLE of k. */
 enum { SPEC_TUPLE_MAX = 8 };
-/* x with `axis` last and its other dims flattened, in their order: [M, n]; and back from
- * [M, n'] to the shape of `like` with that axis n' long. */
-TirValue *spec_to_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
-/* x viewed with another shape of as many elements (TIR_RESHAPE). */
-TirValue *spec_reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLoc at);
-TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, SrcLoc at);
 Val spec_reduce_with(Spec *s, TirValue *const *x, int k, int axis, const Func *f, int keep, SrcLoc at);
 Val spec_scan_with(Spec *s, TirValue *const *x, int k, int axis, const Func *f, int reverse, SrcLoc at);
 /* spec_reduce_with with a binary operator (OP_BITXOR: xor_sum) instead of a helper */
@@ -160,6 +154,16 @@ enum { SPEC_IN_THREAD_AXIS = 64 };
 int spec_axis_in_thread(const Spec *s, const TirValue *x, int axis);
 Val spec_scan_op(Spec *s, TirValue *x, int axis, OpKind op, int reverse, SrcLoc at);
 Val spec_flip_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
+/* spec_shape.c: x viewed with another shape of as many elements (TIR_RESHAPE) */
+TirValue *spec_reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLoc at);
+/* x with its dims reordered: result dim d is x's dim perm[d] (x itself for the identity) */
+TirValue *spec_permute(Spec *s, TirValue *x, const int *perm, SrcLoc at);
+/* x with `axis` last and its other dims flattened, in their order: [M, n]; and back from
+ * [M, n'] to the shape of `like` with that axis n' long. */
+TirValue *spec_to_rows(Spec *s, TirValue *x, int axis, SrcLoc at);
+TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, SrcLoc at);
+/* a's rows, then b's, along dim 0 (tiles of one type): [2 * n0, ...] */
+TirValue *spec_cat(Spec *s, TirValue *a, TirValue *b, SrcLoc at);
 /* spec_triton.c: Triton's swizzle2d (v: i, j, size_i, size_j, size_g, integers; two results),
  * histogram (x an integer tile, bins a power of two, mask NULL or bool of x's shape), gather
  * (index of src's rank, its dims other than axis src's; src of at most 3 dims) */

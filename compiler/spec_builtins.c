@@ -641,9 +641,25 @@ static TirValue *summable(Spec *s, TirValue *x, SrcLoc loc) {
     return x;
 }
 
+/* x in the type a sum or scan of it accumulates in: the type of dtype= in slot i where given
+ * (Triton's: the elements converted to it, added or multiplied in it), else summable's. NULL
+ * after a diagnostic. */
+static TirValue *accumulated(Spec *s, Args *a, int i, TirValue *x) {
+    if (!a->e[i] || a->v[i].kind == V_NONE) return summable(s, x, a->call->loc);
+    ElemKind t = type_arg(s, a, i, ET_VOID);
+    if (t == ET_VOID) return NULL;
+    if (t == ET_BOOL || et_is_fp8(t)) {
+        diag_error(s->diags, a->e[i]->loc, "%s() %s in an integer or float type, not %s",
+                   a->call->name, strcmp(a->call->name, "cumprod") ? "adds" : "multiplies",
+                   et_name(t));
+        return NULL;
+    }
+    return x->type.elem == t ? x : spec_cast(s, x, t, a->e[i]->loc);
+}
+
 /* ---- scans ---- */
-/* cumsum(x, axis=0, reverse=false), cumprod(...): inclusive scans; element types as sum's
- * (f16/bf16 give f32, integers narrower than 32 bits i32/u32). */
+/* cumsum(x, axis=0, reverse=false, dtype=None), cumprod(...): inclusive scans; element types
+ * as sum's (f16/bf16 give f32, integers narrower than 32 bits i32/u32), or dtype's. */
 static Val b_scan(Spec *s, Args *a) {
     if (!need_value(s, a, 0)) return val_error();
     if (a->v[0].kind != V_TILE || a->v[0].v->type.rank == 0) {
@@ -652,14 +668,13 @@ static Val b_scan(Spec *s, Args *a) {
     }
     TirValue *x = a->v[0].v;
     int axis = 0, reverse = 0;
-    ElemKind et = x->type.elem;
     if (a->e[1] && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
     if (a->e[2] && !bool_flag(s, a, 2, "reverse", &reverse)) return val_error();
-    if (et == ET_PTR) {
+    if (x->type.elem == ET_PTR) {
         diag_error(s->diags, a->e[0]->loc, "%s() cannot scan pointers", a->call->name);
         return val_error();
     }
-    x = summable(s, x, a->call->loc);
+    if (!(x = accumulated(s, a, 3, x))) return val_error();
     int add = strcmp(a->call->name, "cumsum") == 0;
     if (!spec_axis_in_thread(s, x, axis)) /* too many for one thread's registers */
         return spec_scan_op(s, x, axis, add ? OP_ADD : OP_MUL, reverse, a->call->loc);
@@ -1219,14 +1234,12 @@ static Val b_broadcast_to(Spec *s, Args *a) {
 }
 
 /* ---- reductions, dot, trans ---- */
-static Val emit_reshape(Spec *s, SrcLoc at, TirValue *x, int rank, const int *shape);
-
 /* x reduced along axis (that dim gone; argmax/argmin give i32) */
 static TirValue *emit_reduce(Spec *s, TirValue *x, TirReduce kind, int axis, SrcLoc at) {
     TirType t = x->type;
     memmove(t.shape + axis, t.shape + axis + 1, sizeof(int) * (size_t)(t.rank - axis - 1));
     t.rank--;
-    if (kind == RED_ARGMAX || kind == RED_ARGMIN) t.elem = ET_I32;
+    if (tir_reduce_is_arg(kind)) t.elem = ET_I32;
     TirValue *r = spec_emit(s, TIR_REDUCE, at, &x, 1, t);
     r->def->attr.i = kind;
     r->def->attr.i2 = axis;
@@ -1263,61 +1276,73 @@ static Val with_indices(Spec *s, Val values, Val indices) {
     return r;
 }
 
-static Val b_reduce(Spec *s, Args *a) {
-    static const struct { const char *name; TirReduce kind; } kinds[] = {
-        {"sum", RED_SUM}, {"max", RED_MAX}, {"min", RED_MIN}, {"argmax", RED_ARGMAX}, {"argmin", RED_ARGMIN}};
-    int k = 0;
-    while (strcmp(kinds[k].name, a->call->name) != 0) k++;
-    if (!need_value(s, a, 0)) return val_error();
+/* x as a reduction's operand (a tile of numbers), else a diagnostic and 0. */
+static int reduce_operand(Spec *s, Args *a, TirReduce kind) {
     /* Python's min(a, b) and max(a, b) are minimum and maximum here */
-    int pairwise = kinds[k].kind == RED_MAX || kinds[k].kind == RED_MIN;
-    const char *hint = !pairwise ? "" : kinds[k].kind == RED_MAX
+    int pairwise = kind == RED_MAX || kind == RED_MIN;
+    const char *hint = !pairwise ? "" : kind == RED_MAX
         ? "; the larger of two values is maximum(a, b)" : "; the smaller of two values is minimum(a, b)";
+    if (!need_value(s, a, 0)) return 0;
     if (a->v[0].kind != V_TILE || a->v[0].v->type.rank == 0) {
         diag_error(s->diags, a->e[0]->loc, "%s() reduces a tile, got %s%s", a->call->name,
                    val_type_str(s, &a->v[0]), hint);
-        return val_error();
+        return 0;
     }
     if (pairwise && a->e[1] && a->v[1].kind != V_NONE &&
         (a->v[1].kind != V_CONST || et_is_float(a->v[1].ct))) {
         diag_error(s->diags, a->e[1]->loc, "the axis of %s() must be a compile-time integer, got "
                    "%s%s", a->call->name, val_type_str(s, &a->v[1]), hint);
-        return val_error();
+        return 0;
     }
+    if (a->v[0].v->type.elem == ET_PTR) {
+        diag_error(s->diags, a->e[0]->loc, "%s() cannot reduce pointers", a->call->name);
+        return 0;
+    }
+    return 1;
+}
+
+/* The index reduction of max or min (`extreme`) with the tie-break of slot i (Triton's
+ * tie_break_left, a compile-time bool, true by default: the smallest index among equal
+ * extremes; false: the largest) into *out; 0 after a diagnostic. */
+static int arg_kind(Spec *s, Args *a, int i, const char *slot, TirReduce extreme, TirReduce *out) {
+    int left = 1, is_max = tir_reduce_is_max(extreme);
+    if (a->e[i] && !bool_flag(s, a, i, slot, &left)) return 0;
+    *out = is_max ? (left ? RED_ARGMAX : RED_ARGMAX_LAST) : (left ? RED_ARGMIN : RED_ARGMIN_LAST);
+    return 1;
+}
+
+/* sum, max, min (slot 3 return_indices, 4 its tie-break), argmax, argmin (slot 3 the
+ * tie-break) along an axis or of every element */
+static Val b_reduce(Spec *s, Args *a) {
+    static const struct { const char *name; TirReduce kind; } kinds[] = {
+        {"sum", RED_SUM}, {"max", RED_MAX}, {"min", RED_MIN}, {"argmax", RED_ARGMAX},
+        {"argmin", RED_ARGMIN}};
+    int k = 0;
+    while (strcmp(kinds[k].name, a->call->name) != 0) k++;
+    TirReduce kind = kinds[k].kind, arg = kind;
+    if (!reduce_operand(s, a, kind)) return val_error();
     TirValue *x = a->v[0].v;
     int axis = 0, rank = x->type.rank, keep = 0, indices = 0;
     if (a->e[2] && !bool_flag(s, a, 2, "keep_dims", &keep)) return val_error();
-    if (kinds[k].kind == RED_SUM && a->e[3] && a->v[3].kind != V_NONE) { /* the sum's type */
-        ElemKind t = type_arg(s, a, 3, ET_VOID);
-        if (t == ET_VOID) return val_error();
-        if (t == ET_BOOL || et_is_fp8(t)) {
-            diag_error(s->diags, a->e[3]->loc, "sum() adds in an integer or float type, not %s",
-                       et_name(t));
+    if (kind == RED_MAX || kind == RED_MIN) { /* Triton's return_indices */
+        if ((a->e[3] && !bool_flag(s, a, 3, "return_indices", &indices)) ||
+            !arg_kind(s, a, 4, "return_indices_tie_break_left", kind, &arg))
             return val_error();
-        }
-        x = spec_cast(s, x, t, a->e[3]->loc);
-    } else if (kinds[k].kind != RED_SUM && a->e[3] &&
-               !bool_flag(s, a, 3, "return_indices", &indices)) {
+    } else if (kind != RED_SUM && !arg_kind(s, a, 3, "tie_break_left", kind, &kind)) {
         return val_error();
     }
     if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, rank, &axis)) return val_error();
+    if (kind == RED_SUM) x = accumulated(s, a, 3, x);
+    else if (et_is_fp8(x->type.elem)) /* compares in f32 */
+        x = spec_cast(s, x, ET_F32, a->call->loc);
+    if (!x) return val_error();
     int whole = (!a->e[1] || a->v[1].kind == V_NONE) && rank > 1;
     if (whole) { /* every element: as one flat dim (argmax/argmin give the flat index) */
         int n = tir_type_numel(&x->type);
-        x = emit_reshape(s, a->call->loc, x, 1, &n).v;
+        x = spec_reshape(s, x, 1, &n, a->call->loc);
     }
-    ElemKind et = x->type.elem;
-    if (et == ET_PTR) {
-        diag_error(s->diags, a->e[0]->loc, "%s() cannot reduce pointers", a->call->name);
-        return val_error();
-    }
-    if (kinds[k].kind == RED_SUM)
-        x = summable(s, x, a->call->loc);
-    else if (et_is_fp8(et)) /* fp8 compares in f32 */
-        x = spec_cast(s, x, ET_F32, a->call->loc);
-    Val r = reduce_kept_dims(s, x, kinds[k].kind, axis, rank, whole, keep, a->call->loc);
+    Val r = reduce_kept_dims(s, x, kind, axis, rank, whole, keep, a->call->loc);
     if (!indices) return r;
-    TirReduce arg = kinds[k].kind == RED_MAX ? RED_ARGMAX : RED_ARGMIN;
     return with_indices(s, r, reduce_kept_dims(s, x, arg, axis, rank, whole, keep, a->call->loc));
 }
 
@@ -1466,21 +1491,6 @@ static TirValue *tile_arg(Spec *s, Args *a, int i, const char *what) {
     return a->v[i].v;
 }
 
-static Val emit_permute(Spec *s, Args *a, TirValue *x, const int *perm) {
-    TirType t = x->type;
-    int64_t packed = 0, identity = 1;
-    for (int d = 0; d < x->type.rank; d++) {
-        t.shape[d] = x->type.shape[perm[d]];
-        packed |= (int64_t)perm[d] << (4 * d);
-        identity &= perm[d] == d;
-    }
-    if (identity) return val_tile(x);
-    if (x->type.rank == 2) return val_tile(spec_emit(s, TIR_TRANS, a->call->loc, &x, 1, t));
-    TirValue *r = spec_emit(s, TIR_PERMUTE, a->call->loc, &x, 1, t);
-    r->def->attr.i = packed;
-    return val_tile(r);
-}
-
 /* trans(x) swaps a rank-2 tile's dims; trans(x, dims) / permute(x, dims) reorder any rank:
  * result dim d is x's dim dims[d]. */
 /* A dims or shape argument for messages: a compile-time integer or a list of them as
@@ -1507,7 +1517,7 @@ static Val b_permute(Spec *s, Args *a) {
                        a->call->name, rank, a->call->name);
             return val_error();
         }
-        return emit_permute(s, a, x, perm);
+        return val_tile(spec_permute(s, x, perm, a->call->loc));
     }
     Val v = a->v[1];
     int n = v.kind == V_LIST ? v.nitems : -1;
@@ -1522,13 +1532,7 @@ static Val b_permute(Spec *s, Args *a) {
                    "to %d once, got %s", a->call->name, rank, rank - 1, dims_str(s, &v));
         return val_error();
     }
-    return emit_permute(s, a, x, perm);
-}
-
-static Val emit_reshape(Spec *s, SrcLoc at, TirValue *x, int rank, const int *shape) {
-    TirType t = tir_type_make(x->type.elem, rank, shape);
-    if (t.elem == ET_PTR) t.pointee = x->type.pointee;
-    return val_tile(spec_emit(s, TIR_RESHAPE, at, &x, 1, t));
+    return val_tile(spec_permute(s, x, perm, a->call->loc));
 }
 
 /* ravel(x): x as one dim, row-major */
@@ -1536,7 +1540,7 @@ static Val b_ravel(Spec *s, Args *a) {
     TirValue *x = tile_arg(s, a, 0, "ravel");
     if (!x) return val_error();
     int n = tir_type_numel(&x->type);
-    return x->type.rank == 1 ? val_tile(x) : emit_reshape(s, a->call->loc, x, 1, &n);
+    return val_tile(x->type.rank == 1 ? x : spec_reshape(s, x, 1, &n, a->call->loc));
 }
 
 /* zeros_like(x): zeros of x's shape and element type */
@@ -1622,7 +1626,7 @@ static Val b_reshape(Spec *s, Args *a) {
                    val_type_str(s, &a->v[0]), want);
         return val_error();
     }
-    return emit_reshape(s, a->call->loc, x, n, shape);
+    return val_tile(spec_reshape(s, x, n, shape, a->call->loc));
 }
 
 /* expand_dims(x, axis): a dim of size 1 inserted at axis (x[None, :] and x[:, None]). */
@@ -1666,7 +1670,7 @@ static TirValue *joined(Spec *s, Args *a) {
     t.pointee = x->type.pointee;
     TirValue *ops[2] = {x, y};
     TirValue *j = spec_emit(s, TIR_JOIN, a->call->loc, ops, 2, t);
-    return scalars ? emit_reshape(s, a->call->loc, j, 1, out + 1).v : j;
+    return scalars ? spec_reshape(s, j, 1, out + 1, a->call->loc) : j;
 }
 
 static Val b_join(Spec *s, Args *a) {
@@ -1682,7 +1686,31 @@ static Val b_interleave(Spec *s, Args *a) {
     int rank = j->type.rank - 1, shape[TIR_MAX_RANK];
     memcpy(shape, j->type.shape, sizeof(int) * (size_t)rank);
     shape[rank - 1] *= 2;
-    return emit_reshape(s, a->call->loc, j, rank, shape);
+    return val_tile(spec_reshape(s, j, rank, shape, a->call->loc));
+}
+
+/* cat(a, b [, can_reorder=B]) (Triton's tl.cat): a's rows, then b's, along dim 0, of two tiles
+ * of one shape and element type. The order is kept whatever can_reorder says. */
+static Val b_cat(Spec *s, Args *a) {
+    TirValue *x = tile_arg(s, a, 0, "cat"), *y = x ? tile_arg(s, a, 1, "cat") : NULL;
+    int reorder;
+    if (!y || (a->e[2] && !bool_flag(s, a, 2, "can_reorder", &reorder))) return val_error();
+    if (!tir_type_equal(&x->type, &y->type)) {
+        int shapes = x->type.rank != y->type.rank ||
+                     memcmp(x->type.shape, y->type.shape, sizeof(int) * (size_t)x->type.rank);
+        int pointers = x->type.elem == ET_PTR && y->type.elem == ET_PTR;
+        const char *why = shapes ? "the shapes differ (it joins tiles of one shape along dim 0)"
+                        : pointers ? "the pointee types differ"
+                        : "the element types differ (convert one with `as`)";
+        diag_error(s->diags, a->e[1]->loc, "cat() of %s and %s: %s", val_type_str(s, &a->v[0]),
+                   val_type_str(s, &a->v[1]), why);
+        return val_error();
+    }
+    int out[TIR_MAX_RANK];
+    memcpy(out, x->type.shape, sizeof(int) * (size_t)x->type.rank);
+    out[0] *= 2;
+    if (!spec_check_numel(s, x->type.rank, out, a->call->loc)) return val_error();
+    return val_tile(spec_cat(s, x, y, a->call->loc));
 }
 
 /* split(x): x [..., 2] -> x[..., 0], x[..., 1] (two values: `let a, b = split(x);`). */
@@ -1696,7 +1724,7 @@ static Val b_split(Spec *s, Args *a) {
         return val_error();
     }
     if (rank == 1) /* [2] -> [1, 2]: the halves are [1] tiles */
-        x = emit_reshape(s, a->call->loc, x, 2, (const int[]){1, 2}).v, rank = 2;
+        x = spec_reshape(s, x, 2, (const int[]){1, 2}, a->call->loc), rank = 2;
     TirType t = x->type;
     t.rank = rank - 1;
     TirType types[2] = {t, t};
@@ -1840,10 +1868,12 @@ static const struct {
     {"next_pow2", b_next_pow2, 1, {"x"}},
     {"broadcast_to", b_broadcast_to, 2, {"x", "shape"}},
     {"sum", b_reduce, 1, {"x", "axis", "keep_dims", "dtype"}},
-    {"max", b_reduce, 1, {"x", "axis", "keep_dims", "return_indices"}},
-    {"min", b_reduce, 1, {"x", "axis", "keep_dims", "return_indices"}},
-    {"argmax", b_reduce, 1, {"x", "axis", "keep_dims"}},
-    {"argmin", b_reduce, 1, {"x", "axis", "keep_dims"}},
+    {"max", b_reduce, 1,
+     {"x", "axis", "keep_dims", "return_indices", "return_indices_tie_break_left"}},
+    {"min", b_reduce, 1,
+     {"x", "axis", "keep_dims", "return_indices", "return_indices_tie_break_left"}},
+    {"argmax", b_reduce, 1, {"x", "axis", "keep_dims", "tie_break_left"}},
+    {"argmin", b_reduce, 1, {"x", "axis", "keep_dims", "tie_break_left"}},
     {"dot", b_dot, 2, {"a", "b", "acc", "allow_tf32", "out_dtype", "input_precision"}},
     {"trans", b_permute, 1, {"x", "dims"}},
     {"permute", b_permute, 2, {"x", "dims"}},
@@ -1851,6 +1881,7 @@ static const struct {
     {"expand_dims", b_expand_dims, 2, {"x", "axis"}},
     {"join", b_join, 2, {"a", "b"}},
     {"interleave", b_interleave, 2, {"a", "b"}},
+    {"cat", b_cat, 2, {"input", "other", "can_reorder"}},
     {"split", b_split, 1, {"x"}},
     {"atomic_add", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
     {"atomic_max", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
@@ -1865,13 +1896,13 @@ static const struct {
     {"reduce", b_combine, 3, {"x", "axis", "combine_fn", "keep_dims"}},
     {"associative_scan", b_combine, 3, {"x", "axis", "combine_fn", "reverse"}},
     {"device_assert", b_device_assert, 1, {"cond", "msg"}},
-    {"cumsum", b_scan, 1, {"x", "axis", "reverse"}},
+    {"cumsum", b_scan, 1, {"x", "axis", "reverse", "dtype"}},
     {"flip", b_flip, 1, {"x", "dim"}},
     {"sort", b_sort, 1, {"x", "dim", "descending"}},
     {"topk", b_sort, 2, {"x", "k", "dim"}},
     {"argsort", b_sort, 1, {"x", "dim", "descending"}},
     {"argtopk", b_sort, 2, {"x", "k", "dim"}},
-    {"cumprod", b_scan, 1, {"x", "axis", "reverse"}},
+    {"cumprod", b_scan, 1, {"x", "axis", "reverse", "dtype"}},
     {"multiple_of", b_hint, 2, {"x", "values"}},
     {"max_contiguous", b_hint, 2, {"x", "values"}},
     {"assume", b_assume, 1, {"cond"}},

@@ -23,12 +23,6 @@ typedef struct Combine {
     SrcLoc at;
 } Combine;
 
-TirValue *spec_reshape(Spec *s, TirValue *x, int rank, const int *shape, SrcLoc at)
-{
-    TirType t = tir_type_make(x->type.elem, rank, shape);
-    return spec_emit(s, TIR_RESHAPE, at, &x, 1, t);
-}
-
 /* x [M, n] -> its even and odd elements along the last dim, [M, n / 2] each. */
 static void halves(Spec *s, TirValue *x, TirValue **even, TirValue **odd, SrcLoc at)
 {
@@ -113,52 +107,6 @@ static int apply(Combine *c, TirValue *const *a, TirValue *const *b, TirValue **
         if (!(out[i] = result(c, &rs[i], i, a[i])))
             return 0;
     return 1;
-}
-
-TirValue *spec_to_rows(Spec *s, TirValue *x, int axis, SrcLoc at)
-{
-    int rank = x->type.rank, perm[TIR_MAX_RANK], d = 0;
-    TirType t = x->type;
-    for (int i = 0; i < rank; i++)
-        if (i != axis)
-            perm[d++] = i;
-    perm[d] = axis;
-    int64_t packed = 0, identity = 1;
-    for (int i = 0; i < rank; i++) {
-        t.shape[i] = x->type.shape[perm[i]];
-        packed |= (int64_t)perm[i] << (4 * i);
-        identity &= perm[i] == i;
-    }
-    if (!identity) {
-        x = spec_emit(s, rank == 2 ? TIR_TRANS : TIR_PERMUTE, at, &x, 1, t);
-        x->def->attr.i = rank == 2 ? 0 : packed;
-    }
-    int n = x->type.shape[rank - 1];
-    return spec_reshape(s, x, 2, (const int[]){tir_type_numel(&x->type) / n, n}, at);
-}
-
-TirValue *spec_from_rows(Spec *s, TirValue *r, const TirType *like, int axis, SrcLoc at)
-{
-    int rank = like->rank, shape[TIR_MAX_RANK], perm[TIR_MAX_RANK], d = 0;
-    for (int i = 0; i < rank; i++)
-        if (i != axis)
-            shape[d++] = like->shape[i];
-    shape[d] = r->type.shape[1];
-    r = spec_reshape(s, r, rank, shape, at);
-    if (axis == rank - 1)
-        return r;
-    /* result dim i is r's dim perm[i]: the axis came from the last */
-    for (int i = 0, j = 0; i < rank; i++)
-        perm[i] = i == axis ? rank - 1 : j++;
-    int64_t packed = 0;
-    TirType t = r->type;
-    for (int i = 0; i < rank; i++) {
-        t.shape[i] = r->type.shape[perm[i]];
-        packed |= (int64_t)perm[i] << (4 * i);
-    }
-    r = spec_emit(s, rank == 2 ? TIR_TRANS : TIR_PERMUTE, at, &r, 1, t);
-    r->def->attr.i = rank == 2 ? 0 : packed;
-    return r;
 }
 
 static int check_x(Spec *s, TirValue *x, const char *what, SrcLoc at)

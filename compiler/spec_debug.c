@@ -90,10 +90,8 @@ static TirValue *all_true(Spec *s, TirValue *cond, SrcLoc at)
         return cond;
     int n = tir_type_numel(&cond->type);
     TirValue *flat = spec_cast(s, cond, ET_I32, at);
-    if (cond->type.rank > 1) {
-        TirType t = tir_type_make(ET_I32, 1, &n);
-        flat = spec_emit(s, TIR_RESHAPE, at, &flat, 1, t);
-    }
+    if (cond->type.rank > 1)
+        flat = spec_reshape(s, flat, 1, &n, at);
     TirValue *least = spec_emit(s, TIR_REDUCE, at, &flat, 1, tir_type_make(ET_I32, 0, NULL));
     least->def->attr.i = RED_MIN;
     least->def->attr.i2 = 0;

@@ -18,11 +18,7 @@ typedef struct Sorter {
 /* [M, A, 2, B] <-> [M, A, B, 2] (swapping the last two dims is its own inverse) */
 static TirValue *swap_last(Spec *s, TirValue *x, SrcLoc at)
 {
-    TirType t = x->type;
-    t.shape[2] = x->type.shape[3], t.shape[3] = x->type.shape[2];
-    TirValue *r = spec_emit(s, TIR_PERMUTE, at, &x, 1, t);
-    r->def->attr.i = 0 | 1 << 4 | 3 << 8 | 2 << 12;
-    return r;
+    return spec_permute(s, x, (const int[]){0, 1, 3, 2}, at);
 }
 
 /* x [M, n] as pairs one bit j apart: lo (bit j = 0) and hi, [M, A, B] each. */
@@ -111,9 +107,7 @@ static TirValue *first(Spec *s, TirValue *x, int kk, SrcLoc at)
     if (kk == n)
         return x;
     TirValue *v = spec_reshape(s, x, 3, (const int[]){m, n / kk, kk}, at);
-    TirType t = tir_type_make(x->type.elem, 3, (const int[]){m, kk, n / kk});
-    v = spec_emit(s, TIR_PERMUTE, at, &v, 1, t);
-    v->def->attr.i = 0 | 2 << 4 | 1 << 8;
+    v = spec_permute(s, v, (const int[]){0, 2, 1}, at);
     for (int w = n / kk; w > 1; w /= 2) {
         TirValue *p = spec_reshape(s, v, 4, (const int[]){m, kk, w / 2, 2}, at);
         TirType h = tir_type_make(x->type.elem, 3, (const int[]){m, kk, w / 2});

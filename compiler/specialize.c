@@ -729,8 +729,7 @@ static int helper_arg(Spec *s, const Param *p, Val v, SrcLoc loc, Val *out) {
         return 1;
     }
     if (v.kind == V_CONST) /* as a run-time argument converts: 2.5 for an i32 is 2 */
-        *out = et_is_fp8(et) ? spec_binary(s, OP_ADD, val_const_int(et, 0, 0), v, loc)
-                             : spec_const_as(s, v, et, loc);
+        *out = spec_const_as(s, v, et, loc);
     else *out = val_tile(spec_cast(s, v.v, et, loc));
     return out->kind != V_ERROR;
 }

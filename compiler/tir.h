@@ -268,7 +268,13 @@ typedef enum { SCOPE_CTA, SCOPE_GPU, SCOPE_SYS } TirScope;
 /* TIR_ATOMIC: the index of its mask operand; -1: no mask. */
 int tir_atomic_mask_index(const TirOp *op);
 
-typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN } TirReduce;
+/* argmax/argmin give the smallest index among equal extremes, the _LAST kinds the largest */
+typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN, RED_ARGMAX_LAST,
+               RED_ARGMIN_LAST } TirReduce;
+static inline int tir_reduce_is_arg(TirReduce k) { return k >= RED_ARGMAX; }
+static inline int tir_reduce_is_max(TirReduce k) {
+    return k == RED_MAX || k == RED_ARGMAX || k == RED_ARGMAX_LAST;
+}
 typedef enum { SCAN_ADD, SCAN_MUL } TirScan;
 
 struct TirBlock {

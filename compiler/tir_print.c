@@ -30,7 +30,8 @@ static const char *const unop_names[] = {"neg", "not", "abs", "exp", "exp2", "lo
                                          "expm1", "tan", "atan", "asin", "acos", "sinh",
                                          "cosh", "log10", "asinh", "acosh", "atanh", "cbrt",
                                          "exp10", "erfinv", "popc", "clz", "ffs", "brev"};
-static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin"};
+static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin", "argmax_last",
+                                           "argmin_last"};
 static const char *const atomic_names[] = {"add", "max", "min", "and", "or", "xor", "xchg", "cas"};
 static const char *const sem_names[] = {"relaxed", "acquire", "release", "acq_rel"};
 static const char *const scope_names[] = {"cta", "gpu", "sys"};

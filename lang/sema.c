@@ -75,12 +75,14 @@ static const Builtin builtins[] = {
     {"minimum", 2, 2, 2, {0}}, {"maximum", 2, 2, 2, {0}}, {"fma", 3, 3, 3, {0}},
     {"where", 3, 3, 3, {0}},
     {"sum", 1, 4, 1, {"axis", "keep_dims", "dtype"}},
-    {"max", 1, 4, 1, {"axis", "keep_dims", "return_indices"}},
-    {"min", 1, 4, 1, {"axis", "keep_dims", "return_indices"}}, {"argmax", 1, 3, 1, {"axis", "keep_dims"}},
-    {"argmin", 1, 3, 1, {"axis", "keep_dims"}},
+    {"max", 1, 5, 1, {"axis", "keep_dims", "return_indices", "return_indices_tie_break_left"}},
+    {"min", 1, 5, 1, {"axis", "keep_dims", "return_indices", "return_indices_tie_break_left"}},
+    {"argmax", 1, 4, 1, {"axis", "keep_dims", "tie_break_left"}},
+    {"argmin", 1, 4, 1, {"axis", "keep_dims", "tie_break_left"}},
     {"dot", 2, 6, 2, {"acc", "allow_tf32", "out_dtype", "input_precision"}}, {"trans", 1, 2, 1, {"dims"}},
     {"permute", 2, 2, 0, {"x", "dims"}}, {"reshape", 2, 2, 0, {"x", "shape"}}, {"expand_dims", 2, 2, 2, {0}},
-    {"join", 2, 2, 2, {0}}, {"interleave", 2, 2, 2, {0}}, {"split", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
+    {"join", 2, 2, 2, {0}}, {"interleave", 2, 2, 2, {0}},
+    {"cat", 2, 3, 2, {"can_reorder"}}, {"split", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
     {"next_pow2", 1, 1, 1, {0}},
     {"broadcast_to", 2, 2, 0, {"x", "shape"}},
     {"atomic_add", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_max", 2, 5, 2, {"mask", "sem", "scope"}},
@@ -92,9 +94,10 @@ static const Builtin builtins[] = {
     {"print", 1, 6, 6, {0}}, {"static_print", 1, 6, 6, {0}}, {"device_assert", 1, 2, 1, {"msg"}},
     {"reduce", 3, 4, 1, {"axis", "combine_fn", "keep_dims"}},
     {"associative_scan", 3, 4, 1, {"axis", "combine_fn", "reverse"}},
-    {"cumsum", 1, 3, 1, {"axis", "reverse"}}, {"flip", 1, 2, 1, {"dim"}},
+    {"cumsum", 1, 4, 1, {"axis", "reverse", "dtype"}}, {"flip", 1, 2, 1, {"dim"}},
     {"sort", 1, 3, 1, {"dim", "descending"}}, {"topk", 2, 3, 2, {"dim"}},
-    {"argsort", 1, 3, 1, {"dim", "descending"}}, {"argtopk", 2, 3, 2, {"dim"}}, {"cumprod", 1, 3, 1, {"axis", "reverse"}},
+    {"argsort", 1, 3, 1, {"dim", "descending"}}, {"argtopk", 2, 3, 2, {"dim"}},
+    {"cumprod", 1, 4, 1, {"axis", "reverse", "dtype"}},
     {"multiple_of", 2, 2, 2, {0}}, {"max_contiguous", 2, 2, 2, {0}}, {"assume", 1, 1, 1, {0}},
     {"rand", 2, 3, 2, {"n_rounds"}}, {"randn", 2, 3, 2, {"n_rounds"}}, {"randint", 2, 3, 2, {"n_rounds"}},
     {"debug_barrier", 0, 0, 0, {0}},
@@ -693,6 +696,9 @@ static void check_param(Sema *S, const Func *f, int i, Sym **consts) {
     if (f->is_kernel && !p->is_const && p->default_value)
         ERR(S, p->default_value->loc, "kernel parameter '%s' cannot have a default (a launch "
             "gives every run-time parameter; const parameters may have one)", p->name);
+    if (!f->is_kernel && i > 0 && f->params[i - 1].default_value && !p->default_value)
+        ERR(S, p->loc, "parameter '%s' without a default follows '%s', which has one (as in "
+            "Python, parameters with defaults come last)", p->name, f->params[i - 1].name);
     Sym *saved = S->scope;
     S->scope = *consts;
     if (p->default_value) /* may use the const parameters before it */

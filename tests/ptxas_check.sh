@@ -1,7 +1,7 @@
 #!/bin/sh
 # ptxas_check.sh: the PTX of every kernel of every example (and of the tensor-core,
 # integer-division, float-to-integer cast, atomics, fp8, shape-op, print/device_assert, barrier,
-# porting, tuple-reduce, block-pointer, cache-hint and Triton-builtin tests) assembles with ptxas for sm_80 and sm_90, as emitted and as a launch
+# porting, tuple-reduce, block-pointer, cache-hint, Triton-builtin and Triton-form tests) assembles with ptxas for sm_80 and sm_90, as emitted and as a launch
 # with 16-byte aligned arguments specializes it (and for sm_90a, Hopper's wgmma, aligned), and uses
 # no local memory: no stack frame, no spills. The 16-bit matmul and attention kernels must use
 # the tensor cores: mma.sync, ldmatrix and (aligned) cp.async must appear; for sm_90a,
@@ -19,7 +19,7 @@ tuned=0
     tests/exec/atomics.tile tests/exec/fp8.tile tests/exec/shapes.tile tests/exec/debug.tile \
     tests/exec/barrier.tile tests/exec/porting.tile tests/exec/tuple_reduce.tile \
     tests/exec/block_ptr.tile tests/exec/hints.tile \
-    tests/exec/triton_ops.tile
+    tests/exec/triton_ops.tile tests/exec/triton_forms.tile
 ptxas=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null || true)
 if [ -z "$ptxas" ]; then
     echo "skipped: ptxas not found (install the CUDA toolkit or put ptxas on PATH)"

@@ -738,7 +738,7 @@ static const Group GROUPS[] = {
     {"ports_more", t_ports_more},
     {"barrier", t_barrier},   {"porting", t_porting},
     {"tuple_reduce", t_tuple_reduce}, {"block_ptr", t_block_ptr},
-    {"hints", t_hints}, {"tritonops", t_triton_ops},
+    {"hints", t_hints}, {"tritonops", t_triton_ops}, {"tritonforms", t_triton_forms},
 };
 
 static int usage(void)

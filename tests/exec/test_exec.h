@@ -135,5 +135,6 @@ void t_tuple_reduce(void);
 void t_block_ptr(void);
 void t_hints(void);
 void t_triton_ops(void);
+void t_triton_forms(void);
 
 #endif
