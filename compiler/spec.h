@@ -186,6 +186,17 @@ typedef struct Args {
 } Args;
 int spec_is_builtin(const char *name);
 Val spec_builtin(Spec *s, const Expr *call);
+typedef Val (*BuiltinFn)(Spec *s, Args *a);
+/* Argument checks the built-ins share (0 or ET_VOID after a diagnostic): slot i holds a value;
+ * an integer constant; a type name (dflt when not given); slots 0 .. n-1 numbers, not
+ * pointers. spec_as_float: v as a float tile or scalar. */
+int spec_need_value(Spec *s, Args *a, int i);
+int spec_const_arg(Spec *s, Args *a, int i, int64_t *out);
+ElemKind spec_type_arg(Spec *s, Args *a, int i, ElemKind dflt);
+int spec_numbers(Spec *s, Args *a, int n);
+TirValue *spec_as_float(Spec *s, Val v, SrcLoc loc);
+/* spec_math.c: the math built-ins' code, or NULL for another name. */
+BuiltinFn spec_math_builtin(const char *name);
 
 /* spec_blockptr.c: block pointers (Triton's make_block_ptr), lowered here to scalars: a base
  * pointer and, per dim, a shape, a stride, an offset (i32 or i64) and a block size. A load or

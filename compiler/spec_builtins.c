@@ -5,9 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "builtins.h"
 #include "spec.h"
-
-typedef Val (*BuiltinFn)(Spec *s, Args *a);
 
 /* Slots that name a helper function (the combine function of reduce and associative_scan). */
 static int is_function_slot(const char *slot) { return strcmp(slot, "combine_fn") == 0; }
@@ -82,14 +81,14 @@ static int bind_args(Spec *s, const Expr *call, const char *const *slots, int ns
     return 1;
 }
 
-static int need_value(Spec *s, Args *a, int i) {
+int spec_need_value(Spec *s, Args *a, int i) {
     if (val_is_value(&a->v[i])) return 1;
     diag_error(s->diags, a->e[i]->loc, "argument of %s() must be a value, got %s", a->call->name,
                val_type_str(s, &a->v[i]));
     return 0;
 }
 
-static int const_arg(Spec *s, Args *a, int i, int64_t *out) {
+int spec_const_arg(Spec *s, Args *a, int i, int64_t *out) {
     Val v = a->v[i];
     if (v.kind == V_CONST && !et_is_float(v.ct)) {
         *out = v.i;
@@ -131,7 +130,7 @@ static int shape_arg(Spec *s, Args *a, int i, int *rank, int *shape) {
 
 static int axis_arg(Spec *s, Args *a, int i, int rank, int *axis) {
     int64_t ax;
-    if (!const_arg(s, a, i, &ax)) return 0;
+    if (!spec_const_arg(s, a, i, &ax)) return 0;
     if (ax < 0) ax += rank;
     if (ax < 0 || ax >= rank) {
         diag_error(s->diags, a->e[i]->loc, "axis %lld is out of range for a tile of rank %d",
@@ -142,14 +141,14 @@ static int axis_arg(Spec *s, Args *a, int i, int rank, int *axis) {
     return 1;
 }
 
-static ElemKind type_arg(Spec *s, Args *a, int i, ElemKind dflt) {
+ElemKind spec_type_arg(Spec *s, Args *a, int i, ElemKind dflt) {
     if (!a->e[i]) return dflt;
     if (a->v[i].kind == V_TYPE) return a->v[i].ct;
     diag_error(s->diags, a->e[i]->loc, "expected a type name such as f32, got %s", val_type_str(s, &a->v[i]));
     return ET_VOID;
 }
 
-static TirValue *as_float(Spec *s, Val v, SrcLoc loc) {
+TirValue *spec_as_float(Spec *s, Val v, SrcLoc loc) {
     TirValue *t = spec_as_tile(s, v, loc);
     return t && (!et_is_float(t->type.elem) || et_is_fp8(t->type.elem)) ? spec_cast(s, t, ET_F32, loc) : t;
 }
@@ -157,7 +156,7 @@ static TirValue *as_float(Spec *s, Val v, SrcLoc loc) {
 /* ---- program ids, ranges, fills ---- */
 static Val b_program_id(Spec *s, Args *a) {
     int64_t ax;
-    if (!const_arg(s, a, 0, &ax)) return val_error();
+    if (!spec_const_arg(s, a, 0, &ax)) return val_error();
     if (ax < 0 || ax > 2) {
         diag_error(s->diags, a->e[0]->loc, "grid axis must be 0, 1 or 2, got %lld", (long long)ax);
         return val_error();
@@ -171,7 +170,7 @@ static Val b_program_id(Spec *s, Args *a) {
 
 static Val b_arange(Spec *s, Args *a) {
     int64_t lo, hi;
-    if (!const_arg(s, a, 0, &lo) || !const_arg(s, a, 1, &hi)) return val_error();
+    if (!spec_const_arg(s, a, 0, &lo) || !spec_const_arg(s, a, 1, &hi)) return val_error();
     if (lo < INT32_MIN || hi > INT32_MAX || lo > INT32_MAX || hi < INT32_MIN) {
         diag_error(s->diags, a->call->loc, "arange(%lld, %lld): the bounds must be i32 values",
                    (long long)lo, (long long)hi);
@@ -200,12 +199,12 @@ static Val fill(Spec *s, Args *a, int shape_slot, Val value, ElemKind et) {
 }
 
 static Val b_zeros(Spec *s, Args *a) {
-    return fill(s, a, 0, val_const_int(ET_I32, 0, 1), type_arg(s, a, 1, ET_F32));
+    return fill(s, a, 0, val_const_int(ET_I32, 0, 1), spec_type_arg(s, a, 1, ET_F32));
 }
 
 static Val b_full(Spec *s, Args *a) {
-    if (!need_value(s, a, 1)) return val_error();
-    return fill(s, a, 0, a->v[1], type_arg(s, a, 2, ET_F32));
+    if (!spec_need_value(s, a, 1)) return val_error();
+    return fill(s, a, 0, a->v[1], spec_type_arg(s, a, 2, ET_F32));
 }
 
 /* ---- memory ---- */
@@ -225,7 +224,7 @@ static int pointer_shape(Spec *s, Args *a, int *rank, int *shape) {
  * diagnostic. */
 static Val mask_bool(Spec *s, Args *a, int slot) {
     Val m = a->v[slot];
-    if (!need_value(s, a, slot)) return val_error();
+    if (!spec_need_value(s, a, slot)) return val_error();
     if (!et_is_int(val_elem(&m)) && val_elem(&m) != ET_BOOL) {
         diag_error(s->diags, a->e[slot]->loc, "a mask is bool (or an integer, tested against 0), not %s",
                    val_type_str(s, &m));
@@ -307,7 +306,7 @@ static Val b_load(Spec *s, Args *a) {
             diag_error(s->diags, a->e[2]->loc, "load() takes 'other' only together with 'mask'");
             return val_error();
         }
-        if (!need_value(s, a, 2)) return val_error();
+        if (!spec_need_value(s, a, 2)) return val_error();
         Val both[2] = {a->v[0], a->v[2]};
         int r, sh[TIR_MAX_RANK];
         if (!spec_broadcast_shape(s, both, 2, &r, sh, a->e[2]->loc) || r != rank) return val_error();
@@ -328,7 +327,7 @@ static Val b_store(Spec *s, Args *a) {
         if (r.kind != V_ERROR && s->block->last && s->block->last->code == TIR_STORE) s->block->last->attr.i = hints;
         return r;
     }
-    if (!pointer_shape(s, a, &rank, shape) || !no_block_args(s, a, 3, 3) || !need_value(s, a, 1))
+    if (!pointer_shape(s, a, &rank, shape) || !no_block_args(s, a, 3, 3) || !spec_need_value(s, a, 1))
         return val_error();
     ElemKind et = a->v[0].v->type.pointee;
     Val both[2] = {a->v[0], a->v[1]};
@@ -403,12 +402,12 @@ static Val b_atomic(Spec *s, Args *a) {
                                                       : "32- and 64-bit integers, f32 and f64");
         return val_error();
     }
-    if (!need_value(s, a, vs) || (cas && !need_value(s, a, 1))) return val_error();
+    if (!spec_need_value(s, a, vs) || (cas && !spec_need_value(s, a, 1))) return val_error();
     Val all[4] = {p, a->v[vs]};
     int n = 2;
     if (cas) all[n++] = a->v[1];
     if (a->e[ms]) {
-        if (!need_value(s, a, ms)) return val_error();
+        if (!spec_need_value(s, a, ms)) return val_error();
         all[n++] = a->v[ms];
     }
     if (!spec_broadcast_shape(s, all, n, &rank, shape, a->call->loc)) return val_error();
@@ -646,7 +645,7 @@ static TirValue *summable(Spec *s, TirValue *x, SrcLoc loc) {
  * after a diagnostic. */
 static TirValue *accumulated(Spec *s, Args *a, int i, TirValue *x) {
     if (!a->e[i] || a->v[i].kind == V_NONE) return summable(s, x, a->call->loc);
-    ElemKind t = type_arg(s, a, i, ET_VOID);
+    ElemKind t = spec_type_arg(s, a, i, ET_VOID);
     if (t == ET_VOID) return NULL;
     if (t == ET_BOOL || et_is_fp8(t)) {
         diag_error(s->diags, a->e[i]->loc, "%s() %s in an integer or float type, not %s",
@@ -661,7 +660,7 @@ static TirValue *accumulated(Spec *s, Args *a, int i, TirValue *x) {
 /* cumsum(x, axis=0, reverse=false, dtype=None), cumprod(...): inclusive scans; element types
  * as sum's (f16/bf16 give f32, integers narrower than 32 bits i32/u32), or dtype's. */
 static Val b_scan(Spec *s, Args *a) {
-    if (!need_value(s, a, 0)) return val_error();
+    if (!spec_need_value(s, a, 0)) return val_error();
     if (a->v[0].kind != V_TILE || a->v[0].v->type.rank == 0) {
         diag_error(s->diags, a->e[0]->loc, "%s() scans a tile, got %s", a->call->name, val_type_str(s, &a->v[0]));
         return val_error();
@@ -725,7 +724,7 @@ static Val b_sort(Spec *s, Args *a) {
     TirType t = x->type;
     if (et_is_fp8(t.elem)) x = spec_cast(s, x, ET_F32, a->call->loc), t = x->type;
     if (topk) {
-        if (!const_arg(s, a, 1, &k)) return val_error();
+        if (!spec_const_arg(s, a, 1, &k)) return val_error();
         if (!is_pow2(k) || k > x->type.shape[axis]) {
             diag_error(s->diags, a->e[1]->loc, "topk() takes k a power of two of at most %d, got %lld",
                        x->type.shape[axis], (long long)k);
@@ -746,7 +745,7 @@ static Val b_sort(Spec *s, Args *a) {
 /* multiple_of(x, n) / max_contiguous(x, n): x unchanged, with a fact the compiler cannot
  * prove (n: a power of two, or one per dim); vector loads and stores follow from it. */
 static Val b_hint(Spec *s, Args *a) {
-    if (!need_value(s, a, 0)) return val_error();
+    if (!spec_need_value(s, a, 0)) return val_error();
     Val x = a->v[0], v = a->v[1];
     if (!et_is_int(val_elem(&x)) && val_elem(&x) != ET_PTR) {
         diag_error(s->diags, a->e[0]->loc, "%s() takes integers or pointers, got %s", a->call->name,
@@ -776,7 +775,7 @@ static Val b_hint(Spec *s, Args *a) {
 /* assume(cond): the program may take the scalar condition as true (`assume(n % 16 == 0)` tells
  * the axis analysis that n is a multiple of 16). False at run time is undefined behaviour. */
 static Val b_assume(Spec *s, Args *a) {
-    if (!need_value(s, a, 0)) return val_error();
+    if (!spec_need_value(s, a, 0)) return val_error();
     Val c = a->v[0];
     if (val_rank(&c) != 0 || val_elem(&c) != ET_BOOL) {
         diag_error(s->diags, a->e[0]->loc, "assume() takes a scalar bool condition, got %s",
@@ -806,7 +805,7 @@ static Val b_debug_barrier(Spec *s, Args *a) {
 
 /* ---- random numbers ---- */
 static Val b_random(Spec *s, Args *a) {
-    if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
+    if (!spec_need_value(s, a, 0) || !spec_need_value(s, a, 1)) return val_error();
     Val seed = a->v[0], off = a->v[1];
     if (!et_is_int(val_elem(&seed)) || val_rank(&seed) != 0) {
         diag_error(s->diags, a->e[0]->loc, "%s() takes the seed as one integer, got %s", a->call->name,
@@ -819,7 +818,7 @@ static Val b_random(Spec *s, Args *a) {
         return val_error();
     }
     int64_t rounds = 10;
-    if (a->e[2] && !const_arg(s, a, 2, &rounds)) return val_error();
+    if (a->e[2] && !spec_const_arg(s, a, 2, &rounds)) return val_error();
     if (rounds < 1 || rounds > 10) {
         diag_error(s->diags, a->e[2]->loc, "%s(): n_rounds is 1 to 10, got %lld", a->call->name,
                    (long long)rounds);
@@ -830,146 +829,10 @@ static Val b_random(Spec *s, Args *a) {
     return spec_random(s, kind, seed, off, (int)rounds, a->call->loc);
 }
 
-/* ---- elementwise math ---- */
-static double exp10_fold(double x) { return pow(10.0, x); }
-
-/* erfinv for constants (the C library has none): bisection on erf (erfc near 1, where 1 - a
- * is exact) to the double's neighbourhood, then two Newton steps */
-static double erfinv_fold(double y) {
-    double a = fabs(y);
-    if (!(a <= 1)) return NAN;
-    if (a == 1) return copysign(INFINITY, y);
-    if (a < 1e-8) return y * 0.88622692545275801; /* sqrt(pi)/2: the next term is a^2 pi/12 */
-    double lo = 0, hi = 6, x = 3;
-    for (int i = 0; i < 64; i++) {
-        x = 0.5 * (lo + hi);
-        int below = a > 0.5 ? erfc(x) > 1 - a : erf(x) < a;
-        if (below) lo = x; else hi = x;
-    }
-    for (int i = 0; i < 2; i++) {
-        double d = 1.1283791670955126 * exp(-x * x); /* erf'(x) */
-        x -= a > 0.5 ? (1 - a - erfc(x)) / d : (erf(x) - a) / d;
-    }
-    return copysign(x, y);
-}
-
-static const struct { const char *name; TirUnOp op; double (*fold)(double); } unary_fns[] = {
-    {"exp", UN_EXP, exp},     {"exp2", UN_EXP2, exp2}, {"log", UN_LOG, log},
-    {"log2", UN_LOG2, log2},  {"sqrt", UN_SQRT, sqrt}, {"rsqrt", UN_RSQRT, NULL},
-    {"sin", UN_SIN, sin},     {"cos", UN_COS, cos},    {"abs", UN_ABS, fabs},
-    {"floor", UN_FLOOR, floor}, {"ceil", UN_CEIL, ceil}, {"trunc", UN_TRUNC, trunc},
-    {"tanh", UN_TANH, tanh},  {"erf", UN_ERF, erf},   {"sqrt_rn", UN_SQRT, sqrt},
-    {"rint", UN_RINT, rint},  {"round", UN_RINT, rint}, {"log1p", UN_LOG1P, log1p},
-    {"expm1", UN_EXPM1, expm1}, {"tan", UN_TAN, tan},   {"atan", UN_ATAN, atan},
-    {"asin", UN_ASIN, asin},  {"acos", UN_ACOS, acos}, {"sinh", UN_SINH, sinh},
-    {"cosh", UN_COSH, cosh},  {"log10", UN_LOG10, log10}, {"asinh", UN_ASINH, asinh},
-    {"acosh", UN_ACOSH, acosh}, {"atanh", UN_ATANH, atanh}, {"cbrt", UN_CBRT, cbrt},
-    {"exp10", UN_EXP10, exp10_fold}, {"erfinv", UN_ERFINV, erfinv_fold},
-};
-
-/* Arguments 0 .. n-1 of a math function are numbers: not pointers, not bools; a diagnostic
- * at the first that is not. */
-static int math_args(Spec *s, Args *a, int n) {
-    for (int i = 0; i < n; i++) {
-        if (!need_value(s, a, i)) return 0;
-        ElemKind k = val_elem(&a->v[i]);
-        if (k == ET_PTR || k == ET_BOOL) {
-            diag_error(s->diags, a->e[i]->loc, "%s() needs numbers, got %s", a->call->name, val_type_str(s, &a->v[i]));
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static Val b_unary_math(Spec *s, Args *a) {
-    if (!math_args(s, a, 1)) return val_error();
-    int i = 0;
-    while (strcmp(unary_fns[i].name, a->call->name) != 0) i++;
-    Val x = a->v[0];
-    if (x.kind == V_CONST && unary_fns[i].op == UN_ABS && !et_is_float(x.ct))
-        return x.i < 0 ? spec_binary(s, OP_SUB, val_const_int(x.ct, 0, x.weak), x, a->call->loc) : x;
-    if (x.kind == V_CONST) {
-        double f = et_is_float(x.ct) ? x.f : (double)x.i;
-        double r = unary_fns[i].fold ? unary_fns[i].fold(f) : 1.0 / sqrt(f);
-        return val_const_float(et_is_float(x.ct) ? x.ct : ET_F32, r, 0);
-    }
-    TirValue *v = unary_fns[i].op == UN_ABS && !et_is_fp8(val_elem(&x)) ? x.v : as_float(s, x, a->e[0]->loc);
-    TirValue *r = spec_emit(s, TIR_UNARY, a->call->loc, &v, 1, v->type);
-    r->def->attr.i = unary_fns[i].op;
-    return val_tile(r);
-}
-
-/* popc, clz, ffs and brev of an integer tile or constant (CUDA's __popc, __clz, __ffs, __brev),
- * in x's type: the set bits, the leading zeros (the width for 0), 1 + the lowest set bit's
- * index (0 for 0), the bits reversed. */
-static const struct { const char *name; TirUnOp op; } bit_fns[] = {
-    {"popc", UN_POPC}, {"clz", UN_CLZ}, {"ffs", UN_FFS}, {"brev", UN_BREV},
-};
-
-static uint64_t fold_bits(TirUnOp op, uint64_t u, int bits) {
-    uint64_t r = 0;
-    for (int b = 0; b < bits; b++) {
-        int set = (u >> b) & 1;
-        if (op == UN_POPC) r += set;
-        else if (op == UN_CLZ && set) r = (uint64_t)(bits - 1 - b);
-        else if (op == UN_FFS && set && !r) r = (uint64_t)b + 1;
-        else if (op == UN_BREV && set) r |= UINT64_C(1) << (bits - 1 - b);
-    }
-    return op == UN_CLZ && !u ? (uint64_t)bits : r;
-}
-
-static Val b_bits(Spec *s, Args *a) {
-    if (!need_value(s, a, 0)) return val_error();
-    Val x = a->v[0];
-    ElemKind k = val_elem(&x);
-    if (!et_is_int(k) || k == ET_BOOL) {
-        diag_error(s->diags, a->e[0]->loc, "%s() takes an integer, got %s", a->call->name,
-                   val_type_str(s, &x));
-        return val_error();
-    }
-    int i = 0;
-    while (strcmp(bit_fns[i].name, a->call->name) != 0) i++;
-    if (x.kind == V_CONST) {
-        uint64_t m = et_bits(k) == 64 ? UINT64_MAX : (UINT64_C(1) << et_bits(k)) - 1;
-        uint64_t r = fold_bits(bit_fns[i].op, (uint64_t)x.i & m, et_bits(k));
-        if (k == ET_U64) return spec_u64_value(s, r, a->call->loc);
-        return val_const_int(k, tc_int_wrap(k, (int64_t)r), x.weak);
-    }
-    TirValue *r = spec_emit(s, TIR_UNARY, a->call->loc, &x.v, 1, x.v->type);
-    r->def->attr.i = bit_fns[i].op;
-    return val_tile(r);
-}
-
-/* bitcast(x, T): x's bits as T, a type of the same width (f32 <-> i32/u32, f16/bf16 <-> i16/u16,
- * f64 <-> i64/u64, fp8 <-> i8/u8, signed <-> unsigned): Triton's x.to(T, bitcast=True). */
-static Val b_bitcast(Spec *s, Args *a) {
-    if (!need_value(s, a, 0)) return val_error();
-    ElemKind from = val_elem(&a->v[0]), to = type_arg(s, a, 1, ET_VOID);
-    if (to == ET_VOID) return val_error();
-    if (from == ET_PTR || from == ET_BOOL || to == ET_BOOL) {
-        diag_error(s->diags, a->call->loc, "bitcast() reinterprets numbers, not %s",
-                   to == ET_BOOL ? "bool" : val_type_str(s, &a->v[0]));
-        return val_error();
-    }
-    if (et_bits(from) != et_bits(to)) {
-        diag_error(s->diags, a->call->loc, "bitcast() of %s to %s: the widths differ (%d and %d "
-                   "bits); convert the value with `as` instead", val_type_str(s, &a->v[0]),
-                   et_name(to), et_bits(from), et_bits(to));
-        return val_error();
-    }
-    TirValue *x = spec_as_tile(s, a->v[0], a->e[0]->loc);
-    if (!x || from == to) return x ? val_tile(x) : val_error();
-    TirType t = x->type;
-    t.elem = to;
-    TirValue *r = spec_emit(s, TIR_CAST, a->call->loc, &x, 1, t);
-    r->def->attr.i = CAST_BITS;
-    return val_tile(r);
-}
-
 /* Arguments first .. n-1 are numbers (not pointers); a diagnostic otherwise. */
-static int numbers(Spec *s, Args *a, int n) {
+int spec_numbers(Spec *s, Args *a, int n) {
     for (int i = 0; i < n; i++) {
-        if (!need_value(s, a, i)) return 0;
+        if (!spec_need_value(s, a, i)) return 0;
         if (val_elem(&a->v[i]) == ET_PTR) {
             diag_error(s->diags, a->e[i]->loc, "%s() needs numbers, got %s", a->call->name, val_type_str(s, &a->v[i]));
             return 0;
@@ -978,249 +841,9 @@ static int numbers(Spec *s, Args *a, int n) {
     return 1;
 }
 
-static Val minmax_of(Spec *s, int is_max, Val x, Val y, SrcLoc loc) {
-    if (x.kind == V_ERROR || y.kind == V_ERROR) return val_error();
-    if (x.kind == V_CONST && y.kind == V_CONST) { /* NaN wins, as at run time (BIN_MAX) */
-        if (et_is_float(x.ct) && x.f != x.f) return x;
-        if (et_is_float(y.ct) && y.f != y.f) return y;
-        Val gt = spec_binary(s, OP_GT, x, y, loc);
-        return (gt.i != 0) == is_max ? x : y;
-    }
-    Val both[2] = {x, y};
-    ElemKind et = spec_promote(&x, &y);
-    int rank, shape[TIR_MAX_RANK];
-    if (!spec_broadcast_shape(s, both, 2, &rank, shape, loc)) return val_error();
-    TirValue *ops[2] = {spec_materialize(s, x, et, rank, shape, loc),
-                        spec_materialize(s, y, et, rank, shape, loc)};
-    if (!ops[0] || !ops[1]) return val_error();
-    TirValue *r = spec_emit(s, TIR_BINARY, loc, ops, 2, tir_type_make(et, rank, shape));
-    r->def->attr.i = is_max ? BIN_MAX : BIN_MIN;
-    return val_tile(r);
-}
-
-static Val b_minmax(Spec *s, Args *a) {
-    if (!numbers(s, a, 2)) return val_error();
-    return minmax_of(s, strcmp(a->call->name, "maximum") == 0, a->v[0], a->v[1], a->call->loc);
-}
-
-/* clamp(x, lo, hi) = minimum(maximum(x, lo), hi), as Triton's. */
-static Val b_clamp(Spec *s, Args *a) {
-    if (!numbers(s, a, 3)) return val_error();
-    SrcLoc at = a->call->loc;
-    return minmax_of(s, 0, minmax_of(s, 1, a->v[0], a->v[1], at), a->v[2], at);
-}
-
-/* div_rn(x, y), fdiv(x, y): x / y of floats (integers are converted to f32), rounded to
- * nearest on every backend (fdiv is allowed to be faster and less exact; today it is the
- * same division). */
-static Val b_fdiv(Spec *s, Args *a) {
-    if (!numbers(s, a, 2)) return val_error();
-    SrcLoc at = a->call->loc;
-    Val x = a->v[0], y = a->v[1];
-    if (!et_is_float(val_elem(&x)) && !et_is_float(val_elem(&y)))
-        x = x.kind == V_CONST ? val_const_float(ET_F32, (double)x.i, 0) : val_tile(as_float(s, x, at));
-    if (x.kind == V_ERROR || (x.kind != V_CONST && !x.v)) return val_error();
-    return spec_binary(s, OP_DIV, x, y, at);
-}
-
-/* A 32-bit integer, or an integer literal that fits 32 bits (signed or not). */
-static int int32_arg(const Val *v) {
-    ElemKind k = val_elem(v);
-    if (v->kind == V_CONST && v->weak && et_is_int(k))
-        return v->i >= INT32_MIN && v->i <= (int64_t)UINT32_MAX;
-    return k == ET_I32 || k == ET_U32;
-}
-
-/* pow(x, y), atan2(y, x), hypot(x, y), copysign(x, y), fmod(x, y): C's functions of two floats
- * (integers converted to f32), broadcasting; two constants fold. */
-static const struct { const char *name; TirBinOp op; double (*fold)(double, double); } binary_fns[] = {
-    {"pow", BIN_POW, pow}, {"atan2", BIN_ATAN2, atan2}, {"hypot", BIN_HYPOT, hypot},
-    {"copysign", BIN_COPYSIGN, copysign}, {"fmod", BIN_REM, fmod},
-};
-
-static Val b_binary_math(Spec *s, Args *a) {
-    if (!math_args(s, a, 2)) return val_error();
-    int f = 0;
-    while (strcmp(binary_fns[f].name, a->call->name) != 0) f++;
-    SrcLoc at = a->call->loc;
-    Val x = a->v[0], y = a->v[1];
-    if (x.kind == V_CONST && y.kind == V_CONST) {
-        double fx = et_is_float(x.ct) ? x.f : (double)x.i, fy = et_is_float(y.ct) ? y.f : (double)y.i;
-        ElemKind et = x.ct == ET_F64 || y.ct == ET_F64 ? ET_F64 : ET_F32;
-        return val_const_float(et, binary_fns[f].fold(fx, fy), 0);
-    }
-    ElemKind et = spec_promote(&x, &y);
-    if (!et_is_float(et)) et = ET_F32;
-    Val both[2] = {a->v[0], a->v[1]};
-    int rank, shape[TIR_MAX_RANK];
-    if (!spec_broadcast_shape(s, both, 2, &rank, shape, at)) return val_error();
-    TirValue *ops[2] = {spec_materialize(s, x, et, rank, shape, at),
-                        spec_materialize(s, y, et, rank, shape, at)};
-    if (!ops[0] || !ops[1]) return val_error();
-    TirValue *r = spec_emit(s, TIR_BINARY, at, ops, 2, tir_type_make(et, rank, shape));
-    r->def->attr.i = binary_fns[f].op;
-    return val_tile(r);
-}
-
-/* umulhi(x, y): the high 32 bits of the 64-bit product of two 32-bit integers, taken as
- * unsigned (CUDA's __umulhi); the result has x's type. */
-static Val b_umulhi(Spec *s, Args *a) {
-    if (!numbers(s, a, 2)) return val_error();
-    SrcLoc at = a->call->loc;
-    ElemKind k = val_elem(&a->v[0]);
-    if (!int32_arg(&a->v[0]) || !int32_arg(&a->v[1])) {
-        diag_error(s->diags, a->call->loc, "umulhi() takes 32-bit integers, got %s and %s",
-                   val_type_str(s, &a->v[0]), val_type_str(s, &a->v[1]));
-        return val_error();
-    }
-    if (k != ET_I32 && k != ET_U32) /* a literal x: the type of y (i32 for two literals) */
-        k = val_elem(&a->v[1]) == ET_U32 ? ET_U32 : ET_I32;
-    if (a->v[0].kind == V_CONST && a->v[1].kind == V_CONST) {
-        uint64_t p = (uint64_t)(uint32_t)a->v[0].i * (uint32_t)a->v[1].i;
-        uint32_t hi32 = (uint32_t)(p >> 32);
-        return val_const_int(k, k == ET_I32 ? (int64_t)(int32_t)hi32 : (int64_t)hi32, 0);
-    }
-    Val wide[2];
-    for (int i = 0; i < 2; i++) {
-        Val u = a->v[i];
-        if (u.kind == V_CONST) {
-            wide[i] = val_const_int(ET_U64, (int64_t)(uint32_t)u.i, 0);
-            continue;
-        }
-        TirValue *t = spec_as_tile(s, u, at);
-        if (!t || !(t = spec_cast(s, t, ET_U32, at)) || !(t = spec_cast(s, t, ET_U64, at)))
-            return val_error();
-        wide[i] = val_tile(t);
-    }
-    Val hi = spec_binary(s, OP_SHR, spec_binary(s, OP_MUL, wide[0], wide[1], at),
-                         val_const_int(ET_U64, 32, 0), at);
-    TirValue *t = spec_as_tile(s, hi, at);
-    return t ? val_tile(spec_cast(s, t, k, at)) : val_error();
-}
-
-/* sigmoid(x) = 1 / (1 + exp(-x)): 0 and 1 at the far ends, never NaN but for a NaN x. */
-static Val b_sigmoid(Spec *s, Args *a) {
-    if (!numbers(s, a, 1)) return val_error();
-    Val x = a->v[0];
-    SrcLoc at = a->call->loc;
-    if (x.kind == V_CONST) {
-        double f = et_is_float(x.ct) ? x.f : (double)x.i;
-        return val_const_float(et_is_float(x.ct) ? x.ct : ET_F32, 1.0 / (1.0 + exp(-f)), 0);
-    }
-    TirValue *v = as_float(s, x, at);
-    if (!v) return val_error();
-    Val neg = spec_binary(s, OP_SUB, val_const_float(v->type.elem, 0.0, 1), val_tile(v), at);
-    TirValue *e = spec_as_tile(s, neg, at);
-    if (!e) return val_error();
-    TirValue *ex = spec_emit(s, TIR_UNARY, at, &e, 1, e->type);
-    ex->def->attr.i = UN_EXP;
-    Val one = val_const_float(v->type.elem, 1.0, 1);
-    return spec_binary(s, OP_DIV, one, spec_binary(s, OP_ADD, one, val_tile(ex), at), at);
-}
-
-/* isnan(x) and isinf(x): bool like x (x != x; x == inf || x == -inf); integers are never
- * either (x != x is false for them too). */
-static Val b_isnan_isinf(Spec *s, Args *a) {
-    if (!numbers(s, a, 1)) return val_error();
-    Val x = a->v[0];
-    SrcLoc at = a->call->loc;
-    ElemKind et = val_elem(&x);
-    if (strcmp(a->call->name, "isinf") || !et_is_float(et))
-        return spec_binary(s, OP_NE, x, x, at);
-    Val pos = spec_binary(s, OP_EQ, x, val_const_float(et, INFINITY, 1), at);
-    Val neg = spec_binary(s, OP_EQ, x, val_const_float(et, -INFINITY, 1), at);
-    return spec_binary(s, OP_LOGOR, pos, neg, at);
-}
-
-/* signbit(x): a bool like x, true where x's sign bit is set (-0.0, negative numbers, -inf, a
- * NaN with the bit); for integers x < 0 */
-static Val b_signbit(Spec *s, Args *a) {
-    if (!math_args(s, a, 1)) return val_error();
-    Val x = a->v[0];
-    SrcLoc at = a->call->loc;
-    ElemKind et = val_elem(&x);
-    if (!et_is_float(et)) return spec_binary(s, OP_LT, x, val_const_int(et, 0, 1), at);
-    if (x.kind == V_CONST) return val_const_int(ET_BOOL, signbit(x.f) != 0, 0);
-    TirValue *v = spec_as_tile(s, x, a->e[0]->loc);
-    if (!v) return val_error();
-    static const ElemKind ints[] = {ET_I8, ET_I16, ET_I32, ET_I64};
-    int w = et_bits(et);
-    TirType t = v->type;
-    t.elem = ints[w == 8 ? 0 : w == 16 ? 1 : w == 32 ? 2 : 3];
-    TirValue *bits = spec_emit(s, TIR_CAST, at, &v, 1, t);
-    bits->def->attr.i = CAST_BITS;
-    return spec_binary(s, OP_LT, val_tile(bits), val_const_int(t.elem, 0, 1), at);
-}
-
-static Val b_fma(Spec *s, Args *a) {
-    for (int i = 0; i < 3; i++)
-        if (!need_value(s, a, i)) return val_error();
-    Val ab = {.kind = V_CONST, .ct = spec_promote(&a->v[0], &a->v[1]),
-              .weak = a->v[0].weak && a->v[1].weak && a->v[0].kind == V_CONST && a->v[1].kind == V_CONST};
-    ElemKind et = spec_promote(&ab, &a->v[2]);
-    int all_const = a->v[0].kind == V_CONST && a->v[1].kind == V_CONST && a->v[2].kind == V_CONST;
-    if (!et_is_float(et) || all_const)
-        return spec_binary(s, OP_ADD, spec_binary(s, OP_MUL, a->v[0], a->v[1], a->call->loc), a->v[2], a->call->loc);
-    int rank, shape[TIR_MAX_RANK];
-    if (!spec_broadcast_shape(s, a->v, 3, &rank, shape, a->call->loc)) return val_error();
-    TirValue *ops[3];
-    for (int i = 0; i < 3; i++)
-        if (!(ops[i] = spec_materialize(s, a->v[i], et, rank, shape, a->call->loc))) return val_error();
-    return val_tile(spec_emit(s, TIR_FMA, a->call->loc, ops, 3, tir_type_make(et, rank, shape)));
-}
-
-static Val b_where(Spec *s, Args *a) {
-    for (int i = 0; i < 3; i++)
-        if (!need_value(s, a, i)) return val_error();
-    Val c = a->v[0];
-    if (c.kind == V_CONST) return c.i ? a->v[1] : a->v[2];
-    if (val_elem(&c) != ET_BOOL) c = spec_binary(s, OP_NE, c, val_const_int(ET_I32, 0, 1), a->call->loc);
-    ElemKind et = val_elem(&a->v[1]) == ET_PTR ? ET_PTR : spec_promote(&a->v[1], &a->v[2]);
-    if (et == ET_PTR && val_elem(&a->v[2]) == ET_PTR && a->v[1].v->type.pointee != a->v[2].v->type.pointee) {
-        diag_error(s->diags, a->call->loc, "where() between pointers to different types: %s and %s",
-                   val_type_str(s, &a->v[1]), val_type_str(s, &a->v[2]));
-        return val_error();
-    }
-    Val all[3] = {c, a->v[1], a->v[2]};
-    int rank, shape[TIR_MAX_RANK];
-    if (!spec_broadcast_shape(s, all, 3, &rank, shape, a->call->loc)) return val_error();
-    TirValue *ops[3] = {spec_materialize(s, c, ET_BOOL, rank, shape, a->call->loc),
-                        spec_materialize(s, a->v[1], et, rank, shape, a->call->loc),
-                        spec_materialize(s, a->v[2], et, rank, shape, a->call->loc)};
-    if (!ops[0] || !ops[1] || !ops[2]) return val_error();
-    TirType t = ops[1]->type;
-    return val_tile(spec_emit(s, TIR_SELECT, a->call->loc, ops, 3, t));
-}
-
-static Val b_cdiv(Spec *s, Args *a) {
-    if (!need_value(s, a, 0) || !need_value(s, a, 1)) return val_error();
-    if (!et_is_int(val_elem(&a->v[0])) || !et_is_int(val_elem(&a->v[1]))) {
-        diag_error(s->diags, a->call->loc, "cdiv() needs integers, got %s and %s", val_type_str(s, &a->v[0]),
-                   val_type_str(s, &a->v[1]));
-        return val_error();
-    }
-    SrcLoc l = a->call->loc;
-    Val num = spec_binary(s, OP_SUB, spec_binary(s, OP_ADD, a->v[0], a->v[1], l), val_const_int(ET_I32, 1, 1), l);
-    return spec_binary(s, OP_DIV, num, a->v[1], l);
-}
-
-/* next_pow2(x): the smallest power of two >= x (1 for x <= 1), of a compile-time integer: it
- * sizes tiles, e.g. a head size of 80 padded to 128. */
-static Val b_next_pow2(Spec *s, Args *a) {
-    int64_t x;
-    if (!const_arg(s, a, 0, &x)) return val_error();
-    int64_t p = 1;
-    while (p < x && p <= INT64_MAX / 2) p *= 2;
-    if (p < x) {
-        diag_error(s->diags, a->call->loc, "next_pow2(%" PRId64 ") does not fit i64", x);
-        return val_error();
-    }
-    return val_const_int(a->v[0].ct, p, a->v[0].weak);
-}
-
 static Val b_broadcast_to(Spec *s, Args *a) {
     int rank, shape[TIR_MAX_RANK];
-    if (!need_value(s, a, 0) || !shape_arg(s, a, 1, &rank, shape)) return val_error();
+    if (!spec_need_value(s, a, 0) || !shape_arg(s, a, 1, &rank, shape)) return val_error();
     Val both[2] = {a->v[0], {.kind = V_TILE}};
     TirValue probe = {.type = tir_type_make(ET_I32, rank, shape)};
     both[1].v = &probe;
@@ -1282,7 +905,7 @@ static int reduce_operand(Spec *s, Args *a, TirReduce kind) {
     int pairwise = kind == RED_MAX || kind == RED_MIN;
     const char *hint = !pairwise ? "" : kind == RED_MAX
         ? "; the larger of two values is maximum(a, b)" : "; the smaller of two values is minimum(a, b)";
-    if (!need_value(s, a, 0)) return 0;
+    if (!spec_need_value(s, a, 0)) return 0;
     if (a->v[0].kind != V_TILE || a->v[0].v->type.rank == 0) {
         diag_error(s->diags, a->e[0]->loc, "%s() reduces a tile, got %s%s", a->call->name,
                    val_type_str(s, &a->v[0]), hint);
@@ -1353,7 +976,7 @@ static ElemKind dot_acc_type(ElemKind in) {
 }
 
 static int dot_operand(Spec *s, Args *a, int i) {
-    if (!need_value(s, a, i)) return 0;
+    if (!spec_need_value(s, a, i)) return 0;
     int rank = a->v[i].kind == V_TILE ? a->v[i].v->type.rank : 0;
     if ((rank != 2 && rank != 3) || val_elem(&a->v[i]) == ET_PTR || val_elem(&a->v[i]) == ET_BOOL) {
         diag_error(s->diags, a->e[i]->loc, "dot() operands must be rank-2 tiles of numbers (rank 3: "
@@ -1373,7 +996,7 @@ static int dot_operand(Spec *s, Args *a, int i) {
 static int dot_tf32_flag(Spec *s, Args *a, int *tf32) {
     const Expr *p = a->e[5];
     if (!p)
-        return !a->e[3] || (need_value(s, a, 3) && bool_flag(s, a, 3, "allow_tf32", tf32));
+        return !a->e[3] || (spec_need_value(s, a, 3) && bool_flag(s, a, 3, "allow_tf32", tf32));
     if (a->e[3]) {
         diag_error(s->diags, p->loc, "dot(): give allow_tf32 or input_precision, not both");
         return 0;
@@ -1392,7 +1015,7 @@ static int dot_tf32_flag(Spec *s, Args *a, int *tf32) {
  * float operands, i32 or i64 for integers. */
 static int dot_out_type(Spec *s, Args *a, ElemKind in, ElemKind *acc_t) {
     if (!a->e[4]) return 1;
-    ElemKind t = type_arg(s, a, 4, ET_VOID);
+    ElemKind t = spec_type_arg(s, a, 4, ET_VOID);
     if (t == ET_VOID) return 0;
     int ok = et_is_float(in) ? et_is_float(t) && !et_is_fp8(t) : t == ET_I32 || t == ET_I64;
     if (!ok) {
@@ -1417,7 +1040,7 @@ static int dot_out_type(Spec *s, Args *a, ElemKind in, ElemKind *acc_t) {
 static TirValue *dot_acc(Spec *s, Args *a, ElemKind acc_t, int rank, const int *shape) {
     if (!a->e[2])
         return spec_materialize(s, val_const_int(ET_I32, 0, 1), acc_t, rank, shape, a->call->loc);
-    if (!need_value(s, a, 2)) return NULL;
+    if (!spec_need_value(s, a, 2)) return NULL;
     Val c = a->v[2];
     if (c.kind == V_TILE && (c.v->type.rank != rank || memcmp(c.v->type.shape, shape, sizeof(int) * (size_t)rank))) {
         TirType want = tir_type_make(acc_t, rank, shape);
@@ -1483,7 +1106,7 @@ static Val b_dot(Spec *s, Args *a) {
 }
 
 static TirValue *tile_arg(Spec *s, Args *a, int i, const char *what) {
-    if (!need_value(s, a, i)) return NULL;
+    if (!spec_need_value(s, a, i)) return NULL;
     if (a->v[i].kind != V_TILE || a->v[i].v->type.rank == 0) {
         diag_error(s->diags, a->e[i]->loc, "%s() needs a tile, got %s", what, val_type_str(s, &a->v[i]));
         return NULL;
@@ -1631,7 +1254,7 @@ static Val b_reshape(Spec *s, Args *a) {
 
 /* expand_dims(x, axis): a dim of size 1 inserted at axis (x[None, :] and x[:, None]). */
 static Val b_expand_dims(Spec *s, Args *a) {
-    if (!need_value(s, a, 0)) return val_error();
+    if (!spec_need_value(s, a, 0)) return val_error();
     TirValue *x = spec_as_tile(s, a->v[0], a->e[0]->loc);
     int axis;
     if (!x || !axis_arg(s, a, 1, x->type.rank + 1, &axis) || !(x = spec_expand_dims(s, x, axis, a->call->loc)))
@@ -1642,7 +1265,7 @@ static Val b_expand_dims(Spec *s, Args *a) {
 /* join(a, b): [..., 2] with a at index 0 of the new last dim and b at 1 (broadcast together,
  * promoted to one type). */
 static TirValue *joined(Spec *s, Args *a) {
-    if (!need_value(s, a, 0) || !need_value(s, a, 1)) return NULL;
+    if (!spec_need_value(s, a, 0) || !spec_need_value(s, a, 1)) return NULL;
     Val both[2] = {a->v[0], a->v[1]};
     int rank, shape[TIR_MAX_RANK];
     if (!spec_broadcast_shape(s, both, 2, &rank, shape, a->call->loc)) return NULL;
@@ -1740,7 +1363,7 @@ static Val b_split(Spec *s, Args *a) {
 /* ---- Triton's swizzle2d, histogram, gather, xor_sum (compiler/spec_triton.c) ---- */
 /* An integer tile (or, with scalars_ok, scalar) in slot i; NULL-free check with a diagnostic. */
 static int integer_arg(Spec *s, Args *a, int i, int scalars_ok) {
-    if (!need_value(s, a, i)) return 0;
+    if (!spec_need_value(s, a, i)) return 0;
     ElemKind k = val_elem(&a->v[i]);
     if (!et_is_int(k) || (!scalars_ok && (a->v[i].kind != V_TILE || val_rank(&a->v[i]) == 0))) {
         diag_error(s->diags, a->e[i]->loc, "%s() needs %s, got %s", a->call->name,
@@ -1764,7 +1387,7 @@ static Val b_swizzle2d(Spec *s, Args *a) {
 
 static Val b_histogram(Spec *s, Args *a) {
     int64_t bins;
-    if (!integer_arg(s, a, 0, 0) || !const_arg(s, a, 1, &bins)) return val_error();
+    if (!integer_arg(s, a, 0, 0) || !spec_const_arg(s, a, 1, &bins)) return val_error();
     if (bins < 1 || bins > (1 << 20) || (bins & (bins - 1))) {
         diag_error(s->diags, a->e[1]->loc, "histogram() needs a power of two from 1 to 1048576 as "
                    "its number of bins, got %lld", (long long)bins);
@@ -1816,120 +1439,48 @@ static Val b_xor_sum(Spec *s, Args *a) {
     return spec_reduce_op(s, x, axis, OP_BITXOR, keep, a->call->loc);
 }
 
+/* What each built-in function of lang/builtins.c becomes (the math ones: spec_math.c). */
 static const struct {
     const char *name;
     BuiltinFn fn;
-    int nreq;
-    const char *slots[8];
 } builtins[] = {
-    {"program_id", b_program_id, 1, {"axis"}},
-    {"num_programs", b_program_id, 1, {"axis"}},
-    {"arange", b_arange, 2, {"start", "end"}},
-    {"zeros", b_zeros, 1, {"shape", "dtype"}},
-    {"full", b_full, 2, {"shape", "value", "dtype"}},
-    {"load", b_load, 1, {"ptr", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
-                         "eviction_policy", "volatile"}},
-    {"store", b_store, 2, {"ptr", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"}},
-    {"make_block_ptr", spec_make_block_ptr, 5, {"base", "shape", "strides", "offsets", "block_shape", "order"}},
-    {"advance", spec_advance, 2, {"base", "offsets"}},
-    {"exp", b_unary_math, 1, {"x"}},   {"exp2", b_unary_math, 1, {"x"}},
-    {"log", b_unary_math, 1, {"x"}},   {"log2", b_unary_math, 1, {"x"}},
-    {"sqrt", b_unary_math, 1, {"x"}},  {"rsqrt", b_unary_math, 1, {"x"}},
-    {"sin", b_unary_math, 1, {"x"}},   {"cos", b_unary_math, 1, {"x"}},
-    {"abs", b_unary_math, 1, {"x"}},
-    {"floor", b_unary_math, 1, {"x"}}, {"ceil", b_unary_math, 1, {"x"}},
-    {"trunc", b_unary_math, 1, {"x"}}, {"tanh", b_unary_math, 1, {"x"}},
-    {"erf", b_unary_math, 1, {"x"}},   {"sigmoid", b_sigmoid, 1, {"x"}},
-    {"isnan", b_isnan_isinf, 1, {"x"}}, {"isinf", b_isnan_isinf, 1, {"x"}},
-    {"sqrt_rn", b_unary_math, 1, {"x"}},
-    {"rint", b_unary_math, 1, {"x"}},  {"round", b_unary_math, 1, {"x"}},
-    {"log1p", b_unary_math, 1, {"x"}}, {"expm1", b_unary_math, 1, {"x"}},
-    {"tan", b_unary_math, 1, {"x"}},   {"atan", b_unary_math, 1, {"x"}},
-    {"asin", b_unary_math, 1, {"x"}},  {"acos", b_unary_math, 1, {"x"}},
-    {"sinh", b_unary_math, 1, {"x"}},  {"cosh", b_unary_math, 1, {"x"}},
-    {"log10", b_unary_math, 1, {"x"}},
-    {"asinh", b_unary_math, 1, {"x"}}, {"acosh", b_unary_math, 1, {"x"}},
-    {"atanh", b_unary_math, 1, {"x"}}, {"cbrt", b_unary_math, 1, {"x"}},
-    {"exp10", b_unary_math, 1, {"x"}}, {"erfinv", b_unary_math, 1, {"x"}},
-    {"bitcast", b_bitcast, 2, {"x", "dtype"}},
-    {"softmax", b_softmax, 1, {"x", "dim", "keep_dims", "ieee_rounding"}},
-    {"zeros_like", b_zeros_like, 1, {"x"}}, {"ravel", b_ravel, 1, {"x"}},
-    {"clamp", b_clamp, 3, {"x", "min", "max"}},
-    {"div_rn", b_fdiv, 2, {"x", "y"}}, {"fdiv", b_fdiv, 2, {"x", "y"}},
-    {"umulhi", b_umulhi, 2, {"x", "y"}}, {"popc", b_bits, 1, {"x"}}, {"clz", b_bits, 1, {"x"}},
-    {"ffs", b_bits, 1, {"x"}}, {"brev", b_bits, 1, {"x"}}, {"pow", b_binary_math, 2, {"x", "y"}},
-    {"atan2", b_binary_math, 2, {"y", "x"}}, {"hypot", b_binary_math, 2, {"x", "y"}},
-    {"copysign", b_binary_math, 2, {"x", "y"}}, {"fmod", b_binary_math, 2, {"x", "y"}},
-    {"signbit", b_signbit, 1, {"x"}},
-    {"minimum", b_minmax, 2, {"a", "b"}}, {"maximum", b_minmax, 2, {"a", "b"}},
-    {"fma", b_fma, 3, {"a", "b", "c"}},
-    {"where", b_where, 3, {"cond", "a", "b"}},
-    {"cdiv", b_cdiv, 2, {"a", "b"}},
-    {"next_pow2", b_next_pow2, 1, {"x"}},
-    {"broadcast_to", b_broadcast_to, 2, {"x", "shape"}},
-    {"sum", b_reduce, 1, {"x", "axis", "keep_dims", "dtype"}},
-    {"max", b_reduce, 1,
-     {"x", "axis", "keep_dims", "return_indices", "return_indices_tie_break_left"}},
-    {"min", b_reduce, 1,
-     {"x", "axis", "keep_dims", "return_indices", "return_indices_tie_break_left"}},
-    {"argmax", b_reduce, 1, {"x", "axis", "keep_dims", "tie_break_left"}},
-    {"argmin", b_reduce, 1, {"x", "axis", "keep_dims", "tie_break_left"}},
-    {"dot", b_dot, 2, {"a", "b", "acc", "allow_tf32", "out_dtype", "input_precision"}},
-    {"trans", b_permute, 1, {"x", "dims"}},
-    {"permute", b_permute, 2, {"x", "dims"}},
-    {"reshape", b_reshape, 2, {"x", "shape"}},
-    {"expand_dims", b_expand_dims, 2, {"x", "axis"}},
-    {"join", b_join, 2, {"a", "b"}},
-    {"interleave", b_interleave, 2, {"a", "b"}},
-    {"cat", b_cat, 2, {"input", "other", "can_reorder"}},
-    {"split", b_split, 1, {"x"}},
-    {"atomic_add", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
-    {"atomic_max", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
-    {"atomic_min", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
-    {"atomic_and", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
-    {"atomic_or", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
-    {"atomic_xor", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
-    {"atomic_xchg", b_atomic, 2, {"ptr", "val", "mask", "sem", "scope"}},
-    {"static_assert", b_static_assert, 1, {"cond", "msg"}},
-    {"print", b_print, 1, {"prefix", "v1", "v2", "v3", "v4", "v5"}},
-    {"static_print", b_static_print, 1, {"shown1", "shown2", "shown3", "shown4", "shown5", "shown6"}},
-    {"reduce", b_combine, 3, {"x", "axis", "combine_fn", "keep_dims"}},
-    {"associative_scan", b_combine, 3, {"x", "axis", "combine_fn", "reverse"}},
-    {"device_assert", b_device_assert, 1, {"cond", "msg"}},
-    {"cumsum", b_scan, 1, {"x", "axis", "reverse", "dtype"}},
-    {"flip", b_flip, 1, {"x", "dim"}},
-    {"sort", b_sort, 1, {"x", "dim", "descending"}},
-    {"topk", b_sort, 2, {"x", "k", "dim"}},
-    {"argsort", b_sort, 1, {"x", "dim", "descending"}},
-    {"argtopk", b_sort, 2, {"x", "k", "dim"}},
-    {"cumprod", b_scan, 1, {"x", "axis", "reverse", "dtype"}},
-    {"multiple_of", b_hint, 2, {"x", "values"}},
-    {"max_contiguous", b_hint, 2, {"x", "values"}},
-    {"assume", b_assume, 1, {"cond"}},
-    {"rand", b_random, 2, {"seed", "offset", "n_rounds"}},
-    {"randn", b_random, 2, {"seed", "offset", "n_rounds"}},
-    {"randint", b_random, 2, {"seed", "offset", "n_rounds"}},
-    {"atomic_cas", b_atomic, 3, {"ptr", "cmp", "val", "sem", "scope", "mask"}},
-    {"debug_barrier", b_debug_barrier, 0, {NULL}},
-    {"swizzle2d", b_swizzle2d, 5, {"i", "j", "size_i", "size_j", "size_g"}},
-    {"histogram", b_histogram, 2, {"x", "num_bins", "mask"}},
-    {"gather", b_gather, 3, {"src", "index", "axis"}},
-    {"xor_sum", b_xor_sum, 1, {"x", "axis", "keep_dims"}},
+    {"program_id", b_program_id}, {"num_programs", b_program_id}, {"arange", b_arange},
+    {"zeros", b_zeros}, {"full", b_full}, {"load", b_load}, {"store", b_store},
+    {"make_block_ptr", spec_make_block_ptr}, {"advance", spec_advance}, {"softmax", b_softmax},
+    {"zeros_like", b_zeros_like}, {"ravel", b_ravel}, {"broadcast_to", b_broadcast_to},
+    {"sum", b_reduce}, {"max", b_reduce}, {"min", b_reduce}, {"argmax", b_reduce},
+    {"argmin", b_reduce}, {"dot", b_dot}, {"trans", b_permute}, {"permute", b_permute},
+    {"reshape", b_reshape}, {"expand_dims", b_expand_dims}, {"join", b_join},
+    {"interleave", b_interleave}, {"cat", b_cat}, {"split", b_split}, {"atomic_add", b_atomic},
+    {"atomic_max", b_atomic}, {"atomic_min", b_atomic}, {"atomic_and", b_atomic},
+    {"atomic_or", b_atomic}, {"atomic_xor", b_atomic}, {"atomic_xchg", b_atomic},
+    {"static_assert", b_static_assert}, {"print", b_print}, {"static_print", b_static_print},
+    {"reduce", b_combine}, {"associative_scan", b_combine}, {"device_assert", b_device_assert},
+    {"cumsum", b_scan}, {"flip", b_flip}, {"sort", b_sort}, {"topk", b_sort}, {"argsort", b_sort},
+    {"argtopk", b_sort}, {"cumprod", b_scan}, {"multiple_of", b_hint}, {"max_contiguous", b_hint},
+    {"assume", b_assume}, {"rand", b_random}, {"randn", b_random}, {"randint", b_random},
+    {"atomic_cas", b_atomic}, {"debug_barrier", b_debug_barrier}, {"swizzle2d", b_swizzle2d},
+    {"histogram", b_histogram}, {"gather", b_gather}, {"xor_sum", b_xor_sum},
 };
 
-static int find_builtin(const char *name) {
+
+static BuiltinFn find_builtin(const char *name) {
     for (int i = 0; i < (int)(sizeof builtins / sizeof builtins[0]); i++)
-        if (strcmp(builtins[i].name, name) == 0) return i;
-    return -1;
+        if (strcmp(builtins[i].name, name) == 0) return builtins[i].fn;
+    return spec_math_builtin(name);
 }
 
-int spec_is_builtin(const char *name) { return find_builtin(name) >= 0; }
+int spec_is_builtin(const char *name) { return builtin_sig(name) != NULL; }
 
 Val spec_builtin(Spec *s, const Expr *call) {
-    int i = find_builtin(call->name);
-    int nslots = 0;
-    while (nslots < 8 && builtins[i].slots[nslots]) nslots++;
+    const BuiltinSig *sig = builtin_sig(call->name);
+    BuiltinFn fn = find_builtin(call->name);
+    if (!fn) { /* a signature without code: the two tables disagree */
+        diag_error(s->diags, call->loc, "internal error: built-in %s() has no implementation",
+                   call->name);
+        return val_error();
+    }
     Args a;
-    if (!bind_args(s, call, builtins[i].slots, nslots, builtins[i].nreq, &a)) return val_error();
-    return builtins[i].fn(s, &a);
+    if (!bind_args(s, call, sig->slots, builtin_nslots(sig), sig->nreq, &a)) return val_error();
+    return fn(s, &a);
 }

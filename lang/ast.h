@@ -171,12 +171,6 @@ int ast_op_is_comparison(OpKind op); /* < <= > >= == != */
  * parameters that exist, break/continue outside loops, helper returns. Reports to diags;
  * returns the number of errors found. Sets each function's sema_failed. */
 int sema_check(Module *m, Diags *diags);
-/* Whether argument `slot` of builtin `fn` is a list of integers that Triton writes as a tuple
- * (make_block_ptr's shape, strides, offsets, block_shape and order, advance's offsets, the
- * boundary_check of load and store, the shape of zeros, full, reshape and broadcast_to, the
- * dims of permute): a tuple there is that list. */
-int builtin_list_slot(const char *fn, const char *slot);
-
 const Func *module_find_func(const Module *m, const char *name);
 
 /* Whether `name` is an element type of the language ("f16", "i32", ...). */

@@ -4,6 +4,7 @@
  * error, or calling one, is marked (Func.sema_failed), so that the others can be checked on. */
 #include <string.h>
 #include "ast.h"
+#include "builtins.h"
 #include "callgraph.h"
 #include "func_index.h"
 #include "python_names.h"
@@ -40,82 +41,10 @@ typedef struct {
     unsigned char *bad; /* per function: an error in it (then in what it calls: sema_check) */
 } Sema;
 
-typedef struct {
-    const char *name;
-    int min, max;
-    int kwfrom;           /* first argument that may also be given by keyword */
-    const char *kw[7];    /* their names, in positional order */
-} Builtin;
-
-static const Builtin builtins[] = {
-    {"program_id", 1, 1, 0, {"axis"}}, {"num_programs", 1, 1, 0, {"axis"}}, {"arange", 2, 2, 2, {0}},
-    {"zeros", 1, 2, 0, {"shape", "dtype"}}, {"full", 2, 3, 0, {"shape", "value", "dtype"}},
-    {"load", 1, 8, 1, {"mask", "other", "boundary_check", "padding_option", "cache_modifier",
-                       "eviction_policy", "volatile"}},
-    {"store", 2, 6, 2, {"mask", "boundary_check", "cache_modifier", "eviction_policy"}},
-    {"make_block_ptr", 5, 6, 0, {"base", "shape", "strides", "offsets", "block_shape", "order"}},
-    {"advance", 2, 2, 0, {"base", "offsets"}},
-    {"exp", 1, 1, 1, {0}}, {"exp2", 1, 1, 1, {0}}, {"log", 1, 1, 1, {0}},
-    {"log2", 1, 1, 1, {0}}, {"sqrt", 1, 1, 1, {0}}, {"rsqrt", 1, 1, 1, {0}},
-    {"abs", 1, 1, 1, {0}}, {"sin", 1, 1, 1, {0}}, {"cos", 1, 1, 1, {0}},
-    {"floor", 1, 1, 1, {0}}, {"ceil", 1, 1, 1, {0}}, {"trunc", 1, 1, 1, {0}},
-    {"tanh", 1, 1, 1, {0}}, {"erf", 1, 1, 1, {0}}, {"sigmoid", 1, 1, 1, {0}},
-    {"isnan", 1, 1, 1, {0}}, {"isinf", 1, 1, 1, {0}},
-    {"sqrt_rn", 1, 1, 1, {0}}, {"rint", 1, 1, 1, {0}}, {"round", 1, 1, 1, {0}},
-    {"log1p", 1, 1, 1, {0}}, {"expm1", 1, 1, 1, {0}}, {"bitcast", 2, 2, 2, {0}}, {"softmax", 1, 4, 1, {"dim", "keep_dims", "ieee_rounding"}},
-    {"zeros_like", 1, 1, 1, {0}}, {"ravel", 1, 1, 1, {0}},
-    {"clamp", 3, 3, 3, {0}}, {"div_rn", 2, 2, 2, {0}}, {"fdiv", 2, 2, 2, {0}},
-    {"umulhi", 2, 2, 2, {0}}, {"pow", 2, 2, 2, {0}}, {"popc", 1, 1, 1, {0}},
-    {"clz", 1, 1, 1, {0}}, {"ffs", 1, 1, 1, {0}}, {"brev", 1, 1, 1, {0}},
-    {"tan", 1, 1, 1, {0}}, {"atan", 1, 1, 1, {0}}, {"asin", 1, 1, 1, {0}}, {"acos", 1, 1, 1, {0}},
-    {"sinh", 1, 1, 1, {0}}, {"cosh", 1, 1, 1, {0}}, {"log10", 1, 1, 1, {0}},
-    {"atan2", 2, 2, 2, {0}}, {"hypot", 2, 2, 2, {0}}, {"copysign", 2, 2, 2, {0}},
-    {"asinh", 1, 1, 1, {0}}, {"acosh", 1, 1, 1, {0}}, {"atanh", 1, 1, 1, {0}}, {"cbrt", 1, 1, 1, {0}},
-    {"exp10", 1, 1, 1, {0}}, {"erfinv", 1, 1, 1, {0}}, {"fmod", 2, 2, 2, {0}}, {"signbit", 1, 1, 1, {0}},
-    {"minimum", 2, 2, 2, {0}}, {"maximum", 2, 2, 2, {0}}, {"fma", 3, 3, 3, {0}},
-    {"where", 3, 3, 3, {0}},
-    {"sum", 1, 4, 1, {"axis", "keep_dims", "dtype"}},
-    {"max", 1, 5, 1, {"axis", "keep_dims", "return_indices", "return_indices_tie_break_left"}},
-    {"min", 1, 5, 1, {"axis", "keep_dims", "return_indices", "return_indices_tie_break_left"}},
-    {"argmax", 1, 4, 1, {"axis", "keep_dims", "tie_break_left"}},
-    {"argmin", 1, 4, 1, {"axis", "keep_dims", "tie_break_left"}},
-    {"dot", 2, 6, 2, {"acc", "allow_tf32", "out_dtype", "input_precision"}}, {"trans", 1, 2, 1, {"dims"}},
-    {"permute", 2, 2, 0, {"x", "dims"}}, {"reshape", 2, 2, 0, {"x", "shape"}}, {"expand_dims", 2, 2, 2, {0}},
-    {"join", 2, 2, 2, {0}}, {"interleave", 2, 2, 2, {0}},
-    {"cat", 2, 3, 2, {"can_reorder"}}, {"split", 1, 1, 1, {0}}, {"cdiv", 2, 2, 2, {0}},
-    {"next_pow2", 1, 1, 1, {0}},
-    {"broadcast_to", 2, 2, 0, {"x", "shape"}},
-    {"atomic_add", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_max", 2, 5, 2, {"mask", "sem", "scope"}},
-    {"atomic_min", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_and", 2, 5, 2, {"mask", "sem", "scope"}},
-    {"atomic_or", 2, 5, 2, {"mask", "sem", "scope"}}, {"atomic_xor", 2, 5, 2, {"mask", "sem", "scope"}},
-    {"atomic_xchg", 2, 5, 2, {"mask", "sem", "scope"}},
-    {"atomic_cas", 3, 6, 3, {"sem", "scope", "mask"}},
-    {"static_assert", 1, 2, 1, {"msg"}},
-    {"print", 1, 6, 6, {0}}, {"static_print", 1, 6, 6, {0}}, {"device_assert", 1, 2, 1, {"msg"}},
-    {"reduce", 3, 4, 1, {"axis", "combine_fn", "keep_dims"}},
-    {"associative_scan", 3, 4, 1, {"axis", "combine_fn", "reverse"}},
-    {"cumsum", 1, 4, 1, {"axis", "reverse", "dtype"}}, {"flip", 1, 2, 1, {"dim"}},
-    {"sort", 1, 3, 1, {"dim", "descending"}}, {"topk", 2, 3, 2, {"dim"}},
-    {"argsort", 1, 3, 1, {"dim", "descending"}}, {"argtopk", 2, 3, 2, {"dim"}},
-    {"cumprod", 1, 4, 1, {"axis", "reverse", "dtype"}},
-    {"multiple_of", 2, 2, 2, {0}}, {"max_contiguous", 2, 2, 2, {0}}, {"assume", 1, 1, 1, {0}},
-    {"rand", 2, 3, 2, {"n_rounds"}}, {"randn", 2, 3, 2, {"n_rounds"}}, {"randint", 2, 3, 2, {"n_rounds"}},
-    {"debug_barrier", 0, 0, 0, {0}},
-    {"swizzle2d", 5, 5, 0, {"i", "j", "size_i", "size_j", "size_g"}},
-    {"histogram", 2, 3, 1, {"num_bins", "mask"}}, {"gather", 3, 3, 2, {"axis"}},
-    {"xor_sum", 1, 3, 1, {"axis", "keep_dims"}},
-};
-
 static const char *const type_names[] = {
     "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64",
     "f8e4m3", "f8e5m2",
 };
-
-static const Builtin *builtin_find(const char *name) {
-    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
-        if (!strcmp(builtins[i].name, name)) return &builtins[i];
-    return NULL;
-}
 
 static int is_type_name(const char *name) {
     for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
@@ -247,20 +176,20 @@ static int positional_args(const Expr *e) {
     return n;
 }
 
-static void check_builtin_call(Sema *S, const Expr *e, const Builtin *b) {
+static void check_builtin_call(Sema *S, const Expr *e, const BuiltinSig *b) {
     SrcLoc loc = loc_first(e->loc, strlen(e->name));
-    if (e->nargs < b->min || e->nargs > b->max) {
-        if (b->min == b->max)
-            ERR(S, loc, "'%s' expects %d argument%s, got %d", e->name, b->min, plural(b->min),
-                e->nargs);
+    int max = builtin_nslots(b);
+    if (e->nargs < b->nreq || e->nargs > max) {
+        if (b->nreq == max)
+            ERR(S, loc, "'%s' expects %d argument%s, got %d", e->name, max, plural(max), e->nargs);
         else
-            ERR(S, loc, "'%s' expects %d to %d arguments, got %d", e->name, b->min, b->max,
+            ERR(S, loc, "'%s' expects %d to %d arguments, got %d", e->name, b->nreq, max,
                 e->nargs);
         return;
     }
-    const char *slots[8] = {0};
-    for (int i = b->kwfrom; i < b->max && i < 8; i++) slots[i] = b->kw[i - b->kwfrom];
-    check_binding(S, e, slots, b->max);
+    const char *slots[BUILTIN_MAX_SLOTS] = {0};
+    for (int i = b->kwfrom; i < max; i++) slots[i] = b->slots[i];
+    check_binding(S, e, slots, max);
 }
 
 static void check_helper_call(Sema *S, const Expr *e, const Func *f) {
@@ -331,24 +260,13 @@ static int takes_tuple(Sema *S, const Expr *e, int i) {
     return i == 0 && !(e->arg_names && e->arg_names[0]);
 }
 
-int builtin_list_slot(const char *fn, const char *slot) {
-    if (!slot) return 0;
-    if (!strcmp(fn, "make_block_ptr")) return strcmp(slot, "base") != 0;
-    if (!strcmp(fn, "permute") || !strcmp(fn, "trans")) return !strcmp(slot, "dims");
-    if (!strcmp(slot, "shape")) /* a shape, as Triton writes it: zeros((M, N), f32) */
-        return !strcmp(fn, "zeros") || !strcmp(fn, "full") || !strcmp(fn, "reshape") ||
-               !strcmp(fn, "broadcast_to");
-    if (!strcmp(fn, "advance")) return !strcmp(slot, "offsets");
-    return (!strcmp(fn, "load") || !strcmp(fn, "store")) && !strcmp(slot, "boundary_check");
-}
-
 /* Argument i of call e is one of builtin_list_slot's lists (by keyword or by position): a
  * tuple there is that list. */
 static int tuple_as_list(Sema *S, const Expr *e, int i) {
-    const Builtin *b = builtin_find(e->name);
+    const BuiltinSig *b = builtin_sig(e->name);
     if (!b || func_position(S->m, e->name) >= 0) return 0;
     const char *kw = e->arg_names ? e->arg_names[i] : NULL;
-    if (!kw && i >= b->kwfrom && i < b->max) kw = b->kw[i - b->kwfrom];
+    if (!kw && i >= b->kwfrom && i < builtin_nslots(b)) kw = b->slots[i];
     return builtin_list_slot(e->name, kw);
 }
 
@@ -371,7 +289,7 @@ static void check_call(Sema *S, const Expr *e) {
         if (names_function(e, i) && func_position(S->m, e->name) < 0) check_function_arg(S, e->args[i]);
         else if (e->args[i]->kind == EX_TUPLE) check_tuple_arg(S, e, i);
         else check_expr(S, e->args[i]);
-    const Builtin *b = builtin_find(e->name);
+    const BuiltinSig *b = builtin_sig(e->name);
     int pos = func_position(S->m, e->name);
     const Func *f = pos < 0 || (b && S->m->funcs[pos]->is_kernel) ? NULL : S->m->funcs[pos];
     SrcLoc loc = loc_first(e->loc, strlen(e->name));
@@ -491,7 +409,7 @@ static int return_values(const Module *m, const Stmt *s) {
     if (!v || v->kind != EX_CALL) return s->nvalues;
     const Func *f = module_find_func(m, v->name);
     if (f) return f->is_kernel ? 1 : -1;
-    return builtin_find(v->name) ? builtin_results(v) : 1;
+    return builtin_sig(v->name) ? builtin_results(v) : 1;
 }
 
 /* The number of values the returns in s give (loops hold none): *n is -2 before the first,
@@ -535,7 +453,7 @@ static void check_value_count(Sema *S, const Stmt *s) {
         if (v->kind != EX_CALL)
             ERR(S, v->loc, "%s %d names needs a helper call or %d values on the right",
                 let ? "'let' with" : "an assignment to", n, n);
-        else if (!f && builtin_find(v->name) && builtin_results(v) >= 0 && builtin_results(v) != n)
+        else if (!f && builtin_sig(v->name) && builtin_results(v) >= 0 && builtin_results(v) != n)
             ERR(S, v->loc, "'%s' returns %d value%s, but %d name%s bound", v->name,
                 builtin_results(v), plural(builtin_results(v)), n, n == 1 ? " is" : "s are");
         else if (f && !f->is_kernel && helper_results(S->m, f) >= 0 && helper_results(S->m, f) != n)
@@ -857,7 +775,7 @@ static void check_func(Sema *S, const Func *f) {
     S->block_base = NULL;
     S->block_depth = 0;
     /* a kernel is never called, so it may share a builtin's name (a kernel called softmax) */
-    if (!f->is_kernel && (builtin_find(f->name) || !strcmp(f->name, "range") ||
+    if (!f->is_kernel && (builtin_sig(f->name) || !strcmp(f->name, "range") ||
                            !strcmp(f->name, "static_range")))
         ERR(S, f->loc, "'%s' is a builtin function and cannot be redefined", f->name);
     Sym *consts = NULL;
