@@ -258,8 +258,18 @@ static Val fold_int(Spec *s, OpKind op, Val a, Val b, ElemKind et, int weak, Src
     return val_const_int(et, tc_int_wrap(et, r), 0);
 }
 
+/* The type an arithmetic operator or comparison computes in: the promoted type, except that
+ * fp8 is for storage (arithmetic and comparisons happen in f32) and, as in Triton, `/` and `%`
+ * of f16 or bf16 give f32 (the quotient of the exact 16-bit values, not rounded to 16 bits). */
+static ElemKind arith_type(OpKind op, const Val *a, const Val *b) {
+    ElemKind et = spec_promote(a, b);
+    if (et_is_fp8(et)) return ET_F32;
+    if ((op == OP_DIV || op == OP_REM) && (et == ET_F16 || et == ET_BF16)) return ET_F32;
+    return et;
+}
+
 static Val fold_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
-    ElemKind et = spec_promote(&a, &b);
+    ElemKind et = arith_type(op, &a, &b);
     int weak = a.weak && b.weak;
     if (op == OP_LOGAND || op == OP_LOGOR) return val_const_int(ET_BOOL, op == OP_LOGAND ? (a.i && b.i) : (a.i || b.i), 0);
     if (et_is_float(et)) {
@@ -362,9 +372,7 @@ Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
         return val_error();
     }
     int logical = op == OP_LOGAND || op == OP_LOGOR;
-    ElemKind et = logical ? ET_BOOL : spec_promote(&a, &b);
-    if (et_is_fp8(et)) /* fp8 is for storage: arithmetic and comparisons happen in f32 */
-        et = ET_F32;
+    ElemKind et = logical ? ET_BOOL : arith_type(op, &a, &b);
     if (!logical && !check_operand_kinds(s, op, et, loc)) return val_error();
     if (a.kind == V_CONST && b.kind == V_CONST) return fold_binary(s, op, a, b, loc);
     Val both[2] = {a, b};
@@ -403,7 +411,8 @@ static Val spec_unary(Spec *s, OpKind op, Val a, SrcLoc loc) {
         if (op == OP_NEG) return et_is_float(et) ? val_const_float(et, -a.f, a.weak)
                                                  : fold_binary(s, OP_SUB, val_const_int(et, 0, a.weak), a, loc);
         if (op == OP_NOT) return val_const_int(ET_BOOL, !a.i, 0);
-        return fold_binary(s, OP_BITXOR, a, val_const_int(et, -1, a.weak), loc);
+        /* all ones of the type: for bool that is 1, so ~true is false, as at run time */
+        return fold_binary(s, OP_BITXOR, a, val_const_int(et, et == ET_BOOL ? 1 : -1, a.weak), loc);
     }
     TirValue *x = et_is_fp8(et) ? spec_cast(s, a.v, ET_F32, loc) : a.v;
     TirValue *r = spec_emit(s, TIR_UNARY, loc, &x, 1, x->type);

@@ -83,15 +83,16 @@ static void consts(void)
 }
 
 /* Constant narrowing float casts and arithmetic on them, folded by the compiler, round to
- * their type as at run time. */
+ * their type as at run time (a bf16 quotient is an f32, as in Triton). */
 static void const_floats(void)
 {
     begin("fcast_const_floats");
-    Buf *o = output("o", T_F32, 7, EXACT);
+    Buf *o = output("o", T_F32, 8, EXACT);
     double h1 = ty_round(T_F16, 0.1), h2 = ty_round(T_F16, 0.2);
     o->v[0] = h1, o->v[1] = ty_round(T_F16, 300.7), o->v[2] = INFINITY;
-    o->v[3] = ty_round(T_BF16, 1.0 / 3.0), o->v[4] = (float)0.1, o->v[5] = ty_round(T_BF16, 0.1);
+    o->v[3] = 1.0f / 3.0f, o->v[4] = (float)0.1, o->v[5] = ty_round(T_BF16, 0.1);
     o->v[6] = ty_round(T_F16, h1 + h2);
+    o->v[7] = ty_round(T_BF16, ty_round(T_BF16, 0.3) * ty_round(T_BF16, 0.3));
     run(FCAST, "fcast_const_floats", ARGS(P(o)), NO_CONSTS);
 }
 

@@ -475,6 +475,39 @@ static void dot_out(void)
     run(PT, "dot_out", ARGS(P(a), P(b), P(a8), P(b8), P(c), P(c16), P(ci), P(cacc)), NO_CONSTS);
 }
 
+/* f16 and bf16 `/` and `%` give f32, as Triton's: each result is the f32 operation on the
+ * exact 16-bit inputs (so it differs from a quotient rounded to f16) */
+static void half_div(int n)
+{
+    begin("f16/bf16 / and %% give f32 (Triton's promotion), n=%d", n);
+    Buf *a = input("a", T_F16, n, -100, 100), *b = input("b", T_F16, n, 0.5, 9);
+    Buf *c = input("c", T_BF16, n, -100, 100), *d = input("d", T_BF16, n, 0.5, 9);
+    Buf *q = output("q", T_F32, n, EXACT), *qb = output("qb", T_F32, n, EXACT);
+    Buf *r = output("r", T_F32, n, EXACT), *qc = output("qc", T_F32, n, EXACT);
+    Buf *ql = output("ql", T_F32, n, EXACT), *qi = output("qi", T_F32, n, EXACT);
+    for (int i = 0; i < n; i++) {
+        float x = (float)a->v[i], y = (float)b->v[i], xy = x / y;
+        q->v[i] = xy, qb->v[i] = xy * y, r->v[i] = fmodf(x, y);
+        qc->v[i] = (float)c->v[i] / (float)d->v[i];
+        ql->v[i] = x / 3.0f, qi->v[i] = (float)(i + 1) / y;
+    }
+    run(PT, "half_div", ARGS(P(a), P(b), P(c), P(d), P(q), P(qb), P(r), P(qc), P(ql), P(qi), I(n)),
+        NO_CONSTS);
+}
+
+/* ~ of a bool negates it: constants fold as run-time values compute */
+static void bool_not(void)
+{
+    begin("~ of bool constants and tiles");
+    Buf *b = input("b", T_BOOL, 4, 0, 1), *o = output("o", T_I32, 8, EXACT);
+    for (int i = 0; i < 4; i++) {
+        b->v[i] = i & 1;
+        o->v[i] = !(i & 1);
+    }
+    o->v[4] = 0, o->v[5] = 0, o->v[6] = 1, o->v[7] = 1;
+    run(PT, "bool_not", ARGS(P(b), P(o)), NO_CONSTS);
+}
+
 void t_porting(void)
 {
     for (int fn = 0; fn < 4; fn++)
@@ -490,4 +523,7 @@ void t_porting(void)
     bitcasts(333);
     arg_reduce();
     dot_out();
+    half_div(1);
+    half_div(300);
+    bool_not();
 }
