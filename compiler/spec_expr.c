@@ -220,8 +220,10 @@ static ElemKind wider_int(ElemKind a, ElemKind b) {
 static ElemKind strong_promote(ElemKind a, ElemKind b) {
     if (a == ET_BOOL && b == ET_BOOL) return ET_BOOL;
     if (et_is_float(a) && et_is_float(b)) return wider_float(a, b);
-    if (et_is_float(a)) return a;
-    if (et_is_float(b)) return b;
+    if (et_is_float(a) || et_is_float(b)) { /* an integer or bool with a float: the float, */
+        ElemKind f = et_is_float(a) ? a : b; /* but bf16 stays bf16 only beside bf16 (Triton's) */
+        return f == ET_BF16 ? ET_F32 : f;
+    }
     if (a == ET_BOOL) return b;
     if (b == ET_BOOL) return a;
     return wider_int(a, b);
@@ -378,20 +380,25 @@ Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
     Val both[2] = {a, b};
     int rank, shape[TIR_MAX_RANK];
     if (!spec_broadcast_shape(s, both, 2, &rank, shape, loc)) return val_error();
+    /* Triton's `>>` is arithmetic when the left operand is signed, whatever the promoted type:
+     * an i32 shifted by a u32 shifts in its sign and gives a u32 (a constant folds so too) */
+    ElemKind calc = et;
+    if (op == OP_SHR && et_is_int(et) && !et_is_signed(et) && et_is_signed(val_elem(&a)))
+        calc = (ElemKind)(et - (ET_U8 - ET_I8));
     TirValue *ops[2];
     for (int i = 0; i < 2; i++) {
         Val v = both[i];
         if (logical && val_elem(&v) != ET_BOOL) v = spec_binary(s, OP_NE, v, val_const_int(ET_I32, 0, 1), loc);
-        if (!(ops[i] = spec_materialize(s, v, et, rank, shape, loc))) return val_error();
+        if (!(ops[i] = spec_materialize(s, v, calc, rank, shape, loc))) return val_error();
     }
     if (ast_op_is_comparison(op)) {
         TirValue *r = spec_emit(s, TIR_CMP, loc, ops, 2, tir_type_make(ET_BOOL, rank, shape));
         r->def->attr.i = cmp_of_op[op];
         return val_tile(r);
     }
-    TirValue *r = spec_emit(s, TIR_BINARY, loc, ops, 2, tir_type_make(et, rank, shape));
+    TirValue *r = spec_emit(s, TIR_BINARY, loc, ops, 2, tir_type_make(calc, rank, shape));
     r->def->attr.i = bin_of_op[op];
-    return val_tile(r);
+    return val_tile(calc == et ? r : spec_cast(s, r, et, loc));
 }
 
 /* ---- unary operators ---- */

@@ -183,12 +183,35 @@ static void bit_fns(void)
     }
 }
 
+/* x >> s with a signed x and an unsigned s: arithmetic (Triton's `>>` follows the left
+ * operand's signedness), in the unsigned promoted type; counts past the width give the sign */
+static void shr_mixed(void)
+{
+    int n = 200;
+    begin("shr_mixed: signed >> unsigned is arithmetic, n=%d", n);
+    Buf *x = input("x", T_I32, (size_t)n, -2147483648.0, 2147483647.0);
+    Buf *s = input("s", T_U32, (size_t)n, 0, 40);
+    x->v[0] = -16, s->v[0] = 2, x->v[1] = -1, s->v[1] = 31, x->v[2] = INT32_MIN, s->v[2] = 4294967295.0;
+    Buf *o32 = output("o32", T_U32, (size_t)n, EXACT), *o8 = output("o8", T_U32, (size_t)n, EXACT);
+    Buf *ou = output("ou", T_I64, (size_t)n, EXACT), *oc = output("oc", T_U32, 2, EXACT);
+    for (int i = 0; i < n; i++) {
+        int32_t a = (int32_t)x->v[i];
+        uint32_t b = (uint32_t)s->v[i];
+        int sh = b > 31 ? 31 : (int)b; /* past the width: the sign */
+        o32->v[i] = (uint32_t)(a >> sh), o8->v[i] = (uint32_t)((int32_t)(int8_t)a >> sh);
+        ou->v[i] = b > 63 ? 0 : (double)((uint64_t)(uint32_t)a >> b);
+    }
+    oc->v[0] = (uint32_t)(-16 >> 2), oc->v[1] = (uint32_t)(-16 >> 3);
+    run(DIV, "shr_mixed", ARGS(P(x), P(s), P(o32), P(o8), P(ou), P(oc), I(n)), NO_CONSTS);
+}
+
 void t_intdiv(void)
 {
     bit_fns();
     for (size_t i = 0; i < sizeof INT_TYPES / sizeof INT_TYPES[0]; i++)
         edges(&INT_TYPES[i]);
     const_divisors();
+    shr_mixed();
     scalar_div(INT64_MIN, -1, -0x1p63, 0);
     scalar_div(42, 0, 0, 42);
     scalar_div(-7, 2, -3, -1);

@@ -508,6 +508,20 @@ static void bool_not(void)
     run(PT, "bool_not", ARGS(P(b), P(o)), NO_CONSTS);
 }
 
+/* bf16 with an integer tile computes in f32, as Triton's promotion does */
+static void bf16_int(int n)
+{
+    begin("bf16 with an i32 tile gives f32 (Triton's promotion), n=%d", n);
+    Buf *x = input("x", T_BF16, n, -100, 100), *k = input("k", T_I32, n, -1000, 1000);
+    Buf *p = output("p", T_F32, n, EXACT), *s = output("s", T_F32, n, EXACT);
+    Buf *l = output("l", T_F32, n, EXACT);
+    for (int i = 0; i < n; i++) {
+        float a = (float)x->v[i], b = (float)k->v[i];
+        p->v[i] = a * b, s->v[i] = a + b, l->v[i] = ty_round(T_BF16, a * 3.0f);
+    }
+    run(PT, "bf16_int", ARGS(P(x), P(k), P(p), P(s), P(l), I(n)), NO_CONSTS);
+}
+
 void t_porting(void)
 {
     for (int fn = 0; fn < 4; fn++)
@@ -526,4 +540,5 @@ void t_porting(void)
     half_div(1);
     half_div(300);
     bool_not();
+    bf16_int(300);
 }
