@@ -233,7 +233,9 @@ static int e4m3_encode(float f)
         if ((c & 0x7f) == 0x7f)
             continue; /* NaN */
         double d = fabs(e4m3_value(c) - (double)f);
-        if (d < bd || (d == bd && (c & 1) == 0 && (signbit(e4m3_value(c)) == signbit(f))))
+        /* a tie between the two zeros goes to f's sign (signbit's nonzero values differ
+         * between float and double: compared as truth values) */
+        if (d < bd || (d == bd && (c & 1) == 0 && !signbit(e4m3_value(c)) == !signbit(f)))
             bd = d, best = c;
     }
     return best;
