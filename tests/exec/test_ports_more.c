@@ -114,7 +114,9 @@ static void jsd(int rows, int cols, double beta)
             double v = b * p * (t->v[i] - lm) + (1 - b) * q * (in->v[i] - lm);
             s += v, a += fabs(v);
             dx->v[i] = (1 - b) * q * (in->v[i] - lm);
-            sum_bound(dx, i, (1 - b) * q * (fabs(in->v[i]) + fabs(lm)), 16); /* cancels where q ~ m */
+            /* cancels where q ~ m; near m = 1 log(m) keeps m's own rounding (an absolute
+             * error of a few ulp of 1, not of |lm|): the + 2 */
+            sum_bound(dx, i, (1 - b) * q * (fabs(in->v[i]) + fabs(lm) + 2), 16);
         }
         loss->v[r] = s;
         sum_bound(loss, r, a, (size_t)cols + 64);
