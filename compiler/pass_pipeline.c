@@ -330,23 +330,12 @@ static TirValue *in_range(PP *p, TirOp *at, TirValue *iv, TirValue *hi)
     return c;
 }
 
-static ElemKind unsigned_of(ElemKind k)
-{
-    switch (k) {
-    case ET_I8: return ET_U8;
-    case ET_I16: return ET_U16;
-    case ET_I32: return ET_U32;
-    case ET_I64: return ET_U64;
-    default: return k;
-    }
-}
-
 /* base + ahead < hi without computing base + ahead, which can wrap past the type's end (a
  * wrapped index would pass the test and copy from far outside the tensor): base < hi and the
  * distance hi - base, exact as an unsigned number then, exceeds ahead. */
 static TirValue *ahead_in_range(PP *p, TirOp *at, TirValue *base, TirValue *hi, int64_t ahead)
 {
-    ElemKind uk = unsigned_of(base->type.elem);
+    ElemKind uk = et_unsigned_of(base->type.elem);
     int bits = et_bits(uk);
     if (ahead == 0)
         return in_range(p, at, base, hi);

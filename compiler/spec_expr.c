@@ -382,9 +382,7 @@ Val spec_binary(Spec *s, OpKind op, Val a, Val b, SrcLoc loc) {
     if (!spec_broadcast_shape(s, both, 2, &rank, shape, loc)) return val_error();
     /* Triton's `>>` is arithmetic when the left operand is signed, whatever the promoted type:
      * an i32 shifted by a u32 shifts in its sign and gives a u32 (a constant folds so too) */
-    ElemKind calc = et;
-    if (op == OP_SHR && et_is_int(et) && !et_is_signed(et) && et_is_signed(val_elem(&a)))
-        calc = (ElemKind)(et - (ET_U8 - ET_I8));
+    ElemKind calc = op == OP_SHR && et_is_signed(val_elem(&a)) ? et_signed_of(et) : et;
     TirValue *ops[2];
     for (int i = 0; i < 2; i++) {
         Val v = both[i];

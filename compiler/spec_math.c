@@ -144,6 +144,18 @@ static Val b_bitcast(Spec *s, Args *a) {
     return val_tile(r);
 }
 
+/* op of the two values v[0], v[1], broadcast to one shape and converted to et. */
+static Val binary_tile(Spec *s, TirBinOp op, const Val v[2], ElemKind et, SrcLoc loc) {
+    int rank, shape[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, v, 2, &rank, shape, loc)) return val_error();
+    TirValue *ops[2] = {spec_materialize(s, v[0], et, rank, shape, loc),
+                        spec_materialize(s, v[1], et, rank, shape, loc)};
+    if (!ops[0] || !ops[1]) return val_error();
+    TirValue *r = spec_emit(s, TIR_BINARY, loc, ops, 2, tir_type_make(et, rank, shape));
+    r->def->attr.i = op;
+    return val_tile(r);
+}
+
 static Val minmax_of(Spec *s, int is_max, Val x, Val y, SrcLoc loc) {
     if (x.kind == V_ERROR || y.kind == V_ERROR) return val_error();
     if (x.kind == V_CONST && y.kind == V_CONST) { /* NaN wins, as at run time (BIN_MAX) */
@@ -153,15 +165,7 @@ static Val minmax_of(Spec *s, int is_max, Val x, Val y, SrcLoc loc) {
         return (gt.i != 0) == is_max ? x : y;
     }
     Val both[2] = {x, y};
-    ElemKind et = spec_promote(&x, &y);
-    int rank, shape[TIR_MAX_RANK];
-    if (!spec_broadcast_shape(s, both, 2, &rank, shape, loc)) return val_error();
-    TirValue *ops[2] = {spec_materialize(s, x, et, rank, shape, loc),
-                        spec_materialize(s, y, et, rank, shape, loc)};
-    if (!ops[0] || !ops[1]) return val_error();
-    TirValue *r = spec_emit(s, TIR_BINARY, loc, ops, 2, tir_type_make(et, rank, shape));
-    r->def->attr.i = is_max ? BIN_MAX : BIN_MIN;
-    return val_tile(r);
+    return binary_tile(s, is_max ? BIN_MAX : BIN_MIN, both, spec_promote(&x, &y), loc);
 }
 
 static Val b_minmax(Spec *s, Args *a) {
@@ -216,16 +220,7 @@ static Val b_binary_math(Spec *s, Args *a) {
         return val_const_float(et, binary_fns[f].fold(fx, fy), 0);
     }
     ElemKind et = spec_promote(&x, &y);
-    if (!et_is_float(et)) et = ET_F32;
-    Val both[2] = {a->v[0], a->v[1]};
-    int rank, shape[TIR_MAX_RANK];
-    if (!spec_broadcast_shape(s, both, 2, &rank, shape, at)) return val_error();
-    TirValue *ops[2] = {spec_materialize(s, x, et, rank, shape, at),
-                        spec_materialize(s, y, et, rank, shape, at)};
-    if (!ops[0] || !ops[1]) return val_error();
-    TirValue *r = spec_emit(s, TIR_BINARY, at, ops, 2, tir_type_make(et, rank, shape));
-    r->def->attr.i = binary_fns[f].op;
-    return val_tile(r);
+    return binary_tile(s, binary_fns[f].op, a->v, et_is_float(et) ? et : ET_F32, at);
 }
 
 /* umulhi(x, y): the high 32 bits of the 64-bit product of two 32-bit integers, taken as

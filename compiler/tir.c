@@ -23,6 +23,18 @@ int et_is_float(ElemKind k) { return k >= ET_F16 && k <= ET_F8E5M2; }
 int et_is_fp8(ElemKind k) { return k == ET_F8E4M3 || k == ET_F8E5M2; }
 int et_is_int(ElemKind k) { return k >= ET_I8 && k <= ET_U64; }
 int et_is_signed(ElemKind k) { return k >= ET_I8 && k <= ET_I64; }
+
+ElemKind et_signed_of(ElemKind k)
+{
+    static const ElemKind of[] = {ET_I8, ET_I16, ET_I32, ET_I64};
+    return k >= ET_U8 && k <= ET_U64 ? of[k - ET_U8] : k;
+}
+
+ElemKind et_unsigned_of(ElemKind k)
+{
+    static const ElemKind of[] = {ET_U8, ET_U16, ET_U32, ET_U64};
+    return et_is_signed(k) ? of[k - ET_I8] : k;
+}
 int et_bits(ElemKind k) { return elem_info[k].bits; }
 int et_bytes(ElemKind k) { return elem_info[k].bytes; }
 const char *et_name(ElemKind k) { return elem_info[k].name; }

@@ -36,6 +36,9 @@ int et_is_float(ElemKind k);
 int et_is_fp8(ElemKind k);
 int et_is_int(ElemKind k); /* signed or unsigned integer, not bool */
 int et_is_signed(ElemKind k);
+/* The integer of k's width with the other signedness (i32 <-> u32); other kinds as they are. */
+ElemKind et_signed_of(ElemKind k);
+ElemKind et_unsigned_of(ElemKind k);
 int et_bits(ElemKind k);     /* ET_BOOL: 1; ET_PTR: 64 */
 int et_bytes(ElemKind k);    /* storage size in memory: bool 1, ptr 8 */
 const char *et_name(ElemKind k);       /* "f32", "*" for ET_PTR */
