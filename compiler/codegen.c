@@ -2,6 +2,8 @@
  * LLVM's targets are initialized once (pthread_once); everything else is per call, so
  * compiles in different threads with different LLVMContexts do not share state. */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Support.h>
@@ -32,6 +34,29 @@ static void init_targets(void)
 
 static LLVMTargetMachineRef machine_at(const Target *t, LLVMCodeGenOptLevel level, Diags *d);
 
+/* The host CPU's features as host code is compiled for them. On x86 the bf16 conversion
+ * instructions (AVX512-BF16's and AVX-NE-CONVERT's vcvtneps2bf16) are left out: they flush
+ * subnormal inputs and results to zero whatever MXCSR says, where LLVM's rounding to bf16
+ * (and every other backend) keeps them. */
+char *codegen_host_features(void)
+{
+    char *host = LLVMGetHostCPUFeatures(), *triple = LLVMGetDefaultTargetTriple();
+    int x86 = !strncmp(triple, "x86_64", 6) || (triple[0] == 'i' && !strncmp(triple + 2, "86", 2));
+    const char *off = x86 ? ",-avx512bf16,-avxneconvert" : "";
+    size_t n = strlen(host) + strlen(off) + 1;
+    char *buf = malloc(n), *out;
+    if (buf) {
+        snprintf(buf, n, "%s%s", host, off);
+        out = LLVMCreateMessage(buf);
+        free(buf);
+    } else {
+        out = LLVMCreateMessage(host);
+    }
+    LLVMDisposeMessage(host);
+    LLVMDisposeMessage(triple);
+    return out;
+}
+
 LLVMTargetMachineRef codegen_machine(const Target *t, Diags *d)
 {
     return machine_at(t, LLVMCodeGenLevelAggressive, d);
@@ -42,7 +67,7 @@ static LLVMTargetMachineRef machine_at(const Target *t, LLVMCodeGenOptLevel leve
     pthread_once(&init_once, init_targets);
     char *triple = t->triple ? LLVMCreateMessage(t->triple) : LLVMGetDefaultTargetTriple();
     char *cpu = t->cpu ? LLVMCreateMessage(t->cpu) : LLVMGetHostCPUName();
-    char *feat = t->features ? LLVMCreateMessage(t->features) : LLVMGetHostCPUFeatures();
+    char *feat = t->features ? LLVMCreateMessage(t->features) : codegen_host_features();
     LLVMTargetRef target;
     char *err = NULL;
     LLVMTargetMachineRef tm = NULL;

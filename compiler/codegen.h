@@ -14,6 +14,9 @@ struct Target;
 
 typedef enum { CG_LLVM_IR, CG_ASM, CG_OBJECT } CgOutput;
 
+/* The features host code is compiled for (LLVM's host features, x86's flushing bf16
+ * conversions left out); the caller frees it with LLVMDisposeMessage. */
+char *codegen_host_features(void);
 /* A target machine for t (the caller disposes it); NULL with a diagnostic. */
 LLVMTargetMachineRef codegen_machine(const struct Target *t, Diags *d);
 /* Sets the module's triple and data layout for t. 0 ok, -1 with a diagnostic. */

@@ -15,6 +15,7 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
+#include "codegen.h"
 #include "cpu_jit.h"
 #include "runtime_internal.h"
 
@@ -70,7 +71,7 @@ static void llvm_init(void)
 
 static void describe_host(CpuDev *d, const char *what, const char *cache_tag)
 {
-    char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+    char *cpu = LLVMGetHostCPUName(), *features = codegen_host_features();
     char *triple = LLVMGetDefaultTargetTriple();
     snprintf(d->name, sizeof d->name, "%s (%s, %d threads)", what, cpu, cpu_pool_size(d->pool));
     /* code is compiled for this CPU's features: they belong in the disk cache's key */
