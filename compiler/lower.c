@@ -386,7 +386,7 @@ static int lower_op(Lower *L, TirOp *op)
         target_intrinsic(&L->tc, "llvm.assume", NULL, 0, &c, 1);
         return 0;
     }
-    case TIR_LOAD: case TIR_STORE: return lower_memory(L, op);
+    case TIR_LOAD: case TIR_STORE: case TIR_PREFETCH: return lower_memory(L, op);
     case TIR_ATOMIC: return lower_atomic(L, op);
     case TIR_PRINT: case TIR_ASSERT: return lower_debug(L, op);
     case TIR_LOCAL_ALLOC: case TIR_LOCAL_STORE: case TIR_LOCAL_LOAD: case TIR_ASYNC_COPY:

@@ -375,7 +375,45 @@ static int lower_store(Lower *L, TirOp *op)
     return 0;
 }
 
+/* Element r of a prefetch (ops: ptr [, mask]) where `own`. */
+static void prefetch_one(Lower *L, TirOp *op, LLVMValueRef r, LLVMValueRef own)
+{
+    LLVMValueRef p = lw_get(L, op->ops[0], r);
+    LLVMValueRef cond = and_owner(L, own, op->nops > 1 ? lw_get(L, op->ops[1], r) : NULL);
+    if (!cond) {
+        L->t->prefetch(&L->tc, p, (int)op->attr.i);
+        return;
+    }
+    LLVMBasicBlockRef go = lw_block(L, "pf"), join = lw_block(L, "pf.join");
+    LLVMBuildCondBr(L->b, cond, go, join);
+    LLVMPositionBuilderAtEnd(L->b, go);
+    L->t->prefetch(&L->tc, p, (int)op->attr.i);
+    LLVMBuildBr(L->b, join);
+    LLVMPositionBuilderAtEnd(L->b, join);
+}
+
+/* A prefetch: one per element, by its owner (replicas ask nothing); nothing at all where the
+ * target has no prefetch. */
+static int lower_prefetch(Lower *L, TirOp *op)
+{
+    if (!L->t->prefetch)
+        return 0;
+    TirValue *ptr = op->ops[0];
+    LLVMValueRef own = lw_writer(L, ptr);
+    if (ptr->type.rank == 0) {
+        prefetch_one(L, op, NULL, own);
+        return 0;
+    }
+    ElemLoop lp;
+    LW_FOR(L, &lp, lw_regs(L, ptr), L->t->unroll_elements, r) {
+        prefetch_one(L, op, r, own);
+    }
+    return 0;
+}
+
 int lower_memory(Lower *L, TirOp *op)
 {
+    if (op->code == TIR_PREFETCH)
+        return lower_prefetch(L, op);
     return op->code == TIR_LOAD ? lower_load(L, op) : lower_store(L, op);
 }

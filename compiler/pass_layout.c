@@ -161,7 +161,7 @@ static void collect_op(LP *p, TirOp *op)
     case TIR_FMA: case TIR_ADDPTR: case TIR_BROADCAST: case TIR_HINT: case TIR_PRINT:
         unite_all(p, op);
         break;
-    case TIR_LOAD: case TIR_ATOMIC:
+    case TIR_LOAD: case TIR_ATOMIC: case TIR_PREFETCH:
         note_mem(p, op->ops[0]);
         unite_all(p, op);
         break;
@@ -630,6 +630,7 @@ int pass_assign_layouts(TirKernel *k, const Target *t, Diags *d)
     spread_dots_through_shapes(&p);
     anchor_accesses(&p, k->body, TIR_LOAD);
     anchor_accesses(&p, k->body, TIR_ATOMIC);
+    anchor_accesses(&p, k->body, TIR_PREFETCH);
     anchor_accesses(&p, k->body, TIR_STORE);
     p.stores_open = 1;
     do

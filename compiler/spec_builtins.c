@@ -17,7 +17,8 @@ static int is_string_slot(const char *slot) {
     return strcmp(slot, "sem") == 0 || strcmp(slot, "scope") == 0 || strcmp(slot, "msg") == 0 ||
            strcmp(slot, "prefix") == 0 || strcmp(slot, "padding_option") == 0 ||
            strcmp(slot, "cache_modifier") == 0 || strcmp(slot, "eviction_policy") == 0 ||
-           strcmp(slot, "input_precision") == 0 || strncmp(slot, "shown", 5) == 0;
+           strcmp(slot, "input_precision") == 0 || strcmp(slot, "level") == 0 ||
+           strncmp(slot, "shown", 5) == 0;
 }
 
 /* The members of a tuple (a, b, ...) of values: a V_TUPLE, or an error after a diagnostic. */
@@ -344,6 +345,22 @@ static Val b_store(Spec *s, Args *a) {
     if (!ops[1]) return val_error();
     TirOp *st = tir_op_append(s->k, s->block, TIR_STORE, a->call->loc, ops, nops, NULL, 0);
     if (st) st->attr.i = hints;
+    return (Val){.kind = V_VOID};
+}
+
+/* prefetch(ptr [, mask] [, level="L2"]): a hint that the addressed lines will be read soon;
+ * reads nothing into the program, never faults (any address, masked or not, is fine). */
+static Val b_prefetch(Spec *s, Args *a) {
+    static const char *const levels[] = {"L1", "L2"};
+    int rank, shape[TIR_MAX_RANK], level;
+    none_as_absent(a, 1);
+    if (!pointer_shape(s, a, &rank, shape) || !string_arg(s, a, 2, "level", levels, 2, 1, &level))
+        return val_error();
+    TirValue *ops[2] = {a->v[0].v};
+    int nops = 1;
+    if (a->e[1] && !(ops[nops++] = mask_operand(s, a, 1, rank, shape))) return val_error();
+    TirOp *op = tir_op_append(s->k, s->block, TIR_PREFETCH, a->call->loc, ops, nops, NULL, 0);
+    if (op) op->attr.i = level + 1;
     return (Val){.kind = V_VOID};
 }
 
@@ -1445,7 +1462,7 @@ static const struct {
     BuiltinFn fn;
 } builtins[] = {
     {"program_id", b_program_id}, {"num_programs", b_program_id}, {"arange", b_arange},
-    {"zeros", b_zeros}, {"full", b_full}, {"load", b_load}, {"store", b_store},
+    {"zeros", b_zeros}, {"full", b_full}, {"load", b_load}, {"store", b_store}, {"prefetch", b_prefetch},
     {"make_block_ptr", spec_make_block_ptr}, {"advance", spec_advance}, {"softmax", b_softmax},
     {"zeros_like", b_zeros_like}, {"ravel", b_ravel}, {"broadcast_to", b_broadcast_to},
     {"sum", b_reduce}, {"max", b_reduce}, {"min", b_reduce}, {"argmax", b_reduce},

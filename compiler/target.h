@@ -136,6 +136,9 @@ struct Target {
     LLVMValueRef (*load_hinted)(TargetCtx *c, LLVMTypeRef t, LLVMValueRef ptr, int hints);
     /* Optional: the same for a store of x; 0: not done (a plain store follows). */
     int (*store_hinted)(TargetCtx *c, LLVMValueRef x, LLVMValueRef ptr, int hints);
+    /* Optional: asks cache level `level` (1: L1, 2: L2) for the line at global ptr; must not
+     * fault on any address. NULL: prefetches do nothing. */
+    void (*prefetch)(TargetCtx *c, LLVMValueRef ptr, int level);
     /* Elementwise math on f32 or f64 x (UN_EXP..UN_COS, UN_ABS); NULL with a diagnostic
      * when the target cannot provide it. */
     LLVMValueRef (*math)(TargetCtx *c, TirUnOp op, LLVMValueRef x, int is_f64);
@@ -170,6 +173,7 @@ int target_is_amdgpu_name(const char *name);
 LLVMValueRef target_nv_load_hinted(TargetCtx *c, LLVMTypeRef t, LLVMValueRef ptr, int hints,
                                    int l2_policy);
 int target_nv_store_hinted(TargetCtx *c, LLVMValueRef x, LLVMValueRef ptr, int hints, int l2_policy);
+void target_nv_prefetch(TargetCtx *c, LLVMValueRef ptr, int level);
 /* NVPTX's wgmma hooks (target_wgmma.c). */
 void target_wgmma_fence(TargetCtx *c, int proxy, LLVMValueRef *vals, int n);
 void target_wgmma(TargetCtx *c, MmaKind kind, int n, LLVMValueRef *a, LLVMValueRef desc_a,

@@ -380,6 +380,7 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .float_to_int = nv_float_to_int, .math2 = nv_math2,
         .load_hinted = sm >= 80 ? nv_load_hinted_l2 : nv_load_hinted,
         .store_hinted = sm >= 80 ? nv_store_hinted_l2 : nv_store_hinted,
+        .prefetch = target_nv_prefetch,
         .module_finish = nv_module_finish,
     };
     return t;

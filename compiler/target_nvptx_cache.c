@@ -124,3 +124,11 @@ int target_nv_store_hinted(TargetCtx *c, LLVMValueRef x, LLVMValueRef ptr, int h
     asm_call(c, LLVMVoidTypeInContext(c->ctx), params, 2, args, text, cons, 1);
     return 1;
 }
+
+/* prefetch.global.L1 / .L2: a hint that does not fault on any address. */
+void target_nv_prefetch(TargetCtx *c, LLVMValueRef ptr, int level)
+{
+    LLVMTypeRef pt = LLVMTypeOf(ptr);
+    asm_call(c, LLVMVoidTypeInContext(c->ctx), &pt, 1, &ptr,
+             level == 1 ? "prefetch.global.L1 [$0];" : "prefetch.global.L2 [$0];", "l", 1);
+}

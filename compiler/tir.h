@@ -168,6 +168,8 @@ typedef enum {
     TIR_LOAD,         /* ptr [, mask [, other]] (nops = 1..3; other present only with mask);
                          attr.i = the access's hints (TirCache, TirEvict below; 0: none) */
     TIR_STORE,        /* ptr, value [, mask]; no results; attr.i = hints as TIR_LOAD's */
+    TIR_PREFETCH,     /* ptr [, mask]: asks the cache of level attr.i (1: L1, 2: L2) for the
+                         addressed lines; no results, never faults, may do nothing */
     TIR_ATOMIC,       /* ptr, value [, cmp (ATOM_CAS only)] [, mask] -> the old values, of
                          ptr's shape; attr.i = TirAtomic, attr.i2 = TirSem | TirScope << 4.
                          Each element is updated once, by the thread that owns it */

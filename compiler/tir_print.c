@@ -11,7 +11,7 @@ static const char *const opcode_names[TIR_OPCODE_COUNT] = {
     [TIR_HINT] = "hint", [TIR_ASSUME] = "assume", [TIR_PRINT] = "print", [TIR_ASSERT] = "assert",
     [TIR_CONVERT_LAYOUT] = "convert_layout", [TIR_BINARY] = "binary", [TIR_CMP] = "cmp",
     [TIR_UNARY] = "unary", [TIR_SELECT] = "select", [TIR_CAST] = "cast", [TIR_FMA] = "fma",
-    [TIR_ADDPTR] = "addptr", [TIR_LOAD] = "load", [TIR_STORE] = "store",
+    [TIR_ADDPTR] = "addptr", [TIR_LOAD] = "load", [TIR_STORE] = "store", [TIR_PREFETCH] = "prefetch",
     [TIR_ATOMIC] = "atomic",
     [TIR_LOCAL_ALLOC] = "local_alloc", [TIR_LOCAL_STORE] = "local_store",
     [TIR_LOCAL_LOAD] = "local_load", [TIR_ASYNC_COPY] = "async_copy",
@@ -105,6 +105,9 @@ static void print_attrs(FILE *out, const TirOp *op) {
                 op->attr.i & TIR_MEM_VOLATILE ? " volatile" : "");
         break;
     }
+    case TIR_PREFETCH:
+        fprintf(out, " L%lld", (long long)op->attr.i);
+        break;
     case TIR_LOCAL_ALLOC:
         if (op->attr.i >= 0) fprintf(out, " offset=%lld", (long long)op->attr.i);
         break;

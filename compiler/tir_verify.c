@@ -36,6 +36,7 @@ static int expected_operands(const TirOp *op, int *min, int *max) {
     *min = *max = fixed[op->code];
     if (op->code == TIR_LOAD) *min = 1, *max = 3;
     else if (op->code == TIR_STORE) *min = 2, *max = 3;
+    else if (op->code == TIR_PREFETCH) *min = 1, *max = 2;
     else if (op->code == TIR_ATOMIC) *min = 2, *max = 4;
     else if (op->code == TIR_ASYNC_COPY) *min = 3, *max = 4;
     else if (op->code == TIR_PRINT) *min = 0, *max = TIR_DEBUG_MAX_VALUES;
@@ -56,7 +57,8 @@ static int same_shape(const TirType *a, const TirType *b) {
 static void check_elementwise(Verifier *v, const TirOp *op) {
     switch (op->code) {
     case TIR_BINARY: case TIR_CMP: case TIR_UNARY: case TIR_SELECT: case TIR_CAST:
-    case TIR_FMA: case TIR_ADDPTR: case TIR_LOAD: case TIR_STORE: case TIR_ATOMIC: case TIR_PRINT:
+    case TIR_FMA: case TIR_ADDPTR: case TIR_LOAD: case TIR_STORE: case TIR_PREFETCH: case TIR_ATOMIC:
+    case TIR_PRINT:
         for (int i = 0; i < op->nops; i++)
             if (!same_shape(&op->ops[i]->type, &op->ops[0]->type))
                 problem(v, op, "operand shapes differ");

@@ -12,6 +12,7 @@ static const BuiltinSig sigs[] = {
     {"full", 2, 0, {"shape", "value", "dtype"}},
     {"load", 1, 1, {"ptr", "mask", "other", "boundary_check", "padding_option", "cache_modifier", "eviction_policy", "volatile"}},
     {"store", 2, 2, {"ptr", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"}},
+    {"prefetch", 1, 1, {"ptr", "mask", "level"}},
     {"make_block_ptr", 5, 0, {"base", "shape", "strides", "offsets", "block_shape", "order"}},
     {"advance", 2, 0, {"base", "offsets"}},
     {"exp", 1, 1, {"x"}},

@@ -339,6 +339,11 @@ lacks "createpolicy" out "cache hints: no L2 policy before sm_80"
 expect 0 "cache hints: a volatile K loop is not pipelined" -- "$tilec" emit --emit=ptx --target=sm_80 --assume-aligned -D VOL=true --kernel=dot_loop tests/exec/hints.tile
 lacks "cp.async" out "cache hints: volatile loads are not turned into async copies"
 has "ld.volatile.global" out "cache hints: the volatile loads stay"
+expect 0 "prefetch: PTX" -- "$tilec" emit --emit=ptx --target=sm_80 --assume-aligned -D num_stages=3 --kernel=prefetched tests/exec/hints.tile
+has "prefetch.global.L2 \\[" out "prefetch: level L2 (the default)"
+has "prefetch.global.L1 \\[" out "prefetch: level L1"
+has "cp.async" out "prefetch: a loop that prefetches is still pipelined"
+expect 0 "prefetch: AMD compiles it (to nothing)" -- "$tilec" emit --emit=amdgcn --kernel=prefetched tests/exec/hints.tile
 cat >"$tmp/bp_hints.tile" <<'EOF'
 @grid(1)
 kernel k(x: *f32, y: *f32, n: i32) {

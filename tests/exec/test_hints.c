@@ -1,7 +1,8 @@
 /* test_hints.c: the hints group of the execution tests (tests/exec/hints.tile): loads and
  * stores with cache_modifier=, eviction_policy= and volatile= give what plain ones give, for
  * every element type, masked at odd sizes and vectorized at full blocks, with `other`, as
- * scalars, and in a dot loop the pipeliner may turn into async copies. */
+ * scalars, and in a dot loop the pipeliner may turn into async copies; prefetch() changes
+ * nothing, at any address. */
 #include <math.h>
 #include "test_exec.h"
 
@@ -41,6 +42,15 @@ static void dot_loop(int K, int vol, int stages)
     run(HT, "dot_loop", ARGS(P(a), P(b), P(c), I(K)), CONSTS({"VOL", vol}, {"num_stages", stages}));
 }
 
+static void prefetched(int K)
+{
+    begin("prefetches change nothing: a dot loop, far addresses, 32x32x%d f16", K);
+    Buf *a = input("a", T_F16, (size_t)32 * K, -2, 2), *b = input("b", T_F16, (size_t)K * 32, -2, 2);
+    Buf *c = output("c", T_F32, 32 * 32, TOL_F32);
+    matmul_ref_bounded(a, b, c, 32, 32, K);
+    run(HT, "prefetched", ARGS(P(a), P(b), P(c), I(K), I((int64_t)1 << 40)), NO_CONSTS);
+}
+
 void t_hints(void)
 {
     static const struct { Ty t; const char *kernel; } types[] = {
@@ -54,4 +64,5 @@ void t_hints(void)
         dot_loop(64, vol, 3);
         dot_loop(48, vol, 2);
     }
+    prefetched(16), prefetched(48), prefetched(160);
 }
