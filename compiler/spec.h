@@ -126,9 +126,11 @@ TirType tir_type_make(ElemKind et, int rank, const int *shape);
 const char *spec_range_str(Spec *s, ElemKind et); /* "-128 to 127" */
 
 /* spec_random.c: Philox4x32 of (seed, offset) with `rounds` rounds: the first u32 word
- * (RANDOM_INT), a uniform f32 in [0, 1) from it, or a normal f32 from the first two */
+ * (RANDOM_INT), a uniform f32 in [0, 1) from it, or a normal f32 from the first two; with
+ * `four`, all four words, uniforms or normals (Triton's randint4x, rand4x, randn4x) as a tuple
+ * whose first member is the one-value form's */
 typedef enum { RANDOM_INT, RANDOM_UNIFORM, RANDOM_NORMAL } SpecRandom;
-Val spec_random(Spec *s, SpecRandom kind, Val seed, Val offset, int rounds, SrcLoc at);
+Val spec_random(Spec *s, SpecRandom kind, int four, Val seed, Val offset, int rounds, SrcLoc at);
 
 /* spec_debug.c: print(prefix, values...) (values broadcast to one shape) and
  * device_assert(cond, msg) (msg may be NULL) */

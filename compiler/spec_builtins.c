@@ -841,9 +841,12 @@ static Val b_random(Spec *s, Args *a) {
                    (long long)rounds);
         return val_error();
     }
-    SpecRandom kind = strcmp(a->call->name, "randint") == 0 ? RANDOM_INT
-                      : strcmp(a->call->name, "rand") == 0 ? RANDOM_UNIFORM : RANDOM_NORMAL;
-    return spec_random(s, kind, seed, off, (int)rounds, a->call->loc);
+    const char *fn = a->call->name;
+    size_t len = strlen(fn);
+    int four = len > 2 && !strcmp(fn + len - 2, "4x");
+    SpecRandom kind = !strncmp(fn, "randint", 7) ? RANDOM_INT
+                      : !strncmp(fn, "randn", 5) ? RANDOM_NORMAL : RANDOM_UNIFORM;
+    return spec_random(s, kind, four, seed, off, (int)rounds, a->call->loc);
 }
 
 /* Arguments first .. n-1 are numbers (not pointers); a diagnostic otherwise. */
@@ -1476,6 +1479,7 @@ static const struct {
     {"cumsum", b_scan}, {"flip", b_flip}, {"sort", b_sort}, {"topk", b_sort}, {"argsort", b_sort},
     {"argtopk", b_sort}, {"cumprod", b_scan}, {"multiple_of", b_hint}, {"max_contiguous", b_hint},
     {"assume", b_assume}, {"rand", b_random}, {"randn", b_random}, {"randint", b_random},
+    {"rand4x", b_random}, {"randn4x", b_random}, {"randint4x", b_random},
     {"atomic_cas", b_atomic}, {"debug_barrier", b_debug_barrier}, {"swizzle2d", b_swizzle2d},
     {"histogram", b_histogram}, {"gather", b_gather}, {"xor_sum", b_xor_sum},
 };

@@ -67,7 +67,38 @@ static Val unary(Spec *s, TirUnOp op, Val x, SrcLoc at)
     return val_tile(r);
 }
 
-Val spec_random(Spec *s, SpecRandom kind, Val seed, Val offset, int rounds, SrcLoc at)
+/* Box-Muller of u1 in (0, 1) and u2 in [0, 1): sqrt(-2 log u1) times cos(2 pi u2) and
+ * sin(2 pi u2) (*second, where not NULL). */
+static Val normal(Spec *s, Val u1, Val u2, Val *second, SrcLoc at)
+{
+    Val r = unary(s, UN_SQRT, spec_binary(s, OP_MUL, val_const_float(ET_F32, -2.0, 0),
+                                          unary(s, UN_LOG, u1, at), at), at);
+    Val th = spec_binary(s, OP_MUL, val_const_float(ET_F32, 6.283185307179586, 0), u2, at);
+    if (second)
+        *second = spec_binary(s, OP_MUL, r, unary(s, UN_SIN, th, at), at);
+    return spec_binary(s, OP_MUL, r, unary(s, UN_COS, th, at), at);
+}
+
+/* The four words of c as kind's values, as a tuple. */
+static Val four_values(Spec *s, SpecRandom kind, Val c[4], SrcLoc at)
+{
+    Val t = {.kind = V_TUPLE, .nitems = 4};
+    t.items = arena_alloc(s->arena, sizeof(Val) * 4);
+    if (!t.items)
+        return val_error();
+    for (int i = 0; i < 4; i++)
+        t.items[i] = kind == RANDOM_INT ? c[i] : uniform(s, c[i], 0, at);
+    if (kind == RANDOM_NORMAL) {
+        t.items[0] = normal(s, uniform(s, c[0], 1, at), t.items[1], &t.items[1], at);
+        t.items[2] = normal(s, uniform(s, c[2], 1, at), t.items[3], &t.items[3], at);
+    }
+    for (int i = 0; i < 4; i++)
+        if (t.items[i].kind == V_ERROR)
+            return val_error();
+    return t;
+}
+
+Val spec_random(Spec *s, SpecRandom kind, int four, Val seed, Val offset, int rounds, SrcLoc at)
 {
     Val c[4], k0, k1;
     /* run-time values from here on: no constant folding (whose overflow checks would refuse
@@ -85,14 +116,11 @@ Val spec_random(Spec *s, SpecRandom kind, Val seed, Val offset, int rounds, SrcL
     c[1] = spec_binary(s, OP_ADD, c[1], zero, at);
     c[2] = c[3] = zero;
     philox(s, c, k0, k1, rounds, at);
+    if (four)
+        return four_values(s, kind, c, at);
     if (kind == RANDOM_INT)
         return c[0];
     if (kind == RANDOM_UNIFORM)
         return uniform(s, c[0], 0, at);
-    /* Box-Muller: sqrt(-2 log u1) cos(2 pi u2) */
-    Val u1 = uniform(s, c[0], 1, at), u2 = uniform(s, c[1], 0, at);
-    Val r = unary(s, UN_SQRT, spec_binary(s, OP_MUL, val_const_float(ET_F32, -2.0, 0),
-                                          unary(s, UN_LOG, u1, at), at), at);
-    Val th = spec_binary(s, OP_MUL, val_const_float(ET_F32, 6.283185307179586, 0), u2, at);
-    return spec_binary(s, OP_MUL, r, unary(s, UN_COS, th, at), at);
+    return normal(s, uniform(s, c[0], 1, at), uniform(s, c[1], 0, at), NULL, at);
 }

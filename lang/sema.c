@@ -389,7 +389,7 @@ static int keyword_set(const Expr *e, const char *kw) {
 }
 
 /* The number of values a builtin call returns (split gives two halves, swizzle2d a row and a
- * column; max and min, with return_indices, the values and their indices; reduce and associative_scan one per member of
+ * column, randint4x, rand4x and randn4x four; max and min, with return_indices, the values and their indices; reduce and associative_scan one per member of
  * a tuple operand), or -1 where a helper's results decide it. */
 static int builtin_results(const Expr *e) {
     if (!strcmp(e->name, "split") || !strcmp(e->name, "swizzle2d")) return 2;
@@ -398,6 +398,8 @@ static int builtin_results(const Expr *e) {
         if (e->args[0]->kind == EX_CALL) return -1; /* as many as that call's results */
     }
     if (!strcmp(e->name, "max") || !strcmp(e->name, "min")) return 1 + keyword_set(e, "return_indices");
+    if (!strcmp(e->name, "randint4x") || !strcmp(e->name, "rand4x") || !strcmp(e->name, "randn4x"))
+        return 4;
     return 1;
 }
 

@@ -1,6 +1,7 @@
 /* test_random.c: the random group of the execution tests (tests/exec/random.tile and
  * examples/dropout.tile) against Philox4x32 written here from its definition: randint and rand
- * bit-exact on every backend, randn within the precision of the backend's log and cos. */
+ * (and their 4x forms) bit-exact on every backend, randn within the precision of the backend's
+ * log, cos and sin. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,8 +10,8 @@
 
 #define RND "tests/exec/random.tile"
 
-/* Philox4x32 with `rounds` rounds of counter (c0, c1, 0, 0) under key (k0, k1): word 0 and 1. */
-static void philox(uint32_t c0, uint32_t c1, uint32_t k0, uint32_t k1, int rounds, uint32_t out[2])
+/* Philox4x32 with `rounds` rounds of counter (c0, c1, 0, 0) under key (k0, k1): its 4 words. */
+static void philox(uint32_t c0, uint32_t c1, uint32_t k0, uint32_t k1, int rounds, uint32_t out[4])
 {
     uint32_t c[4] = {c0, c1, 0, 0};
     for (int r = 0; r < rounds; r++) {
@@ -19,10 +20,10 @@ static void philox(uint32_t c0, uint32_t c1, uint32_t k0, uint32_t k1, int round
         c[1] = (uint32_t)p1, c[3] = (uint32_t)p0, c[0] = n0, c[2] = n2;
         k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
     }
-    out[0] = c[0], out[1] = c[1];
+    memcpy(out, c, sizeof c);
 }
 
-static void draw(int64_t seed, int64_t offset, int wide, int rounds, uint32_t out[2])
+static void draw(int64_t seed, int64_t offset, int wide, int rounds, uint32_t out[4])
 {
     uint64_t s = (uint64_t)seed, o = (uint64_t)offset;
     philox((uint32_t)o, wide ? (uint32_t)(o >> 32) : 0, (uint32_t)s, (uint32_t)(s >> 32), rounds, out);
@@ -30,11 +31,15 @@ static void draw(int64_t seed, int64_t offset, int wide, int rounds, uint32_t ou
 
 static double uniform(uint32_t x) { return (double)(x >> 8) * 0x1p-24; }
 
-static double normal(const uint32_t w[2])
+/* Box-Muller of words w[0] (u1 in (0, 1)) and w[1]: the cosine's value, or the sine's */
+static double normal_of(const uint32_t w[2], int sine)
 {
     double u1 = (double)((w[0] >> 9) * 2 + 1) * 0x1p-24, u2 = uniform(w[1]);
-    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+    double th = 6.283185307179586 * u2;
+    return sqrt(-2 * log(u1)) * (sine ? sin(th) : cos(th));
 }
+
+static double normal(const uint32_t w[2]) { return normal_of(w, 0); }
 
 static void random_i32(int n, int32_t seed)
 {
@@ -42,7 +47,7 @@ static void random_i32(int n, int32_t seed)
     Buf *bits = output("randint", T_U32, n, EXACT), *uni = output("rand", T_F32, n, EXACT);
     Buf *nrm = output("randn", T_F32, n, 2e-6), *bits7 = output("randint n_rounds=7", T_U32, n, EXACT);
     for (int i = 0; i < n; i++) {
-        uint32_t w[2], w7[2];
+        uint32_t w[4], w7[4];
         draw(seed, i, 0, 10, w);
         draw(seed, i, 0, 7, w7);
         bits->v[i] = w[0], uni->v[i] = uniform(w[0]), nrm->v[i] = normal(w), bits7->v[i] = w7[0];
@@ -55,7 +60,7 @@ static void random_i64(int n, int64_t base, int64_t seed)
     begin("random i64 offsets n=%d base=%lld seed=%lld", n, (long long)base, (long long)seed);
     Buf *bits = output("randint", T_U32, n, EXACT), *uni = output("rand", T_F32, n, EXACT);
     for (int i = 0; i < n; i++) {
-        uint32_t w[2];
+        uint32_t w[4];
         draw(seed, base + i, 1, 10, w);
         bits->v[i] = w[0], uni->v[i] = uniform(w[0]);
     }
@@ -67,7 +72,7 @@ static void random_scalar(int n, int32_t seed)
     begin("random scalar offsets programs=%d", n);
     Buf *bits = output("randint", T_U32, n, EXACT);
     for (int i = 0; i < n; i++) {
-        uint32_t w[2];
+        uint32_t w[4];
         draw(seed, (int64_t)i * 7, 0, 10, w);
         bits->v[i] = w[0];
     }
@@ -79,7 +84,7 @@ static void dropout(int n, double p, int64_t seed)
     begin("dropout n=%d p=%g", n, p);
     Buf *x = input("x", T_F32, n, -1, 1), *o = output("out", T_F32, n, TOL_F32);
     for (int i = 0; i < n; i++) {
-        uint32_t w[2];
+        uint32_t w[4];
         draw(seed, i, 0, 10, w);
         o->v[i] = uniform(w[0]) >= (float)p ? (float)x->v[i] / (float)(1 - (float)p) : 0;
     }
@@ -105,7 +110,7 @@ static int sample_row(const double *x, int vocab, int K, double T, int64_t seed,
     free(s);
     for (int i = 0; i < vocab; i++)
         total += x[i] >= kth ? exp((x[i] - top) / T) : 0;
-    uint32_t w[2];
+    uint32_t w[4];
     draw(seed, r, 0, 10, w);
     double target = uniform(w[0]) * total;
     int pick = -1;
@@ -139,6 +144,27 @@ static void topk_sampling(int rows, int vocab, double T, int64_t seed)
         CONSTS({"BLOCK", 32})); /* small sorting networks: quick to compile on the sim backends */
 }
 
+/* randint4x, rand4x and randn4x: the four words of each draw (randint4x also at 5 rounds) */
+static void random_4x(int n, int32_t seed)
+{
+    begin("randint4x, rand4x, randn4x n=%d seed=%d", n, seed);
+    Buf *bits = output("randint4x", T_U32, (size_t)n * 4, EXACT);
+    Buf *bits5 = output("randint4x n_rounds=5", T_U32, (size_t)n * 4, EXACT);
+    Buf *uni = output("rand4x", T_F32, (size_t)n * 4, EXACT);
+    Buf *nrm = output("randn4x", T_F32, (size_t)n * 4, 2e-6);
+    for (int i = 0; i < n; i++) {
+        uint32_t w[4], w5[4];
+        draw(seed, i, 0, 10, w);
+        draw(seed, i, 0, 5, w5);
+        for (int k = 0; k < 4; k++) {
+            size_t j = (size_t)k * n + i;
+            bits->v[j] = w[k], bits5->v[j] = w5[k], uni->v[j] = uniform(w[k]);
+            nrm->v[j] = normal_of(w + (k & 2), k & 1);
+        }
+    }
+    run(RND, "random_4x", ARGS(P(bits), P(bits5), P(uni), P(nrm), I(n), I(seed)), NO_CONSTS);
+}
+
 void t_random(void)
 {
     topk_sampling(1, 16, 1.0, 3);
@@ -150,6 +176,8 @@ void t_random(void)
     random_i64(300, 0x1FFFFFF00ll, 0x123456789ABCDEFll);
     random_i64(65, -5, -1);
     random_scalar(50, 3);
+    random_4x(1, 5);
+    random_4x(777, -3);
     dropout(1, 0.5, 1);
     dropout(100003, 0.1, 1234);
 }
