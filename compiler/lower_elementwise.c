@@ -37,6 +37,24 @@ static LLVMValueRef f32_to_bf16_soft(Lower *L, LLVMValueRef x)
     return LLVMBuildBitCast(L->b, r, LLVMBFloatTypeInContext(L->ctx), "");
 }
 
+/* f64 x to f32 rounded to odd: truncated toward zero, the last bit set where that was
+ * inexact. Rounded again to bf16 (8 bits, at least two fewer than f32's 24) it gives the
+ * correctly rounded bf16, where rounding to nearest twice would turn values just below a
+ * tie into the tie (68.7499999 -> 68.75 -> 69, not 68.5). NaN stays NaN, inf inf. */
+static LLVMValueRef f64_to_f32_odd(Lower *L, LLVMValueRef x)
+{
+    LLVMTypeRef f32 = LLVMFloatTypeInContext(L->ctx);
+    LLVMValueRef t = LLVMBuildFPTrunc(L->b, x, f32, "");
+    LLVMValueRef back = LLVMBuildFPExt(L->b, t, LLVMTypeOf(x), "");
+    LLVMValueRef mag_back = intrinsic1(L, "llvm.fabs", &back, 1), mag_x = intrinsic1(L, "llvm.fabs", &x, 1);
+    LLVMValueRef bits = LLVMBuildBitCast(L->b, t, lw_i32(L), "");
+    LLVMValueRef up = LLVMBuildFCmp(L->b, LLVMRealOGT, mag_back, mag_x, "");
+    bits = LLVMBuildSelect(L->b, up, LLVMBuildSub(L->b, bits, lw_i32c(L, 1), ""), bits, "");
+    LLVMValueRef inexact = LLVMBuildFCmp(L->b, LLVMRealUNE, back, x, "");
+    bits = LLVMBuildSelect(L->b, inexact, LLVMBuildOr(L->b, bits, lw_i32c(L, 1), ""), bits, "");
+    return LLVMBuildBitCast(L->b, bits, f32, "");
+}
+
 static LLVMValueRef float_to_float(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to)
 {
     if (from == ET_BF16) {
@@ -46,7 +64,7 @@ static LLVMValueRef float_to_float(Lower *L, LLVMValueRef x, ElemKind from, Elem
     if (from == to)
         return x;
     if (to == ET_BF16) {
-        x = float_to_float(L, x, from, ET_F32);
+        x = from == ET_F64 ? f64_to_f32_odd(L, x) : float_to_float(L, x, from, ET_F32);
         return L->t->soft_bf16 ? f32_to_bf16_soft(L, x)
                                : LLVMBuildFPTrunc(L->b, x, lw_type(L, ET_BF16), "");
     }
@@ -113,7 +131,9 @@ LLVMValueRef lw_cast(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to)
         return float_to_int(L, float_to_float(L, x, from, from == ET_F64 ? ET_F64 : ET_F32), to);
     int sgn = et_is_signed(from);
     if (ti) {
-        ElemKind mid = to == ET_BF16 ? ET_F32 : to;
+        /* to bf16 through f32, exact for integers up to 16 bits; wider ones through f64
+         * (exact for 32 bits), then rounded once as f64 is */
+        ElemKind mid = to != ET_BF16 ? to : et_bits(from) >= 32 ? ET_F64 : ET_F32;
         x = sgn ? LLVMBuildSIToFP(L->b, x, lw_type(L, mid), "")
                 : LLVMBuildUIToFP(L->b, x, lw_type(L, mid), "");
         return float_to_float(L, x, mid, to);

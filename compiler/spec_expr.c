@@ -21,12 +21,18 @@ int64_t spec_f2i(double f) {
     return (int64_t)f;
 }
 
-/* f rounded to nearest (ties to even) as a bf16 holds it: the top 16 bits of its f32. */
+/* f rounded to nearest (ties to even) as a bf16 holds it, once: f as an f32 rounded to odd
+ * (truncated, the last bit set where inexact; lower_elementwise.c's f64_to_f32_odd), then the
+ * top 16 bits of that f32 rounded to nearest. */
 static double round_bf16(double f) {
     float x = (float)f;
     uint32_t u;
     memcpy(&u, &x, 4);
     if (x != x) return f;
+    if ((double)x != f) {
+        if (fabs((double)x) > fabs(f)) u -= 1; /* inf (overflow) becomes the largest f32 */
+        u |= 1u;
+    }
     u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u; /* past the largest: inf, as a cast gives */
     memcpy(&x, &u, 4);
     return x;

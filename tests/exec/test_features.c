@@ -423,6 +423,43 @@ static double cast_ref(Ty from, Ty to, double v)
     return ty_round(to, v);
 }
 
+/* A value next to a bf16 tie (random: below, at or above it; below 2^lim_log2 in magnitude),
+ * as an integer when `integral`. */
+static double near_bf16_tie(int integral, int lim_log2)
+{
+    int e = integral ? 24 + (int)(rnd_unit() * (lim_log2 - 25)) : -20 + (int)(rnd_unit() * 60);
+    double m = 129 + 2 * (int)(rnd_unit() * 63); /* odd: ties to even go up */
+    double tie = ldexp(m + 0.5, e - 7);
+    int side = (int)(rnd_unit() * 3) - 1;
+    double v = integral ? tie + side : tie + side * ldexp(tie, -35);
+    return rnd_unit() < 0.5 ? -v : v;
+}
+
+/* to bf16 from f64, i32, u32 and i64 rounds once, at values next to bf16's ties */
+static void casts_to_bf16_once(int n)
+{
+    begin("casts to bf16 round once, n=%d", n);
+    Buf *x = input("x", T_F64, n, 0, 0), *i = input("i", T_I32, n, 0, 0);
+    Buf *u = input("u", T_U32, n, 0, 0), *j = input("j", T_I64, n, 0, 0);
+    Buf *o[4], *oc = output("oc", T_BF16, 2, EXACT);
+    Buf *in[4] = {x, i, u, j};
+    for (int k = 0; k < n; k++) {
+        x->v[k] = near_bf16_tie(0, 0);
+        i->v[k] = near_bf16_tie(1, 31);
+        u->v[k] = fabs(near_bf16_tie(1, 32));
+        j->v[k] = near_bf16_tie(1, 53);
+    }
+    for (int t = 0; t < 4; t++) {
+        static const char *const names[] = {"from f64", "from i32", "from u32", "from i64"};
+        o[t] = output(names[t], T_BF16, n, EXACT);
+        for (int k = 0; k < n; k++)
+            o[t]->v[k] = ty_round(T_BF16, in[t]->v[k]);
+    }
+    oc->v[0] = 68.5, oc->v[1] = -16908288; /* -(2^24 + 2^17) */
+    run("tests/exec/casts.tile", "to_bf16_once",
+        ARGS(P(x), P(i), P(u), P(j), P(o[0]), P(o[1]), P(o[2]), P(o[3]), P(oc), I(n)), NO_CONSTS);
+}
+
 void t_casts(void)
 {
     for (Ty from = 0; from < T_COUNT; from++) {
@@ -448,6 +485,7 @@ void t_casts(void)
         snprintf(kernel, sizeof kernel, "cast_from_%s", TY[from].name);
         run("tests/exec/casts.tile", kernel, args, T_COUNT + 2, NO_CONSTS);
     }
+    casts_to_bf16_once(1), casts_to_bf16_once(300);
 }
 
 /* ---- reduce.tile ---- */
