@@ -18,6 +18,7 @@ static int is_string_slot(const char *slot) {
            strcmp(slot, "prefix") == 0 || strcmp(slot, "padding_option") == 0 ||
            strcmp(slot, "cache_modifier") == 0 || strcmp(slot, "eviction_policy") == 0 ||
            strcmp(slot, "input_precision") == 0 || strcmp(slot, "level") == 0 ||
+           strcmp(slot, "fp_downcast_rounding") == 0 ||
            strncmp(slot, "shown", 5) == 0;
 }
 
@@ -760,11 +761,14 @@ static Val b_sort(Spec *s, Args *a) {
 
 /* ---- hints ---- */
 /* multiple_of(x, n) / max_contiguous(x, n): x unchanged, with a fact the compiler cannot
- * prove (n: a power of two, or one per dim); vector loads and stores follow from it. */
+ * prove (n: a power of two, or one per dim); vector loads and stores follow from it.
+ * max_constancy(x, n) (Triton's: runs of n equal values, any element type) is checked and
+ * returns x: nothing here would use the fact. */
 static Val b_hint(Spec *s, Args *a) {
     if (!spec_need_value(s, a, 0)) return val_error();
     Val x = a->v[0], v = a->v[1];
-    if (!et_is_int(val_elem(&x)) && val_elem(&x) != ET_PTR) {
+    int constancy = !strcmp(a->call->name, "max_constancy");
+    if (!et_is_int(val_elem(&x)) && val_elem(&x) != ET_PTR && !(constancy && val_is_value(&x))) {
         diag_error(s->diags, a->e[0]->loc, "%s() takes integers or pointers, got %s", a->call->name,
                    val_type_str(s, &x));
         return val_error();
@@ -783,6 +787,8 @@ static Val b_hint(Spec *s, Args *a) {
         }
         packed |= (int64_t)__builtin_ctzll((unsigned long long)it.i) << (5 * d);
     }
+    if (constancy) /* checked, then unused: no analysis takes runs of equal values */
+        return val_tile(t);
     TirValue *r = spec_emit(s, TIR_HINT, a->call->loc, &t, 1, t->type);
     r->def->attr.i = strcmp(a->call->name, "multiple_of") == 0 ? HINT_MULTIPLE_OF : HINT_MAX_CONTIGUOUS;
     r->def->attr.i2 = packed;
@@ -1236,7 +1242,7 @@ static Val b_softmax(Spec *s, Args *a) {
 
 /* reshape(x, [d0, ...]): the same elements in row-major order; one dim may be -1 (the rest). */
 static Val b_reshape(Spec *s, Args *a) {
-    TirValue *x = tile_arg(s, a, 0, "reshape");
+    TirValue *x = tile_arg(s, a, 0, a->call->name);
     if (!x) return val_error();
     Val v = a->v[1];
     int n = v.kind == V_LIST ? v.nitems : 1, shape[TIR_MAX_RANK], infer = -1;
@@ -1252,8 +1258,8 @@ static Val b_reshape(Spec *s, Args *a) {
             continue;
         }
         if (it.kind != V_CONST || et_is_float(it.ct) || !is_pow2(it.i) || it.i > SPEC_MAX_NUMEL) {
-            diag_error(s->diags, a->e[1]->loc, "reshape() dims are compile-time powers of two (one may be -1), got %s",
-                       dims_str(s, &it));
+            diag_error(s->diags, a->e[1]->loc, "%s() dims are compile-time powers of two (one may be -1), got %s",
+                       a->call->name, dims_str(s, &it));
             return val_error();
         }
         shape[d] = (int)it.i, numel *= it.i;
@@ -1478,6 +1484,7 @@ static const struct {
     {"reduce", b_combine}, {"associative_scan", b_combine}, {"device_assert", b_device_assert},
     {"cumsum", b_scan}, {"flip", b_flip}, {"sort", b_sort}, {"topk", b_sort}, {"argsort", b_sort},
     {"argtopk", b_sort}, {"cumprod", b_scan}, {"multiple_of", b_hint}, {"max_contiguous", b_hint},
+    {"max_constancy", b_hint}, {"device_print", b_print}, {"view", b_reshape},
     {"assume", b_assume}, {"rand", b_random}, {"randn", b_random}, {"randint", b_random},
     {"rand4x", b_random}, {"randn4x", b_random}, {"randint4x", b_random},
     {"atomic_cas", b_atomic}, {"debug_barrier", b_debug_barrier}, {"swizzle2d", b_swizzle2d},

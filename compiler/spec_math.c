@@ -144,6 +144,36 @@ static Val b_bitcast(Spec *s, Args *a) {
     return val_tile(r);
 }
 
+/* cast(x, dtype [, fp_downcast_rounding=] [, bitcast=B]) (Triton's tl.cast): `x as dtype`, or
+ * with bitcast=true bitcast(x, dtype). Rounding to nearest even is the only rounding ("rtne",
+ * Triton's default; "rtz" is refused). Numbers only: a pointer converts with `as`. */
+static Val b_cast(Spec *s, Args *a) {
+    if (!spec_need_value(s, a, 0)) return val_error();
+    const Expr *r = a->e[2];
+    if (r && a->v[2].kind != V_NONE && !(r->kind == EX_STRING && !strcmp(r->name, "rtne"))) {
+        diag_error(s->diags, r->loc, "cast() rounds to nearest even only: fp_downcast_rounding "
+                   "takes \"rtne\" or None");
+        return val_error();
+    }
+    if (a->e[3] && (a->v[3].kind != V_CONST || a->v[3].ct != ET_BOOL)) {
+        diag_error(s->diags, a->e[3]->loc, "cast()'s bitcast must be a compile-time bool, got %s%s",
+                   a->v[3].kind == V_TILE ? "a run-time " : "", val_type_str(s, &a->v[3]));
+        return val_error();
+    }
+    if (a->e[3] && a->v[3].i) return b_bitcast(s, a);
+    ElemKind to = spec_type_arg(s, a, 1, ET_VOID);
+    Val x = a->v[0];
+    if (to == ET_VOID) return val_error();
+    if (val_elem(&x) == ET_PTR) {
+        diag_error(s->diags, a->e[0]->loc, "cast() converts numbers, not %s (a pointer converts "
+                   "with `as`: `p as *f16`, `p as i64`)", val_type_str(s, &x));
+        return val_error();
+    }
+    if (x.kind == V_CONST) return spec_const_as(s, x, to, a->call->loc);
+    TirValue *t = spec_as_tile(s, x, a->e[0]->loc);
+    return t ? val_tile(spec_cast(s, t, to, a->call->loc)) : val_error();
+}
+
 /* op of the two values v[0], v[1], broadcast to one shape and converted to et. */
 static Val binary_tile(Spec *s, TirBinOp op, const Val v[2], ElemKind et, SrcLoc loc) {
     int rank, shape[TIR_MAX_RANK];
@@ -393,7 +423,7 @@ static const struct {
     {"sinh", b_unary_math}, {"cosh", b_unary_math}, {"log10", b_unary_math},
     {"asinh", b_unary_math}, {"acosh", b_unary_math}, {"atanh", b_unary_math},
     {"cbrt", b_unary_math}, {"exp10", b_unary_math}, {"erfinv", b_unary_math},
-    {"bitcast", b_bitcast}, {"clamp", b_clamp}, {"div_rn", b_fdiv}, {"fdiv", b_fdiv},
+    {"bitcast", b_bitcast}, {"cast", b_cast}, {"clamp", b_clamp}, {"div_rn", b_fdiv}, {"fdiv", b_fdiv},
     {"umulhi", b_umulhi}, {"popc", b_bits}, {"clz", b_bits}, {"ffs", b_bits}, {"brev", b_bits},
     {"pow", b_binary_math}, {"atan2", b_binary_math}, {"hypot", b_binary_math},
     {"copysign", b_binary_math}, {"fmod", b_binary_math}, {"signbit", b_signbit},

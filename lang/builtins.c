@@ -111,6 +111,10 @@ static const BuiltinSig sigs[] = {
     {"cumprod", 1, 1, {"x", "axis", "reverse", "dtype"}},
     {"multiple_of", 2, 2, {"x", "values"}},
     {"max_contiguous", 2, 2, {"x", "values"}},
+    {"max_constancy", 2, 2, {"x", "values"}},
+    {"cast", 2, 2, {"input", "dtype", "fp_downcast_rounding", "bitcast"}},
+    {"view", 2, 0, {"x", "shape"}},
+    {"device_print", 1, 6, {"prefix", "v1", "v2", "v3", "v4", "v5"}},
     {"assume", 1, 1, {"cond"}},
     {"rand", 2, 2, {"seed", "offset", "n_rounds"}},
     {"randn", 2, 2, {"seed", "offset", "n_rounds"}},
@@ -143,7 +147,7 @@ int builtin_list_slot(const char *fn, const char *slot) {
     if (!strcmp(fn, "make_block_ptr")) return strcmp(slot, "base") != 0;
     if (!strcmp(fn, "permute") || !strcmp(fn, "trans")) return !strcmp(slot, "dims");
     if (!strcmp(slot, "shape")) /* a shape, as Triton writes it: zeros((M, N), f32) */
-        return !strcmp(fn, "zeros") || !strcmp(fn, "full") || !strcmp(fn, "reshape") ||
+        return !strcmp(fn, "zeros") || !strcmp(fn, "full") || !strcmp(fn, "reshape") || !strcmp(fn, "view") ||
                !strcmp(fn, "broadcast_to");
     if (!strcmp(fn, "advance")) return !strcmp(slot, "offsets");
     return (!strcmp(fn, "load") || !strcmp(fn, "store")) && !strcmp(slot, "boundary_check");

@@ -465,7 +465,7 @@ static Expr *ex_list(Lexer *lx, ExprKind k, PtrVec *items, SrcLoc loc) {
  * those after the first as one list, `trans(x, [1, 0])`. Helpers cannot take these names. */
 static int varargs_builtin(const char *name) {
     return !strcmp(name, "trans") || !strcmp(name, "permute") || !strcmp(name, "reshape") ||
-           !strcmp(name, "broadcast_to");
+           !strcmp(name, "view") || !strcmp(name, "broadcast_to");
 }
 
 static Expr *ex_call(Lexer *lx, const char *name, ArgList *args, SrcLoc loc) {

@@ -308,9 +308,6 @@ static void check_call(Sema *S, const Expr *e) {
     else if (!strcmp(e->name, "float"))
         ERR(S, loc, "unknown function 'float': Python's float(\"inf\"), float(\"-inf\") and "
             "float(\"nan\") are the literals inf, -inf and nan; a cast is 'x as f32'");
-    else if (!strcmp(e->name, "device_print"))
-        ERR(S, loc, "unknown function '%s': Triton's device_print is print(\"prefix\", x, ...)",
-            e->name);
     else
         ERR(S, loc, "unknown function '%s'", e->name);
 }

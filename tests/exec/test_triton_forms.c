@@ -5,6 +5,7 @@
  * reductions and both dot operands, at several ranks and warp counts; fp8 helper parameters
  * given float constants. */
 #include <math.h>
+#include <string.h>
 #include "test_exec.h"
 
 #define TF "tests/exec/triton_forms.tile"
@@ -191,9 +192,28 @@ static void fp8_const_arg(int n)
     run(TF, "fp8_const_arg", ARGS(P(x), P(o4), P(o5), P(sat), P(diff), I(n)), NO_CONSTS);
 }
 
+/* cast, view, max_constancy and device_print, Triton's spellings of as/bitcast, reshape, a
+ * hint and print */
+static void spellings(int n)
+{
+    begin("cast, view, max_constancy, device_print, n=%d", n);
+    Buf *x = input("x", T_F32, 64, -100, 100), *y = input("y", T_I32, 64, -1000, 1000);
+    Buf *h = output("cast f16", T_F16, n, EXACT), *bits = output("cast u32 bitcast", T_U32, n, EXACT);
+    Buf *ints = output("cast i64", T_I32, n, EXACT), *back = output("view", T_F32, n, EXACT);
+    for (int i = 0; i < n; i++) {
+        float f = (float)x->v[i];
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        h->v[i] = ty_round(T_F16, x->v[i]), bits->v[i] = u;
+        ints->v[i] = y->v[i] + 3, back->v[i] = x->v[i];
+    }
+    run(TF, "spellings", ARGS(P(x), P(y), P(h), P(bits), P(ints), P(back), I(n)), NO_CONSTS);
+}
+
 void t_triton_forms(void)
 {
     scan_dtype(128);
+    spellings(64), spellings(37);
     scan_dtype(77);
     scan_dtype(1);
     scan_dtype_2d(4, 4);
