@@ -2,7 +2,7 @@
 # test.sh: installs the dependencies, builds, and runs every test suite with CTest.
 # With --full (or CI=true) it also builds with AddressSanitizer + UBSan and runs the suites
 # again there (the execution tests in their --quick form, the ptxas and AMDGPU checks on the
-# tensor-core examples), and fuzzes the front end and the compiler (40000 inputs each from a
+# tensor-core examples), and fuzzes the front end and the compiler (25000 inputs each from a
 # fixed seed: the same every run).
 #   usage: scripts/test.sh [--full] [--no-setup]
 set -euo pipefail
@@ -49,5 +49,5 @@ if [ $full -eq 1 ]; then
     [ $exec_status -eq 0 ]
 
     echo "== fuzzing"
-    scripts/fuzz.sh --runs 40000 # deterministic: a fixed seed and count
+    scripts/fuzz.sh --runs 25000 # deterministic: a fixed seed and count (CI has 20 minutes)
 fi
