@@ -131,6 +131,9 @@ const char *spec_range_str(Spec *s, ElemKind et); /* "-128 to 127" */
  * whose first member is the one-value form's */
 typedef enum { RANDOM_INT, RANDOM_UNIFORM, RANDOM_NORMAL } SpecRandom;
 Val spec_random(Spec *s, SpecRandom kind, int four, Val seed, Val offset, int rounds, SrcLoc at);
+/* philox(seed, c0, c1, c2, c3): Philox4x32 of the counter (c0, c1, c2, c3) (integers taken as
+ * u32, broadcast to one shape) under seed's key: its four u32 words, a tuple */
+Val spec_philox(Spec *s, Val seed, const Val counter[4], int rounds, SrcLoc at);
 
 /* spec_debug.c: print(prefix, values...) (values broadcast to one shape) and
  * device_assert(cond, msg) (msg may be NULL) */

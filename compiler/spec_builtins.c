@@ -827,6 +827,28 @@ static Val b_debug_barrier(Spec *s, Args *a) {
 }
 
 /* ---- random numbers ---- */
+/* philox(seed, c0, c1, c2, c3 [, n_rounds=R]) (Triton's tl.philox): the four words. */
+static Val b_philox(Spec *s, Args *a) {
+    for (int i = 0; i < 5; i++) {
+        if (!spec_need_value(s, a, i)) return val_error();
+        if (!et_is_int(val_elem(&a->v[i])) || (i == 0 && val_rank(&a->v[0]) != 0)) {
+            diag_error(s->diags, a->e[i]->loc, i ? "philox() takes integer counters, got %s"
+                                                 : "philox() takes the seed as one integer, got %s",
+                       val_type_str(s, &a->v[i]));
+            return val_error();
+        }
+    }
+    int64_t rounds = 10;
+    if (a->e[5] && !spec_const_arg(s, a, 5, &rounds)) return val_error();
+    if (rounds < 1 || rounds > 10) {
+        diag_error(s->diags, a->e[5]->loc, "philox(): n_rounds is 1 to 10, got %lld", (long long)rounds);
+        return val_error();
+    }
+    int rank, shape[TIR_MAX_RANK];
+    if (!spec_broadcast_shape(s, a->v + 1, 4, &rank, shape, a->call->loc)) return val_error();
+    return spec_philox(s, a->v[0], a->v + 1, (int)rounds, a->call->loc);
+}
+
 static Val b_random(Spec *s, Args *a) {
     if (!spec_need_value(s, a, 0) || !spec_need_value(s, a, 1)) return val_error();
     Val seed = a->v[0], off = a->v[1];
@@ -1486,7 +1508,7 @@ static const struct {
     {"argtopk", b_sort}, {"cumprod", b_scan}, {"multiple_of", b_hint}, {"max_contiguous", b_hint},
     {"max_constancy", b_hint}, {"device_print", b_print}, {"view", b_reshape},
     {"assume", b_assume}, {"rand", b_random}, {"randn", b_random}, {"randint", b_random},
-    {"rand4x", b_random}, {"randn4x", b_random}, {"randint4x", b_random},
+    {"rand4x", b_random}, {"randn4x", b_random}, {"randint4x", b_random}, {"philox", b_philox},
     {"atomic_cas", b_atomic}, {"debug_barrier", b_debug_barrier}, {"swizzle2d", b_swizzle2d},
     {"histogram", b_histogram}, {"gather", b_gather}, {"xor_sum", b_xor_sum},
 };

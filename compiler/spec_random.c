@@ -98,6 +98,26 @@ static Val four_values(Spec *s, SpecRandom kind, Val c[4], SrcLoc at)
     return t;
 }
 
+Val spec_philox(Spec *s, Val seed, const Val counter[4], int rounds, SrcLoc at)
+{
+    Val c[4], k0, k1, zero = u32c(0);
+    TirValue *sv = spec_as_tile(s, seed, at);
+    if (!sv)
+        return val_error();
+    halves(s, val_tile(sv), &k0, &k1, at);
+    for (int i = 0; i < 4; i++) { /* run-time u32 words, wrapped; their common shape in zero */
+        TirValue *v = spec_as_tile(s, counter[i], at);
+        if (!v)
+            return val_error();
+        c[i] = as_type(s, val_tile(v), ET_U32, at);
+        zero = spec_binary(s, OP_ADD, zero, spec_binary(s, OP_MUL, c[i], u32c(0), at), at);
+    }
+    for (int i = 0; i < 4; i++)
+        c[i] = spec_binary(s, OP_ADD, c[i], zero, at);
+    philox(s, c, k0, k1, rounds, at);
+    return four_values(s, RANDOM_INT, c, at);
+}
+
 Val spec_random(Spec *s, SpecRandom kind, int four, Val seed, Val offset, int rounds, SrcLoc at)
 {
     Val c[4], k0, k1;

@@ -122,6 +122,7 @@ static const BuiltinSig sigs[] = {
     {"rand4x", 2, 2, {"seed", "offset", "n_rounds"}},
     {"randn4x", 2, 2, {"seed", "offset", "n_rounds"}},
     {"randint4x", 2, 2, {"seed", "offset", "n_rounds"}},
+    {"philox", 5, 5, {"seed", "c0", "c1", "c2", "c3", "n_rounds"}},
     {"atomic_cas", 3, 3, {"ptr", "cmp", "val", "sem", "scope", "mask"}},
     {"debug_barrier", 0, 0, {NULL}},
     {"swizzle2d", 5, 0, {"i", "j", "size_i", "size_j", "size_g"}},

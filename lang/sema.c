@@ -395,7 +395,8 @@ static int builtin_results(const Expr *e) {
         if (e->args[0]->kind == EX_CALL) return -1; /* as many as that call's results */
     }
     if (!strcmp(e->name, "max") || !strcmp(e->name, "min")) return 1 + keyword_set(e, "return_indices");
-    if (!strcmp(e->name, "randint4x") || !strcmp(e->name, "rand4x") || !strcmp(e->name, "randn4x"))
+    if (!strcmp(e->name, "randint4x") || !strcmp(e->name, "rand4x") || !strcmp(e->name, "randn4x") ||
+        !strcmp(e->name, "philox"))
         return 4;
     return 1;
 }

@@ -10,16 +10,22 @@
 
 #define RND "tests/exec/random.tile"
 
-/* Philox4x32 with `rounds` rounds of counter (c0, c1, 0, 0) under key (k0, k1): its 4 words. */
-static void philox(uint32_t c0, uint32_t c1, uint32_t k0, uint32_t k1, int rounds, uint32_t out[4])
+/* Philox4x32 with `rounds` rounds of counter c under key (k0, k1): c becomes its 4 words. */
+static void philox_words(uint32_t c[4], uint32_t k0, uint32_t k1, int rounds)
 {
-    uint32_t c[4] = {c0, c1, 0, 0};
     for (int r = 0; r < rounds; r++) {
         uint64_t p0 = (uint64_t)0xD2511F53u * c[0], p1 = (uint64_t)0xCD9E8D57u * c[2];
         uint32_t n0 = (uint32_t)(p1 >> 32) ^ c[1] ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c[3] ^ k1;
         c[1] = (uint32_t)p1, c[3] = (uint32_t)p0, c[0] = n0, c[2] = n2;
         k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
     }
+}
+
+/* ... of counter (c0, c1, 0, 0) */
+static void philox(uint32_t c0, uint32_t c1, uint32_t k0, uint32_t k1, int rounds, uint32_t out[4])
+{
+    uint32_t c[4] = {c0, c1, 0, 0};
+    philox_words(c, k0, k1, rounds);
     memcpy(out, c, sizeof c);
 }
 
@@ -165,6 +171,23 @@ static void random_4x(int n, int32_t seed)
     run(RND, "random_4x", ARGS(P(bits), P(bits5), P(uni), P(nrm), I(n), I(seed)), NO_CONSTS);
 }
 
+/* philox(seed, c0, c1, c2, c3) with all four counter words in use: i, 3 i, the scalar 7 and
+ * -i (wrapped to u32), at 10 and at 3 rounds */
+static void philox_counters(int n, int64_t seed)
+{
+    begin("philox of four counter words n=%d seed=%lld", n, (long long)seed);
+    Buf *w = output("philox", T_U32, (size_t)n * 4, EXACT), *w3 = output("philox n_rounds=3", T_U32, (size_t)n * 4, EXACT);
+    for (int i = 0; i < n; i++) {
+        uint32_t c[4] = {(uint32_t)i, (uint32_t)(3 * i), 7, (uint32_t)-i}, d[4];
+        memcpy(d, c, sizeof c);
+        philox_words(c, (uint32_t)seed, (uint32_t)((uint64_t)seed >> 32), 10);
+        philox_words(d, (uint32_t)seed, (uint32_t)((uint64_t)seed >> 32), 3);
+        for (int k = 0; k < 4; k++)
+            w->v[(size_t)k * n + i] = c[k], w3->v[(size_t)k * n + i] = d[k];
+    }
+    run(RND, "philox_counters", ARGS(P(w), P(w3), I(n), I(seed)), NO_CONSTS);
+}
+
 void t_random(void)
 {
     topk_sampling(1, 16, 1.0, 3);
@@ -178,6 +201,7 @@ void t_random(void)
     random_scalar(50, 3);
     random_4x(1, 5);
     random_4x(777, -3);
+    philox_counters(1, 9), philox_counters(300, 0x123456789ll);
     dropout(1, 0.5, 1);
     dropout(100003, 0.1, 1234);
 }
