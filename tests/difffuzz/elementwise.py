@@ -122,6 +122,8 @@ class Elementwise:
             frac = max(frac, c.frac) if frac is not None else None
             det = det and c.det
             text = "fma(%s, %s, %s)" % (a.expr, b.expr, fit(c, shape).expr)
+        if op in ("/", "/2", "%") and dt in ("f16", "bf16"):
+            dt = "f32"  # Triton's promotion: f16 and bf16 quotients and remainders are f32
         if mag > FMAX[dt]:
             return None
         frac = frac if fits_exactly(dt, mag, frac) else None
