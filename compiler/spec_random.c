@@ -98,44 +98,51 @@ static Val four_values(Spec *s, SpecRandom kind, Val c[4], SrcLoc at)
     return t;
 }
 
-Val spec_philox(Spec *s, Val seed, const Val counter[4], int rounds, SrcLoc at)
+/* Philox4x32 with `rounds` rounds under seed's key of the counter words c (u32), broadcast to
+ * their common shape first: c becomes the four words. 0 after an error. */
+static int keyed_philox(Spec *s, Val seed, Val c[4], int rounds, SrcLoc at)
 {
-    Val c[4], k0, k1, zero = u32c(0);
+    Val k0, k1, zero = u32c(0);
     TirValue *sv = spec_as_tile(s, seed, at);
     if (!sv)
-        return val_error();
+        return 0;
     halves(s, val_tile(sv), &k0, &k1, at);
-    for (int i = 0; i < 4; i++) { /* run-time u32 words, wrapped; their common shape in zero */
+    for (int i = 0; i < 4; i++) /* their common shape */
+        zero = spec_binary(s, OP_ADD, zero, spec_binary(s, OP_MUL, c[i], u32c(0), at), at);
+    for (int i = 0; i < 4; i++)
+        c[i] = spec_binary(s, OP_ADD, c[i], zero, at);
+    philox(s, c, k0, k1, rounds, at);
+    return 1;
+}
+
+Val spec_philox(Spec *s, Val seed, const Val counter[4], int rounds, SrcLoc at)
+{
+    Val c[4];
+    for (int i = 0; i < 4; i++) { /* run-time u32 words, wrapped */
         TirValue *v = spec_as_tile(s, counter[i], at);
         if (!v)
             return val_error();
         c[i] = as_type(s, val_tile(v), ET_U32, at);
-        zero = spec_binary(s, OP_ADD, zero, spec_binary(s, OP_MUL, c[i], u32c(0), at), at);
     }
-    for (int i = 0; i < 4; i++)
-        c[i] = spec_binary(s, OP_ADD, c[i], zero, at);
-    philox(s, c, k0, k1, rounds, at);
-    return four_values(s, RANDOM_INT, c, at);
+    return keyed_philox(s, seed, c, rounds, at) ? four_values(s, RANDOM_INT, c, at) : val_error();
 }
 
 Val spec_random(Spec *s, SpecRandom kind, int four, Val seed, Val offset, int rounds, SrcLoc at)
 {
-    Val c[4], k0, k1;
+    Val c[4];
     /* run-time values from here on: no constant folding (whose overflow checks would refuse
      * the wrapping arithmetic Philox is made of) */
-    TirValue *sv = spec_as_tile(s, seed, at), *ov = spec_as_tile(s, offset, at);
-    if (!sv || !ov)
+    TirValue *ov = spec_as_tile(s, offset, at);
+    if (!ov)
         return val_error();
-    seed = val_tile(sv), offset = val_tile(ov);
-    halves(s, seed, &k0, &k1, at);
+    offset = val_tile(ov);
     if (et_bits(val_elem(&offset)) == 64)
         halves(s, offset, &c[0], &c[1], at);
     else
         c[0] = as_type(s, offset, ET_U32, at), c[1] = u32c(0);
-    Val zero = spec_binary(s, OP_MUL, c[0], u32c(0), at); /* the counter's shape */
-    c[1] = spec_binary(s, OP_ADD, c[1], zero, at);
-    c[2] = c[3] = zero;
-    philox(s, c, k0, k1, rounds, at);
+    c[2] = c[3] = u32c(0);
+    if (!keyed_philox(s, seed, c, rounds, at))
+        return val_error();
     if (four)
         return four_values(s, kind, c, at);
     if (kind == RANDOM_INT)
