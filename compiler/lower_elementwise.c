@@ -38,8 +38,8 @@ static LLVMValueRef f32_to_bf16_soft(Lower *L, LLVMValueRef x)
 }
 
 /* f64 x to f32 rounded to odd: truncated toward zero, the last bit set where that was
- * inexact. Rounded again to bf16 (8 bits, at least two fewer than f32's 24) it gives the
- * correctly rounded bf16, where rounding to nearest twice would turn values just below a
+ * inexact. Rounded again to bf16 or fp8 (at least two fewer bits than f32's 24) it gives the
+ * correctly rounded value, where rounding to nearest twice would turn values just below a
  * tie into the tie (68.7499999 -> 68.75 -> 69, not 68.5). NaN stays NaN, inf inf. */
 static LLVMValueRef f64_to_f32_odd(Lower *L, LLVMValueRef x)
 {
@@ -120,8 +120,9 @@ LLVMValueRef lw_cast(Lower *L, LLVMValueRef x, ElemKind from, ElemKind to)
         if (to == ET_F32)
             return x;
     }
-    if (et_is_fp8(to)) /* and everything to fp8 (f64 rounds twice) */
-        return lw_f32_to_fp8(L, lw_cast(L, x, from, ET_F32), to);
+    if (et_is_fp8(to)) /* and everything to fp8: through f32, rounded to odd from f64 */
+        return lw_f32_to_fp8(L, from == ET_F64 ? f64_to_f32_odd(L, x) : lw_cast(L, x, from, ET_F32),
+                             to);
     if (to == ET_BOOL)
         return to_bool(L, x, from);
     int fi = et_is_float(from), ti = et_is_float(to);

@@ -21,18 +21,27 @@ int64_t spec_f2i(double f) {
     return (int64_t)f;
 }
 
-/* f rounded to nearest (ties to even) as a bf16 holds it, once: f as an f32 rounded to odd
- * (truncated, the last bit set where inexact; lower_elementwise.c's f64_to_f32_odd), then the
- * top 16 bits of that f32 rounded to nearest. */
-static double round_bf16(double f) {
+/* f as an f32 rounded to odd (truncated, the last bit set where inexact; lower_elementwise.c's
+ * f64_to_f32_odd): rounded again to a format of at least two fewer mantissa bits (bf16, fp8)
+ * it gives f correctly rounded, where rounding to nearest twice would not. */
+static float round_f32_odd(double f) {
     float x = (float)f;
     uint32_t u;
     memcpy(&u, &x, 4);
+    if (x != x || (double)x == f) return x;
+    if (fabs((double)x) > fabs(f)) u -= 1; /* inf (overflow) becomes the largest f32 */
+    u |= 1u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* f rounded to nearest (ties to even) as a bf16 holds it, once: the top 16 bits of
+ * round_f32_odd(f) rounded to nearest. */
+static double round_bf16(double f) {
+    float x = round_f32_odd(f);
+    uint32_t u;
+    memcpy(&u, &x, 4);
     if (x != x) return f;
-    if ((double)x != f) {
-        if (fabs((double)x) > fabs(f)) u -= 1; /* inf (overflow) becomes the largest f32 */
-        u |= 1u;
-    }
     u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u; /* past the largest: inf, as a cast gives */
     memcpy(&x, &u, 4);
     return x;
@@ -494,7 +503,7 @@ Val spec_u64_value(Spec *s, uint64_t bits, SrcLoc loc) {
 Val spec_const_as(Spec *s, Val a, ElemKind et, SrcLoc loc) {
     double f = et_is_float(a.ct) ? a.f : (double)a.i;
     if (et_is_fp8(et)) /* the value the format holds */
-        return val_const_float(et, fp8_to_f32(fp8_from_f32((float)f, et), et), 0);
+        return val_const_float(et, fp8_to_f32(fp8_from_f32(round_f32_odd(f), et), et), 0);
     if (et_is_float(et)) return val_const_float(et, f, 0);
     if (et == ET_BOOL) return val_const_int(et, et_is_float(a.ct) ? a.f != 0 : a.i != 0, 0);
     int64_t i = et_is_float(a.ct) ? tc_float_to_int(et, a.f) : tc_int_wrap(et, a.i);

@@ -114,6 +114,36 @@ static void encode_all(void)
     run(F8, "encode", ARGS(P(x), P(e4), P(e5), P(h4), I((int)n)), NO_CONSTS);
 }
 
+/* f64 values a hair (a relative 2^-40) below, at and above the ties between neighbouring
+ * codes of both formats, which f32 rounds onto the tie: to fp8 they must round once. */
+static void encode_f64(void)
+{
+    enum { CAP = 1024 };
+    double vals[CAP];
+    size_t n = 0;
+    const Fmt *fs[2] = {&E4M3, &E5M2};
+    for (int k = 0; k < 2; k++)
+        for (int c = 0; c + 1 < 0x7f && n + 6 <= CAP; c++) {
+            double v = decode(fs[k], c), w = decode(fs[k], c + 1);
+            if (!isfinite(v) || !isfinite(w))
+                continue;
+            double tie = (v + w) / 2, h = ldexp(tie, -40);
+            for (int side = -1; side <= 1; side++)
+                vals[n++] = tie + side * h, vals[n++] = -(tie + side * h);
+        }
+    begin("fp8 from f64: %zu values next to ties", n);
+    Buf *x = input("x", T_F64, n, 0, 0);
+    Buf *e4 = output("e4m3", T_U8, n, EXACT), *e5 = output("e5m2", T_U8, n, EXACT);
+    Buf *folded = output("folded", T_U8, 2, EXACT);
+    for (size_t i = 0; i < n; i++) {
+        x->v[i] = vals[i];
+        e4->v[i] = encode(&E4M3, vals[i]);
+        e5->v[i] = encode(&E5M2, vals[i]);
+    }
+    folded->v[0] = encode(&E4M3, 1.125), folded->v[1] = encode(&E4M3, -1.25);
+    run(F8, "encode_f64", ARGS(P(x), P(e4), P(e5), P(folded), I((int)n)), NO_CONSTS);
+}
+
 static void arith(void)
 {
     enum { N = 64 };
@@ -140,5 +170,6 @@ void t_fp8(void)
     decode_all("decode_e4m3", &E4M3);
     decode_all("decode_e5m2", &E5M2);
     encode_all();
+    encode_f64();
     arith();
 }
