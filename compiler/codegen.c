@@ -26,6 +26,7 @@ static void init_targets(void)
     LLVMInitializeAMDGPUTarget();
     LLVMInitializeAMDGPUTargetMC();
     LLVMInitializeAMDGPUAsmPrinter();
+    LLVMInitializeAMDGPUAsmParser(); /* inline assembly in code objects (inline_asm_elementwise) */
     /* 32-bit shared-memory addresses: half the registers and the arithmetic of 64-bit ones
      * for every ldmatrix, cp.async destination and shared load or store */
     const char *const argv[] = {"tile", "-nvptx-short-ptr"};

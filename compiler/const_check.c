@@ -110,9 +110,9 @@ int tc_check_grid(const Func *f, const ConstBinding *consts, int nconsts, Diags 
             int64_t v;
             if (!e || !only_consts(f, e)) continue; /* launches evaluate the rest, checked too */
             if (tc_eval_int(e, consts, nconsts, &v, d)) return -1;
-            if (v < 0 || v > UINT32_MAX) {
-                diag_error(d, e->loc, "@grid dimension %d is %" PRId64 " (it must be from 0 to %" PRIu32 ")",
-                           i, v, UINT32_MAX);
+            if (v < 0 || v > INT32_MAX) { /* program ids are i32 on every backend */
+                diag_error(d, e->loc, "@grid dimension %d is %" PRId64 " (it must be from 0 to %" PRId32 ")",
+                           i, v, INT32_MAX);
                 return -1;
             }
         }

@@ -143,11 +143,43 @@ static void apply_divisors(const CompileRequest *req, TirKernel *k, Arena *a) {
     if (ones) params_to_ones(k, k->body);
 }
 
+/* Errors LLVM reports through its context (a constraint of inline assembly no register class
+ * takes, assembly the AMDGPU assembler rejects): kept here, reported after LLVM returns.
+ * Without a handler LLVM would print them and exit the process. */
+typedef struct LlvmErrors {
+    int count;
+    char first[512];
+} LlvmErrors;
+
+static void on_llvm_diagnostic(LLVMDiagnosticInfoRef info, void *user) {
+    LlvmErrors *e = user;
+    if (LLVMGetDiagInfoSeverity(info) != LLVMDSError) return;
+    if (e->count++ == 0) {
+        char *msg = LLVMGetDiagInfoDescription(info);
+        snprintf(e->first, sizeof e->first, "%s", msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+    }
+}
+
+/* LLVM's errors as one diagnostic: at the kernel's first inline assembly when it has any (the
+ * one source of them a program controls), else an internal error. */
+static int report_llvm_errors(const LlvmErrors *e, const TirKernel *k, Diags *d) {
+    if (!e->count) return 0;
+    if (k->nasms)
+        diag_error(d, k->asms[0].loc, "inline_asm_elementwise(): LLVM rejects the assembly%s: %s",
+                   k->nasms > 1 ? " (of this or another call in the kernel)" : "", e->first);
+    else
+        diag_error(d, (SrcLoc){0}, "internal compiler error: LLVM: %s", e->first);
+    return -1;
+}
+
 /* LLVM IR -> optimized IR -> PTX or object. */
 static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t, Arena *arena,
                        Diags *d, CompiledKernel *out) {
     jmp_buf *jump = arena_set_failure_jump(arena, NULL); /* no jump across LLVM's objects */
     LLVMContextRef ctx = LLVMContextCreate();
+    LlvmErrors errors = {0};
+    LLVMContextSetDiagnosticHandler(ctx, on_llvm_diagnostic, &errors);
     LLVMModuleRef mod = lower_kernel(k, t, ctx, d);
     int rc = mod ? codegen_optimize(mod, t, d) : -1;
     if (rc == 0) rc = check_frame(mod, k, t, d);
@@ -156,6 +188,7 @@ static int run_backend(const CompileRequest *req, TirKernel *k, const Target *t,
     char *code = NULL;
     size_t size = 0;
     if (rc == 0) rc = codegen_emit(mod, t, what, arena, &code, &size, d);
+    if (report_llvm_errors(&errors, k, d)) rc = -1;
     if (rc == 0 && what == CG_OBJECT && t->kind == TARGET_AMDGPU)
         rc = amdgpu_link(code, size, arena, &code, &size, d);
     if (rc == 0 && req->dump && req->stop_after <= STAGE_ASM) fwrite(code, 1, size, req->dump);

@@ -377,6 +377,7 @@ static int lower_op(Lower *L, TirOp *op)
     case TIR_ARANGE: case TIR_BINARY: case TIR_CMP: case TIR_UNARY: case TIR_SELECT:
     case TIR_CAST: case TIR_FMA: case TIR_ADDPTR:
         return lower_elementwise(L, op);
+    case TIR_INLINE_ASM: return lower_inline_asm(L, op);
     case TIR_SPLAT: case TIR_EXPAND_DIMS: case TIR_BROADCAST: case TIR_TRANS:
     case TIR_CONVERT_LAYOUT: case TIR_RESHAPE: case TIR_PERMUTE: case TIR_JOIN: case TIR_SPLIT:
     case TIR_HINT:

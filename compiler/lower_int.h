@@ -135,6 +135,9 @@ void lw_bind(Lower *L, const TirValue *v, LLVMValueRef x);
 LLVMValueRef lw_val(Lower *L, const TirValue *v);
 int lower_block(Lower *L, TirBlock *b);
 
+/* lower_asm.c: inline_asm_elementwise on the targets that take inline assembly */
+int lower_inline_asm(Lower *L, TirOp *op);
+
 /* lower_control.c */
 int lower_control(Lower *L, TirOp *op);
 

@@ -26,7 +26,9 @@ static int sweep(TirBlock *b, int *uses)
         prev = op->prev;
         for (int r = 0; r < op->nregions; r++)
             removed += sweep(op->regions[r], uses);
-        if (!pure(op->code) || op->nres == 0 || tir_op_is_volatile(op))
+        int asm_effect = op->code == TIR_INLINE_ASM && !(op->attr.i2 & TIR_ASM_PURE);
+        if ((!pure(op->code) && op->code != TIR_INLINE_ASM) || asm_effect || op->nres == 0 ||
+            tir_op_is_volatile(op))
             continue;
         int used = 0;
         for (int i = 0; i < op->nres; i++)

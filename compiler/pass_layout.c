@@ -161,6 +161,11 @@ static void collect_op(LP *p, TirOp *op)
     case TIR_FMA: case TIR_ADDPTR: case TIR_BROADCAST: case TIR_HINT: case TIR_PRINT:
         unite_all(p, op);
         break;
+    case TIR_INLINE_ASM: /* every result and operand of the results' shape: one layout */
+        unite_all(p, op);
+        for (int i = 1; i < op->nres; i++)
+            unite(p, op->results[0], op->results[i]);
+        break;
     case TIR_LOAD: case TIR_ATOMIC: case TIR_PREFETCH:
         note_mem(p, op->ops[0]);
         unite_all(p, op);

@@ -192,6 +192,8 @@ typedef struct Args {
 int spec_is_builtin(const char *name);
 Val spec_builtin(Spec *s, const Expr *call);
 typedef Val (*BuiltinFn)(Spec *s, Args *a);
+/* spec_asm.c: inline_asm_elementwise */
+Val spec_inline_asm(Spec *s, Args *a);
 /* Argument checks the built-ins share (0 or ET_VOID after a diagnostic): slot i holds a value;
  * an integer constant; a type name (dflt when not given); slots 0 .. n-1 numbers, not
  * pointers. spec_as_float: v as a float tile or scalar. */

@@ -18,7 +18,8 @@ static int is_string_slot(const char *slot) {
            strcmp(slot, "prefix") == 0 || strcmp(slot, "padding_option") == 0 ||
            strcmp(slot, "cache_modifier") == 0 || strcmp(slot, "eviction_policy") == 0 ||
            strcmp(slot, "input_precision") == 0 || strcmp(slot, "level") == 0 ||
-           strcmp(slot, "fp_downcast_rounding") == 0 ||
+           strcmp(slot, "fp_downcast_rounding") == 0 || strcmp(slot, "asm") == 0 ||
+           strcmp(slot, "constraints") == 0 ||
            strncmp(slot, "shown", 5) == 0;
 }
 
@@ -1511,6 +1512,7 @@ static const struct {
     {"rand4x", b_random}, {"randn4x", b_random}, {"randint4x", b_random}, {"philox", b_philox},
     {"atomic_cas", b_atomic}, {"debug_barrier", b_debug_barrier}, {"swizzle2d", b_swizzle2d},
     {"histogram", b_histogram}, {"gather", b_gather}, {"xor_sum", b_xor_sum},
+    {"inline_asm_elementwise", spec_inline_asm},
 };
 
 

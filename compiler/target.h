@@ -66,6 +66,9 @@ struct Target {
      * are volatile (AMD GPUs: the slc/nt and glc bits); other targets take hints through
      * load_hinted / store_hinted or ignore them */
     int nontemporal_hints;
+    /* LLVM inline assembly in the target's own language (inline_asm_elementwise): PTX on
+     * NVIDIA, GCN on AMD; 0: none (the host and sim run no GPU assembly) */
+    int inline_asm;
     long long max_frame_bytes; /* stack frame of the kernel's code, at most (0: no check);
                                   below the stack the runtime runs it on (check_frame.c) */
 

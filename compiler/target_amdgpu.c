@@ -165,7 +165,7 @@ const Target *target_amdgpu_init(Target *t, const char *name)
         .features = a->wave64 ? "+wavefrontsize64" : "+wavefrontsize32",
         .threads_per_warp = lanes, .max_warps = 1024 / lanes, .max_regs = 256,
         .global_as = 1, .shared_as = 3, .unroll_elements = 1, .smem_limit = a->lds_bytes,
-        .nontemporal_hints = 1,
+        .nontemporal_hints = 1, .inline_asm = 1,
         .sync_scopes = {"workgroup", "agent", ""},
         .kernel_begin = amd_kernel_begin, .kernel_finish = amd_kernel_finish,
         .thread_id = amd_thread_id, .program_id = amd_program_id,

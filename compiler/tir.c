@@ -165,6 +165,21 @@ TirKernel *tir_kernel_new(Arena *a, const char *name) {
     return k;
 }
 
+int tir_kernel_add_asm(TirKernel *k, const char *text, const char *constraints, SrcLoc loc) {
+    TirAsm *grown = arena_alloc(k->arena, sizeof *grown * (size_t)(k->nasms + 1));
+    if (!grown) return -1;
+    for (int i = 0; i < k->nasms; i++) grown[i] = k->asms[i];
+    grown[k->nasms] = (TirAsm){text, constraints, loc};
+    k->asms = grown;
+    return k->nasms++;
+}
+
+int tir_asm_regs(ElemKind k, int pack) {
+    int bits = et_bits(k);
+    if (bits >= 32) return pack;
+    return pack * bits <= 32 ? 1 : pack * bits / 32;
+}
+
 static TirValue *value_new(TirKernel *k, const TirType *t) {
     TirValue *v = arena_alloc(k->arena, sizeof *v);
     v->id = k->next_value_id++;

@@ -189,6 +189,10 @@ typedef enum {
                          orders the program's global-memory accesses and which no pass removes
                          or moves */
     TIR_ASSUME,       /* cond (scalar bool): the program may take it as true; no results */
+    TIR_INLINE_ASM,   /* the kernel's inline assembly attr.i (TirKernel.asms) run over the
+                         elements of its operands (all of the results' shape, or all scalars):
+                         one result per output type; attr.i2 = elements per run (pack) |
+                         TIR_ASM_PURE. Elementwise: every result has the operands' layout */
     /* debugging: records in the launch's debug buffer (compiler/debug_abi.h) */
     TIR_PRINT,        /* values of one shape: each element's values are recorded, once, by its
                          owner (scalars: thread 0); attr.i = the kernel's debug site */
@@ -245,6 +249,11 @@ typedef enum {
 } TirUnOp;
 
 typedef enum { DOT_IEEE = 0, DOT_TF32 } DotPrecision;
+
+/* TIR_INLINE_ASM's attr.i2: the pack in the low byte, and whether the assembly is pure (has no
+ * effect but its results: it may be removed when they are unused, or run more than once). */
+enum { TIR_ASM_PURE = 1 << 8 };
+static inline int tir_asm_pack(int64_t attr) { return (int)(attr & 255); }
 
 enum { TIR_BARRIER_USER = 1 }; /* TIR_BARRIER's attr.i: written as debug_barrier() */
 enum { CAST_VALUE = 0, CAST_BITS = 1 }; /* TIR_CAST's attr.i: convert, or bitcast() */
@@ -347,7 +356,21 @@ typedef struct TirKernel {
     TirDebugSite *sites;    /* prints and device_asserts; with any, the kernel takes one more
                                param after its own: the debug buffer */
     int nsites;
+    struct TirAsm *asms;    /* inline assembly of TIR_INLINE_ASM ops, by attr.i */
+    int nasms;
 } TirKernel;
+
+/* A kernel's inline assembly (inline_asm_elementwise): its text and LLVM constraint string,
+ * for the target's assembler; $0... name the outputs' registers, then the inputs'. */
+typedef struct TirAsm {
+    const char *text, *constraints;
+    SrcLoc loc;
+} TirAsm;
+/* Adds one to k->asms; its index, or -1 when out of memory. */
+int tir_kernel_add_asm(TirKernel *k, const char *text, const char *constraints, SrcLoc loc);
+/* The registers one run of inline assembly takes for `pack` elements of kind k: one each of 32
+ * bits or more; narrower ones packed, 32 bits a register (a run of fewer: one narrower one). */
+int tir_asm_regs(ElemKind k, int pack);
 
 /* ---- building ---- */
 TirKernel *tir_kernel_new(Arena *a, const char *name);

@@ -8,7 +8,7 @@ static const char *const opcode_names[TIR_OPCODE_COUNT] = {
     [TIR_NUM_PROGRAMS] = "num_programs", [TIR_ARANGE] = "arange", [TIR_SPLAT] = "splat",
     [TIR_EXPAND_DIMS] = "expand_dims", [TIR_BROADCAST] = "broadcast", [TIR_TRANS] = "trans",
     [TIR_RESHAPE] = "reshape", [TIR_PERMUTE] = "permute", [TIR_JOIN] = "join", [TIR_SPLIT] = "split",
-    [TIR_HINT] = "hint", [TIR_ASSUME] = "assume", [TIR_PRINT] = "print", [TIR_ASSERT] = "assert",
+    [TIR_HINT] = "hint", [TIR_ASSUME] = "assume", [TIR_INLINE_ASM] = "inline_asm", [TIR_PRINT] = "print", [TIR_ASSERT] = "assert",
     [TIR_CONVERT_LAYOUT] = "convert_layout", [TIR_BINARY] = "binary", [TIR_CMP] = "cmp",
     [TIR_UNARY] = "unary", [TIR_SELECT] = "select", [TIR_CAST] = "cast", [TIR_FMA] = "fma",
     [TIR_ADDPTR] = "addptr", [TIR_LOAD] = "load", [TIR_STORE] = "store", [TIR_PREFETCH] = "prefetch",
@@ -107,6 +107,10 @@ static void print_attrs(FILE *out, const TirOp *op) {
     }
     case TIR_PREFETCH:
         fprintf(out, " L%lld", (long long)op->attr.i);
+        break;
+    case TIR_INLINE_ASM:
+        fprintf(out, " asm=%lld pack=%d%s", (long long)op->attr.i, tir_asm_pack(op->attr.i2),
+                op->attr.i2 & TIR_ASM_PURE ? " pure" : "");
         break;
     case TIR_LOCAL_ALLOC:
         if (op->attr.i >= 0) fprintf(out, " offset=%lld", (long long)op->attr.i);

@@ -40,6 +40,7 @@ static int expected_operands(const TirOp *op, int *min, int *max) {
     else if (op->code == TIR_ATOMIC) *min = 2, *max = 4;
     else if (op->code == TIR_ASYNC_COPY) *min = 3, *max = 4;
     else if (op->code == TIR_PRINT) *min = 0, *max = TIR_DEBUG_MAX_VALUES;
+    else if (op->code == TIR_INLINE_ASM) *min = 0, *max = 1 << 20;
     else if (op->code == TIR_REDUCE) *min = 1, *max = 2; /* values [, argmax/argmin indices] */
     else if (op->code == TIR_FOR) *min = 3, *max = 1 << 20;
     else if (op->code == TIR_CONDITION) *min = 1, *max = 1 << 20;
@@ -62,6 +63,14 @@ static void check_elementwise(Verifier *v, const TirOp *op) {
         for (int i = 0; i < op->nops; i++)
             if (!same_shape(&op->ops[i]->type, &op->ops[0]->type))
                 problem(v, op, "operand shapes differ");
+        break;
+    case TIR_INLINE_ASM:
+        for (int i = 0; i < op->nops; i++)
+            if (!same_shape(&op->ops[i]->type, &op->results[0]->type))
+                problem(v, op, "operand shapes differ from the results'");
+        for (int i = 0; i < op->nres; i++)
+            if (!same_shape(&op->results[i]->type, &op->results[0]->type))
+                problem(v, op, "result shapes differ");
         break;
     default: break;
     }
@@ -119,6 +128,9 @@ static void verify_op(Verifier *v, const TirOp *op) {
         (op->attr.i < 0 || op->attr.i >= v->k->nsites || v->k->sites[op->attr.i].kind !=
          (op->code == TIR_PRINT ? DEBUG_PRINT : DEBUG_ASSERT)))
         problem(v, op, "no such debug site");
+    if (op->code == TIR_INLINE_ASM &&
+        (op->attr.i < 0 || op->attr.i >= v->k->nasms || op->nres < 1 || tir_asm_pack(op->attr.i2) < 1))
+        problem(v, op, "no such inline assembly, no result or no pack");
     check_smem(v, op);
     check_regions(v, op);
     if (v->need_layouts) check_layouts(v, op);

@@ -13,6 +13,7 @@ static const BuiltinSig sigs[] = {
     {"load", 1, 1, {"ptr", "mask", "other", "boundary_check", "padding_option", "cache_modifier", "eviction_policy", "volatile"}},
     {"store", 2, 2, {"ptr", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"}},
     {"prefetch", 1, 1, {"ptr", "mask", "level"}},
+    {"inline_asm_elementwise", 4, 0, {"asm", "constraints", "args", "dtype", "is_pure", "pack"}},
     {"make_block_ptr", 5, 0, {"base", "shape", "strides", "offsets", "block_shape", "order"}},
     {"advance", 2, 0, {"base", "offsets"}},
     {"exp", 1, 1, {"x"}},
@@ -151,5 +152,6 @@ int builtin_list_slot(const char *fn, const char *slot) {
         return !strcmp(fn, "zeros") || !strcmp(fn, "full") || !strcmp(fn, "reshape") || !strcmp(fn, "view") ||
                !strcmp(fn, "broadcast_to");
     if (!strcmp(fn, "advance")) return !strcmp(slot, "offsets");
+    if (!strcmp(fn, "inline_asm_elementwise")) return !strcmp(slot, "args") || !strcmp(slot, "dtype");
     return (!strcmp(fn, "load") || !strcmp(fn, "store")) && !strcmp(slot, "boundary_check");
 }

@@ -385,6 +385,17 @@ static int keyword_set(const Expr *e, const char *kw) {
     return 0;
 }
 
+/* inline_asm_elementwise's results: one per type of its dtype (a list or tuple of them, or one). */
+static int asm_results(const Expr *e) {
+    for (int i = 0; i < e->nargs; i++) {
+        const char *kw = e->arg_names ? e->arg_names[i] : NULL;
+        if (kw ? strcmp(kw, "dtype") != 0 : i != 3) continue;
+        const Expr *t = e->args[i];
+        return t->kind == EX_LIST || t->kind == EX_TUPLE ? t->nargs : 1;
+    }
+    return 1;
+}
+
 /* The number of values a builtin call returns (split gives two halves, swizzle2d a row and a
  * column, randint4x, rand4x and randn4x four; max and min, with return_indices, the values and their indices; reduce and associative_scan one per member of
  * a tuple operand), or -1 where a helper's results decide it. */
@@ -395,6 +406,7 @@ static int builtin_results(const Expr *e) {
         if (e->args[0]->kind == EX_CALL) return -1; /* as many as that call's results */
     }
     if (!strcmp(e->name, "max") || !strcmp(e->name, "min")) return 1 + keyword_set(e, "return_indices");
+    if (!strcmp(e->name, "inline_asm_elementwise")) return asm_results(e);
     if (!strcmp(e->name, "randint4x") || !strcmp(e->name, "rand4x") || !strcmp(e->name, "randn4x") ||
         !strcmp(e->name, "philox"))
         return 4;

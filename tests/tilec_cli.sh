@@ -246,6 +246,9 @@ cmp -s "$tmp/out_npy.bin" "$tmp/sum.bin" || { echo "FAIL: --load .npy: out is no
 expect 2 "--load .npy: another dtype" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --load x="$tmp/i.npy"
 has "its dtype is '<i4', the parameter is f32" err "--load .npy dtype message"
 expect 2 "--load .npy: shorter than its shape" -- "$tilec" run examples/add.tile:add --backend=cpu n=8 --load x="$tmp/short.npy"
+printf '\223NUMPY\001\000\040\000{"descr": "<f4", "shape": (4,)}       \n' >"$tmp/dq.npy"; cat "$tmp/x.bin" >>"$tmp/dq.npy"
+expect 2 "--load .npy: a header NumPy would not write (double quotes)" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --load x="$tmp/dq.npy"
+has "its .npy header has no 'descr' (dtype) entry" err "--load .npy: says what is missing"
 # --fill: a constant and a range
 printf '\000\000\240\100\000\000\240\100\000\000\240\100\000\000\240\100' >"$tmp/five.bin" # 5 5 5 5
 expect 0 "run --fill" -- "$tilec" run examples/add.tile:add --backend=cpu n=4 --reps=1 \
@@ -344,6 +347,25 @@ has "prefetch.global.L2 \\[" out "prefetch: level L2 (the default)"
 has "prefetch.global.L1 \\[" out "prefetch: level L1"
 has "cp.async" out "prefetch: a loop that prefetches is still pipelined"
 expect 0 "prefetch: AMD compiles it (to nothing)" -- "$tilec" emit --emit=amdgcn --kernel=prefetched tests/exec/hints.tile
+expect 0 "inline asm: PTX" -- "$tilec" emit --emit=ptx --target=sm_80 --kernel=bytes_plus_one tests/exec/inline_asm.tile
+has "add.u32 t, t, 0x01010101" out "inline asm: the text in the PTX"
+expect 0 "inline asm: two results" -- "$tilec" emit --emit=ptx --target=sm_90a --kernel=two_results tests/exec/inline_asm.tile
+has "mul.rn.f32 %r[0-9]*, %r[0-9]*, 0f40000000" out "inline asm: operands named"
+expect 0 "inline asm: an impure one whose result is unused stays" -- "$tilec" emit --emit=ptx --target=sm_90 --kernel=effect tests/exec/inline_asm.tile
+has "red.global.add.u32" out "inline asm: kept"
+expect 0 "inline asm: the IR" -- "$tilec" emit --emit=tir --kernel=halves tests/exec/inline_asm.tile
+has "inline_asm asm=0 pack=2 pure" out "inline asm: the op in the IR"
+expect 0 "inline asm: the CPU runs the file's kernel without it" -- "$tilec" run tests/exec/inline_asm.tile:plain --backend=cpu n=10 --reps=1
+expect 1 "inline asm: the CPU runs none" -- "$tilec" run tests/exec/inline_asm.tile:triple4 --backend=cpu n=10 --reps=1
+has "runs only on GPU targets" err "inline asm: says so"
+has "inline_asm.tile:[0-9]*:[0-9]*: error" err "inline asm: at the call"
+expect 1 "inline asm: PTX given to the AMD assembler" -- "$tilec" emit --emit=hsaco --kernel=triple4 -o "$tmp/asm.hsaco" tests/exec/inline_asm.tile
+has "LLVM rejects the assembly" err "inline asm: the assembler's complaint, not an exit"
+printf '@grid(1)\nkernel k(x: *i32) {\n    let a = load(x + arange(0, 64));\n    store(x + arange(0, 64), inline_asm_elementwise("v_add_u32 $0, $1, $1", "=v,v", [a], i32, true, 1));\n}\n' >"$tmp/gcn.tile"
+expect 0 "inline asm: GCN assembly in an AMD code object" -- "$tilec" emit --emit=hsaco -o "$tmp/gcn.hsaco" "$tmp/gcn.tile"
+printf '@grid(1)\nkernel k(x: *i32) {\n    let a = load(x + arange(0, 64));\n    store(x + arange(0, 64), inline_asm_elementwise("mov.b32 $0, $1;", "=x,r", [a], i32, true, 1));\n}\n' >"$tmp/badc.tile"
+expect 1 "inline asm: a constraint no register class takes" -- "$tilec" emit --emit=ptx --target=sm_90 -o /dev/null "$tmp/badc.tile"
+has "badc.tile:4:30: error: inline_asm_elementwise(): LLVM rejects the assembly: couldn't allocate output register" err "inline asm: LLVM's error at the call"
 cat >"$tmp/bp_hints.tile" <<'EOF'
 @grid(1)
 kernel k(x: *f32, y: *f32, n: i32) {

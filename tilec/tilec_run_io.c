@@ -116,11 +116,14 @@ static void npy_header(const TilecFileArg *fa, ElemKind k, long *offset, size_t 
                           tilec_clip(fa->name), tilec_clip(fa->path));
     h[hlen] = 0;
     const char *want = npy_descr(k);
-    if (dict_str(h, "'descr':", descr, sizeof descr) != 0 || !want ||
+    if (dict_str(h, "'descr':", descr, sizeof descr) != 0)
+        tilec_usage_error("--load %s=%s: its .npy header has no 'descr' (dtype) entry NumPy would write",
+                          tilec_clip(fa->name), tilec_clip(fa->path));
+    if (!want ||
         (strcmp(descr, want) != 0 && !(descr[0] == '=' && strcmp(descr + 1, want + 1) == 0)))
         tilec_usage_error("--load %s=%s: its dtype is '%s', the parameter is %s (%s)",
                           tilec_clip(fa->name), tilec_clip(fa->path),
-                          dict_str(h, "'descr':", descr, sizeof descr) ? "?" : descr,
+                          descr,
                           et_name(k), want ? want : "no NumPy dtype: give a raw file");
     if (strstr(h, "'fortran_order': True"))
         tilec_usage_error("--load %s=%s: Fortran order; save a C-ordered array",

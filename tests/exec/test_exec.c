@@ -739,6 +739,7 @@ static const Group GROUPS[] = {
     {"barrier", t_barrier},   {"porting", t_porting},
     {"tuple_reduce", t_tuple_reduce}, {"block_ptr", t_block_ptr},
     {"hints", t_hints}, {"tritonops", t_triton_ops}, {"tritonforms", t_triton_forms},
+    {"inline_asm", t_inline_asm},
 };
 
 static int usage(void)
@@ -804,6 +805,7 @@ int main(int argc, char **argv)
         return 1;
     }
     S.host = tile_backend(R.ctx) == TILE_BACKEND_CPU;
+    S.cuda = tile_backend(R.ctx) == TILE_BACKEND_CUDA;
     printf("test_exec: backend %s, device %s, seed %llu (repeat with --seed=%llu)\n",
            tile_backend_name(tile_backend(R.ctx)), tile_device_name(R.ctx),
            (unsigned long long)seed, (unsigned long long)seed);

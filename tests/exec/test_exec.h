@@ -36,6 +36,7 @@ typedef struct Buf {
 struct State {
     int quick; /* --quick: skip the largest sizes (sanitizer builds) */
     int host;  /* the CPU backend: one thread owns whole tiles */
+    int cuda;  /* the CUDA backend (NVIDIA assembly runs) */
 };
 extern struct State S;
 
@@ -118,6 +119,7 @@ void t_intdiv(void);
 void t_imports(void);
 void t_attn_decode(void);
 void t_attn_paged(void);
+void t_inline_asm(void);
 void t_atomics(void);
 void t_random(void);
 void t_shapes(void);
