@@ -76,6 +76,15 @@ static void refused(void)
     run_expect(AS, &l, TILE_ERROR_COMPILE, "runs only on GPU targets", NULL);
 }
 
+static void bad_ptx(void)
+{
+    begin("inline asm: PTX the driver rejects is a launch error, and the context goes on");
+    Buf *x = scratch("x", T_I32, 32);
+    Launch l = {"bad_ptx", ARGS(P(x)), NO_CONSTS};
+    run_expect(AS, &l, TILE_ERROR_DEVICE, "cuModuleLoadDataEx", NULL);
+    triple4(37);
+}
+
 void t_inline_asm(void)
 {
     if (!S.cuda) { /* the CPU and sim backends: a compile error, then a launch that works */
@@ -96,4 +105,5 @@ void t_inline_asm(void)
     }
     outer();
     effect();
+    bad_ptx();
 }
