@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cpu_jit.h"
+#include "runtime_internal.h"
 #include "sim.h"
 #include "sim_abi.h"
 
@@ -89,10 +90,10 @@ static void run_program(void *user, uint64_t i)
         failed(l, i, err);
 }
 
+/* TILE_SIM_STRICT: 1 (the default) or 0; another value is strict too, and logged (env.c). */
 static int strict_mode(void)
 {
-    const char *s = getenv("TILE_SIM_STRICT");
-    return !s || !*s || strcmp(s, "0") != 0;
+    return (int)rt_env_long("TILE_SIM_STRICT", 0, 1, 1, "strict");
 }
 
 static tile_Status sim_launch(void *dev, void *fn, const unsigned grid[3], int threads,

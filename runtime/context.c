@@ -70,9 +70,17 @@ static tile_Status open_device(tile_Backend kind, int device, const BackendOps *
     return TILE_OK;
 }
 
+static _Atomic int fork_generation;
+static pthread_once_t fork_watch_once = PTHREAD_ONCE_INIT;
+static void on_fork_child(void) { fork_generation++; }
+static void watch_forks(void) { pthread_atfork(NULL, NULL, on_fork_child); }
+
+int rt_fork_generation(void) { return fork_generation; }
+
 tile_Status rt_context_open(tile_Backend backend, int device, const RtChooser *chooser,
                             tile_Context **out)
 {
+    pthread_once(&fork_watch_once, watch_forks);
     if (!out)
         return open_error_set(TILE_ERROR_INVALID_ARGUMENT, "tile_context_open", "out is NULL");
     if (device < 0)
@@ -95,6 +103,7 @@ tile_Status rt_context_open(tile_Backend backend, int device, const RtChooser *c
     ctx->ops = ops;
     ctx->dev = dev;
     ctx->chooser = chooser;
+    ctx->fork_gen = rt_fork_generation();
     snprintf(ctx->target, sizeof ctx->target, "%s", ops->target(dev));
     pthread_mutex_init(&ctx->lock, NULL);
     pthread_mutex_init(&ctx->debug_lock, NULL);
@@ -119,6 +128,8 @@ void tile_context_close(tile_Context *ctx)
 {
     if (rt_handle_release(ctx, RT_CONTEXT, "tile_context_close") != TILE_OK)
         return;
+    if (ctx->fork_gen != rt_fork_generation())
+        return; /* the parent's: its threads and device are not here to stop (its memory stays) */
     char err[BK_ERR_MAX];
     ctx->ops->sync(ctx->dev, err);
     while (ctx->modules)

@@ -104,8 +104,8 @@ tile_Status tile_event_elapsed(tile_Event *start, tile_Event *end, float *ms)
 
 void tile_event_destroy(tile_Event *e)
 {
-    if (!rt_handle_live(e, RT_EVENT))
-        return;
+    if (rt_handle_check(e, RT_EVENT, "tile_event_destroy") != TILE_OK)
+        return; /* NULL, destroyed already, or not an event: tile_error(NULL) says which */
     rt_handle_remove(e);
     if (e->dev_event && rt_handle_live(e->ctx, RT_CONTEXT))
         e->ctx->ops->event_destroy(e->ctx->dev, e->dev_event);

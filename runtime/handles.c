@@ -88,9 +88,32 @@ static tile_Status not_live(const void *h, RtHandleKind kind, const char *fn)
                            kind == RT_CONTEXT ? "opened" : "loaded");
 }
 
+/* The context a live context, module or kernel belongs to (events keep theirs privately). */
+static const tile_Context *owner(const void *h, RtHandleKind kind)
+{
+    switch (kind) {
+    case RT_CONTEXT: return h;
+    case RT_MODULE: return ((const tile_Module *)h)->ctx;
+    case RT_KERNEL: return ((const tile_Kernel *)h)->mod->ctx;
+    default: return NULL;
+    }
+}
+
+static int inherited(const tile_Context *ctx) { return ctx && ctx->fork_gen != rt_fork_generation(); }
+
+static tile_Status inherited_error(const char *fn)
+{
+    return rt_thread_error(TILE_ERROR_INVALID_ARGUMENT,
+                           "%s: refused: this context was opened before a fork() of this process; "
+                           "its worker threads and device state stay in the parent: open a new "
+                           "context in this process", fn);
+}
+
 tile_Status rt_handle_check(const void *h, RtHandleKind kind, const char *fn)
 {
-    return rt_handle_live(h, kind) ? TILE_OK : not_live(h, kind, fn);
+    if (!rt_handle_live(h, kind))
+        return not_live(h, kind, fn);
+    return inherited(owner(h, kind)) ? inherited_error(fn) : TILE_OK;
 }
 
 /* ---- calls in progress ---- */
@@ -123,6 +146,7 @@ const char *rt_call_on_this_thread(const tile_Context *ctx)
 tile_Status rt_call_enter(const void *h, RtHandleKind kind, const char *fn, RtCall *call)
 {
     *call = (RtCall){ NULL, NULL };
+    int from_parent = 0;
     pthread_mutex_lock(&lock);
     int ok = live_locked(h, kind) && kind != RT_EVENT;
     if (ok) { /* h is live, so its memory is not freed while the lock is held */
@@ -131,6 +155,8 @@ tile_Status rt_call_enter(const void *h, RtHandleKind kind, const char *fn, RtCa
                                                : NULL;
         tile_Context *ctx = mod ? mod->ctx : (tile_Context *)h;
         ok = (!mod || live_locked(mod, RT_MODULE)) && live_locked(ctx, RT_CONTEXT);
+        from_parent = ok && inherited(ctx);
+        ok = ok && !from_parent;
         if (ok) {
             hold(&ctx->calls, &ctx->call_fn, fn, 1);
             if (mod)
@@ -142,6 +168,8 @@ tile_Status rt_call_enter(const void *h, RtHandleKind kind, const char *fn, RtCa
     if (ok && nthread_calls < THREAD_CALLS_MAX)
         thread_calls[nthread_calls].ctx = call->ctx, thread_calls[nthread_calls].fn = fn;
     nthread_calls += ok;
+    if (from_parent)
+        return inherited_error(fn);
     return ok ? TILE_OK : not_live(h, kind, fn);
 }
 

@@ -39,6 +39,17 @@ static tile_Status check_consts(tile_Kernel *k, const tile_Const *c, int n)
     return TILE_OK;
 }
 
+tile_Status rt_launch_check(tile_Kernel *k, const tile_Arg *args, int nargs,
+                            const tile_Const *consts, int nconsts)
+{
+    if (nargs < 0 || (nargs && !args) || nconsts < 0 || (nconsts && !consts))
+        return rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT,
+                        "launch of '%s': %s is NULL or negative", k->func->name,
+                        nargs < 0 || (nargs && !args) ? "args" : "consts");
+    tile_Status st = rt_args_check(k, args, nargs);
+    return st == TILE_OK ? check_consts(k, consts, nconsts) : st;
+}
+
 /* A launch's scratch: arena and diagnostics for the compiler's helpers. */
 typedef struct Launch {
     tile_Kernel *k;
@@ -196,13 +207,7 @@ static tile_Status plan(Launch *l, const unsigned *explicit_grid, const tile_Arg
                         int nargs, const tile_Const *consts, int nconsts, unsigned grid[3])
 {
     tile_Kernel *k = l->k;
-    tile_Context *ctx = k->mod->ctx;
-    if (nargs < 0 || (nargs && !args) || nconsts < 0 || (nconsts && !consts))
-        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "launch of '%s': %s is NULL or negative",
-                        k->func->name, nargs < 0 || (nargs && !args) ? "args" : "consts");
-    tile_Status st = rt_args_check(k, args, nargs);
-    if (st == TILE_OK)
-        st = check_consts(k, consts, nconsts);
+    tile_Status st = rt_launch_check(k, args, nargs, consts, nconsts);
     if (st == TILE_OK)
         st = resolve_consts(l, consts, nconsts);
     const RtChooser *chooser = k->mod->ctx->chooser;
@@ -277,6 +282,7 @@ tile_Status tile_launch(tile_Kernel *k, const tile_Arg *args, int nargs,
     if (st != TILE_OK)
         return st;
     st = launch(k, NULL, args, nargs, consts, nconsts);
+    rt_env_warnings_log(k->mod->ctx); /* a variable read at launch (TILE_SIM_STRICT) */
     rt_call_leave(&call);
     return st;
 }
@@ -290,6 +296,7 @@ tile_Status tile_launch_grid(tile_Kernel *k, const unsigned grid[3], const tile_
         return st;
     st = grid ? launch(k, grid, args, nargs, consts, nconsts)
               : rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_launch_grid: grid is NULL");
+    rt_env_warnings_log(k->mod->ctx);
     rt_call_leave(&call);
     return st;
 }

@@ -38,6 +38,15 @@ static tile_Status remember(tile_Context *ctx, const char *fn, uint64_t base, si
     return TILE_OK;
 }
 
+static void mark_empty(tile_Context *ctx, uint64_t base)
+{
+    pthread_mutex_lock(&ctx->lock);
+    RtRange *g = (RtRange *)rtranges_find(&ctx->allocs, base);
+    if (g)
+        g->empty = 1;
+    pthread_mutex_unlock(&ctx->lock);
+}
+
 tile_Status tile_malloc(tile_Context *ctx, size_t bytes, tile_DevPtr *out)
 {
     tile_Status st = rt_handle_check(ctx, RT_CONTEXT, "tile_malloc");
@@ -47,11 +56,14 @@ tile_Status tile_malloc(tile_Context *ctx, size_t bytes, tile_DevPtr *out)
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_malloc: out is NULL");
     char err[BK_ERR_MAX];
     *out = 0;
-    if (bytes == 0)
-        bytes = 1; /* a distinct, freeable address even for empty buffers */
+    int empty = bytes == 0;
+    if (empty)
+        bytes = 1; /* a distinct, freeable address even for empty buffers (none of it usable) */
     if ((st = ctx->ops->malloc(ctx->dev, bytes, out, err)) != TILE_OK)
         return bk_fail(ctx, st, "tile_malloc", err);
-    if ((st = remember(ctx, "tile_malloc", *out, bytes, 0)) != TILE_OK) {
+    if ((st = remember(ctx, "tile_malloc", *out, bytes, 0)) == TILE_OK && empty)
+        mark_empty(ctx, *out);
+    if (st != TILE_OK) {
         ctx->ops->free(ctx->dev, *out, err);
         *out = 0;
     }
@@ -139,11 +151,11 @@ static tile_Status check_range(tile_Context *ctx, const char *fn, uint64_t dev, 
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT,
                         "%s: device address 0x%llx is not in memory allocated (tile_malloc) "
                         "or borrowed (tile_borrow) by this context", fn, (unsigned long long)dev);
-    size_t room = g.size - (size_t)(dev - g.base);
+    size_t size = g.empty ? 0 : g.size, room = g.empty ? 0 : g.size - (size_t)(dev - g.base);
     if (bytes > room)
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT,
                         "%s: %zu bytes at 0x%llx run past the end of the %zu-byte %s range at "
-                        "0x%llx (%zu bytes left)", fn, bytes, (unsigned long long)dev, g.size,
+                        "0x%llx (%zu bytes left)", fn, bytes, (unsigned long long)dev, size,
                         g.borrowed ? "borrowed" : "allocated", (unsigned long long)g.base, room);
     return TILE_OK;
 }

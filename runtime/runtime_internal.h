@@ -25,6 +25,7 @@ typedef struct RtRange {
     uint64_t base;
     size_t size;
     int borrowed; /* from tile_borrow, not tile_malloc */
+    int empty;    /* tile_malloc(ctx, 0): one byte held (a distinct address), none usable */
 } RtRange;
 typedef struct RtRanges {
     RtRange *items;
@@ -141,7 +142,13 @@ struct tile_Context {
     tile_DevPtr debug_buf;      /* print and device_assert records (debug.c) */
     int calls;                  /* calls in progress on it (rt_call_enter), the first */
     const char *call_fn;        /* of which; both under the handles' lock */
+    int fork_gen;               /* rt_fork_generation() when it was opened */
 };
+
+/* How many fork()s made this process since the first context was opened: a context opened
+ * before the last one belongs to the parent (its threads and device state are not in this
+ * process), and every call on it is refused (context.c). */
+int rt_fork_generation(void);
 
 /* ---- errors and logging ---- */
 /* Sets the context's error message and returns `st`. */
@@ -205,6 +212,10 @@ void rt_debug_release(tile_Context *ctx);
 /* ---- pieces of tile_launch ---- */
 /* Checks count and kinds of args against the kernel's params (before any compile). */
 tile_Status rt_args_check(tile_Kernel *k, const tile_Arg *args, int nargs);
+/* What tile_launch checks of its inputs before resolving anything (tile_tune shares it): the
+ * arrays (NULL or negative counts), rt_args_check, the consts' names (known, none twice). */
+tile_Status rt_launch_check(tile_Kernel *k, const tile_Arg *args, int nargs,
+                            const tile_Const *consts, int nconsts);
 /* Converts args to the types of a specialization's params: slots[i] holds the value,
  * ptrs[i] points at it; a spec with debug sites takes `debug_buf` in one more slot (the
  * arrays hold s->nparams + 1). */

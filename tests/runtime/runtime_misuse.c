@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "tile.h"
@@ -259,6 +261,13 @@ static int test_copy_ranges(void)
     SAYS(ctx, "not in memory allocated");
     FAILS(ctx, tile_copy_to_device(ctx, (tile_DevPtr)(uintptr_t)big, big, 4)); /* host memory */
     OK(ctx, tile_copy_to_device(ctx, 12345, big, 0)); /* zero bytes: nothing to check */
+    tile_DevPtr empty; /* an empty allocation: an address, and not one usable byte */
+    OK(ctx, tile_malloc(ctx, 0, &empty));
+    FAILS(ctx, tile_copy_to_device(ctx, empty, big, 1));
+    SAYS(ctx, "past the end of the 0-byte allocated range");
+    FAILS(ctx, tile_memset(ctx, empty, 0, 1));
+    OK(ctx, tile_copy_to_host(ctx, big, empty, 0));
+    OK(ctx, tile_free(ctx, empty));
     if (backend != TILE_BACKEND_CUDA) { /* device memory is host memory: buffers may overlap */
         float *dev = (float *)(uintptr_t)f.x;
         OK(ctx, tile_copy_to_host(ctx, dev + 1, f.x, BYTES - sizeof(float)));
@@ -518,6 +527,37 @@ static int test_env_threads(void)
     CHECK(!strstr(tile_device_name(a), " 1024 threads"));
     tile_context_close(a);
     tile_context_close(b);
+    return 0;
+}
+
+static char strict_log[1024];
+static void strict_sink(void *user, const char *message)
+{
+    (void)user;
+    if (strstr(message, "TILE_SIM_STRICT"))
+        snprintf(strict_log, sizeof strict_log, "%s", message);
+}
+
+/* TILE_SIM_STRICT read at a launch: a value other than 0 or 1 is strict, and logged to the
+ * sink installed before it (the launch's own); destroying an event twice says so */
+static int test_env_strict(void)
+{
+    Fx f;
+    if (fx_open(&f))
+        return 1;
+    strict_log[0] = 0;
+    tile_set_log(f.ctx, strict_sink, NULL);
+    setenv("TILE_SIM_STRICT", "false", 1);
+    int bad = launch_ok(&f, f.x, f.out);
+    unsetenv("TILE_SIM_STRICT");
+    CHECK(!bad);
+    CHECK(backend != TILE_BACKEND_SIM || strstr(strict_log, "TILE_SIM_STRICT='false' ignored"));
+    tile_Event *e;
+    OK(f.ctx, tile_event_create(f.ctx, &e));
+    tile_event_destroy(e);
+    tile_event_destroy(e);
+    CHECK(strstr(tile_error(NULL), "tile_event_destroy"));
+    tile_context_close(f.ctx);
     return 0;
 }
 
@@ -903,6 +943,43 @@ static int test_sim_target(void)
     return 0;
 }
 
+/* The child of a fork(): every call on the parent's context is refused (its worker threads are
+ * not in the child; a launch there waited forever), closing it does not hang, a context of its
+ * own works; the parent's goes on. */
+static int fork_child(Fx *f)
+{
+    alarm(60); /* a hang is a failure, not a stuck test */
+    tile_Arg args[] = { tile_ptr(f->x), tile_ptr(f->y), tile_ptr(f->out), tile_i32(N) };
+    tile_DevPtr p;
+    if (tile_launch(f->k, args, 4, NULL, 0) != TILE_ERROR_INVALID_ARGUMENT ||
+        !strstr(tile_error(NULL), "before a fork()") ||
+        tile_malloc(f->ctx, 16, &p) != TILE_ERROR_INVALID_ARGUMENT)
+        return 1;
+    tile_context_close(f->ctx);
+    Fx g;
+    if (fx_open(&g) || launch_ok(&g, g.x, g.out))
+        return 1;
+    tile_context_close(g.ctx);
+    return 0;
+}
+
+static int test_fork(void)
+{
+    Fx f;
+    if (fx_open(&f) || launch_ok(&f, f.x, f.out))
+        return 1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(fork_child(&f));
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(!launch_ok(&f, f.x, f.out));
+    tile_context_close(f.ctx);
+    return 0;
+}
+
 static const NamedTest TESTS[] = {
     { "null_args", test_null_args },     { "closed_context", test_closed_context },
     { "freed_module", test_freed_module }, { "copy_ranges", test_copy_ranges },
@@ -919,6 +996,7 @@ static const NamedTest TESTS[] = {
     { "progress_closes_context", test_progress_closes_context },
     { "set_log_closes_context", test_set_log_closes_context },
     { "log_frees_buffer", test_log_frees_buffer },
+    { "fork", test_fork },               { "env_strict", test_env_strict },
 };
 
 int main(int argc, char **argv)
