@@ -67,6 +67,15 @@ static void effect(void)
     run(AS, "effect", ARGS(P(count)), NO_CONSTS);
 }
 
+static void mm_i8(int M, int N, int K)
+{
+    begin("inline asm: i8 weights to f16 inside a dot loop, %dx%dx%d", M, N, K);
+    Buf *a = input("a", T_F16, (size_t)M * K, -2, 2), *b = input("b", T_I8, (size_t)K * N, -127, 127);
+    Buf *c = output("c", T_F32, (size_t)M * N, TOL_F32);
+    matmul_ref_bounded(a, b, c, M, N, K);
+    run(AS, "mm_i8", ARGS(P(a), P(b), P(c), I(M), I(N), I(K)), NO_CONSTS);
+}
+
 static void refused(void)
 {
     begin("inline asm: refused where no GPU assembly runs");
@@ -105,5 +114,7 @@ void t_inline_asm(void)
     }
     outer();
     effect();
+    mm_i8(77, 45, 53);
+    mm_i8(128, 64, 256);
     bad_ptx();
 }
