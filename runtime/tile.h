@@ -253,8 +253,14 @@ tile_Status tile_launch_grid(tile_Kernel *k, const unsigned grid[3], const tile_
  * timed run and once after tuning; those in @restore are saved before tuning and copied back
  * before each run and after tuning, so accumulating kernels see one launch's effect.
  * Modes: AUTO tunes unseen keys; CACHED (serving) never times: an unseen key runs the
- * fallback configuration (the first one the constraints allow), logged once per key; OFF
- * uses defaults and first candidates, like a kernel without @tune. Default: $TILE_TUNE
+ * fallback configuration (the first one the constraints allow, in enumeration order), logged
+ * once per key to the log sink; OFF uses given values, defaults and first candidates, like a
+ * kernel without @tune. Tuned consts the caller gives narrow the candidates (all of them
+ * given: pinned, not checked); otherwise a launch never runs a configuration its @constraints
+ * do not allow: OFF's defaults, where they do not allow them, give way to the first
+ * configuration they allow (as CACHED's fallback), and where none is allowed (any mode) it is
+ * TILE_ERROR_INVALID_ARGUMENT ("... no configuration of its @tune space satisfies its
+ * @constraint with n=16"). Default: $TILE_TUNE
  * (auto|cached|off), else AUTO on GPUs and OFF on the CPU and sim backends (whose timings say
  * little about GPU kernels). TILE_PRINT_AUTOTUNING=1 logs each choice (kernel, key, config, where
  * it came from, time) to the log sink, or to stderr without one. Searching: exhaustive;
@@ -311,10 +317,14 @@ typedef struct tile_TuneProgress {
     double eta_s;       /* estimated seconds left, < 0 unknown */
 } tile_TuneProgress;
 
+/* A negative count, or a budget_s that is negative, inf or nan, is TILE_ERROR_INVALID_ARGUMENT
+ * naming the field (the rules of the matching environment variables; 0 is the default). */
 typedef struct tile_TuneOptions {
     int force;        /* re-time configurations the cache has results for */
-    int reps;         /* most timed runs per configuration (0: about 100 ms' worth, 3 to 100) */
-    double budget_s;  /* stop timing new configurations after this long (0: $TILE_TUNE_BUDGET) */
+    int reps;         /* most timed runs per configuration, >= 0 (0: about 100 ms' worth, 3 to
+                         100) */
+    double budget_s;  /* stop timing new configurations after this many seconds, finite, >= 0
+                         (0: $TILE_TUNE_BUDGET) */
     int samples;      /* > 0: time this many, sampled (0: $TILE_TUNE_SEARCH/SAMPLES) */
     void (*progress)(void *user, const tile_TuneProgress *p); /* may be NULL; may not
                                  close the kernel's context or free its module (refused) */
@@ -324,7 +334,12 @@ typedef struct tile_TuneOptions {
 /* Tunes k ahead of time for the key of these arguments (as tile_launch takes them; consts
  * given fix those values and are seen by constraints), whatever the mode; stores the result
  * in the cache and in memory so later launches with this key use it. `opts` may be NULL.
- * *report (may be NULL) receives the ranked results. Does not launch the chosen config. */
+ * *report (may be NULL) receives the ranked results. Does not launch the chosen config.
+ * args and consts are checked as tile_launch checks them (same statuses and messages: an
+ * unknown const is TILE_ERROR_NOT_FOUND). When no configuration worked (each one failed to
+ * compile, load or run, timed out, was pruned or skipped) it returns TILE_ERROR_COMPILE, the
+ * message saying so with the first failure's configuration and reason; *report still
+ * receives the results (best is -1). */
 tile_Status tile_tune(tile_Kernel *k, const tile_Arg *args, int nargs, const tile_Const *consts,
                       int nconsts, const tile_TuneOptions *opts, const tile_TuneReport **report);
 

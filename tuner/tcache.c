@@ -101,7 +101,8 @@ TCache *tcache_load_file(const char *path, char *warning, size_t warnlen)
     else if (root && (c = cache_new(path, &m)))
         c->all = tj_clean_keys(json_object_get(root, "keys"), &dropped);
     if (root && c && dropped)
-        tc_msg(warning, warnlen, "%s: %d malformed entries dropped", path, dropped);
+        tc_msg(warning, warnlen, "%s: %d malformed entr%s dropped", path, dropped,
+               dropped == 1 ? "y" : "ies");
     else if (root && c)
         tc_msg(warning, warnlen, "%s", "");
     if (c && !c->all) {
@@ -304,6 +305,8 @@ int tcache_reload(TCache *c, char *warning, size_t warnlen)
     if (!c->path)
         return 0;
     json_t *disk = tj_read_keys(c->path, &c->meta, warning, warnlen, NULL);
+    if (warning && warning[0] && strlen(warning) + 1 < warnlen) /* as tcache_open says it */
+        tc_msg(warning + strlen(warning), warnlen - strlen(warning), " (ignored)");
     lock(c);
     if (disk)
         disown(c->own, disk);

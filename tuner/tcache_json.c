@@ -232,8 +232,8 @@ json_t *tj_read_keys(const char *path, const TCacheMeta *meta, char *warn, size_
     else if (root)
         keys = tj_clean_keys(json_object_get(root, "keys"), &dropped);
     if (dropped)
-        bad = 1, tc_msg(warn, n, "the tuning file %s has %d malformed entries (ignored)", path,
-                        dropped);
+        bad = 1, tc_msg(warn, n, "the tuning file %s has %d malformed entr%s", path, dropped,
+                        dropped == 1 ? "y" : "ies"); /* the caller says what becomes of them */
     if (damaged)
         *damaged = bad;
     json_decref(root);

@@ -109,11 +109,11 @@ static int fixed_values(const TuneRequest *req, ConstBinding *out)
     return n;
 }
 
-static tile_Status enum_error(Tuning *t, Diags *d, const char *what)
+static tile_Status enum_error(const TuneRequest *req, Arena *a, Diags *d, const char *what)
 {
-    char *text = diags_render_all(d, t->a);
-    return rt_error(t->ctx, TILE_ERROR_INVALID_ARGUMENT, "tuning '%s': %s%s%s",
-                    t->req->k->func->name, what, text && *text ? ":\n" : "", text ? text : "");
+    char *text = diags_render_all(d, a);
+    return rt_error(req->k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "tuning '%s': %s%s%s",
+                    req->k->func->name, what, text && *text ? ":\n" : "", text ? text : "");
 }
 
 static char *config_string(const ConstBinding *cfg, int n, Arena *a)
@@ -145,23 +145,38 @@ static int resolve(Tuning *t, Cand *c, Diags *d)
     return c->nconsts < 0 ? -1 : 0;
 }
 
+/* The configurations of req in enumeration order (the space narrowed to the caller's consts,
+ * constraints seeing them and the scalar args) into *space, *cfgs and *n; an error when there
+ * is none (unless allow_none): nothing to time, and no configuration the kernel allows to
+ * launch. Allocates from
+ * `a` without checking (under the caller's failure jump). */
+static tile_Status configs(const TuneRequest *req, const char *target, Arena *a,
+                           TuneSpace *space, TuneConfig **cfgs, int *n, int allow_none)
+{
+    Diags d;
+    diags_init(&d, a);
+    TuneSpace s = *space = narrowed(req, target, a);
+    ConstBinding fixed[MAX_FIXED];
+    int nfixed = fixed_values(req, fixed);
+    *n = space_enumerate(&s, fixed, nfixed, a, &d, cfgs, NULL);
+    if (*n < 0)
+        return enum_error(req, a, &d, "cannot enumerate configurations");
+    if (*n == 0 && !allow_none)
+        return rt_error(req->k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "tuning '%s': no "
+                        "configuration of its @tune space satisfies its @constraint with %s",
+                        req->k->func->name, nfixed ? config_string(fixed, nfixed, a)
+                                                   : "its defaults");
+    return TILE_OK;
+}
+
 static tile_Status enumerate(Tuning *t)
 {
-    const TuneRequest *req = t->req;
     Diags d;
     diags_init(&d, t->a);
-    TuneSpace s = t->space = narrowed(req, t->target, t->a);
-    ConstBinding fixed[MAX_FIXED];
     TuneConfig *cfgs;
-    int nfixed = fixed_values(req, fixed);
-    t->n = space_enumerate(&s, fixed, nfixed, t->a, &d, &cfgs, NULL);
-    if (t->n < 0)
-        return enum_error(t, &d, "cannot enumerate configurations");
-    if (t->n == 0) /* nothing to time, and no configuration the kernel allows to launch */
-        return rt_error(t->ctx, TILE_ERROR_INVALID_ARGUMENT, "tuning '%s': no configuration of "
-                        "its @tune space satisfies its @constraint with %s",
-                        req->k->func->name, nfixed ? config_string(fixed, nfixed, t->a)
-                                                   : "its defaults");
+    tile_Status st = configs(t->req, t->target, t->a, &t->space, &cfgs, &t->n, 0);
+    if (st != TILE_OK)
+        return st;
     t->c = arena_alloc(t->a, sizeof *t->c * (size_t)(t->n + 1));
     for (int i = 0; i < t->n; i++) {
         Cand *c = &t->c[i];
@@ -171,7 +186,7 @@ static tile_Status enumerate(Tuning *t)
         if (!c->r.config)
             return rt_error(t->ctx, TILE_ERROR_OUT_OF_MEMORY, "tuning: out of memory");
         if (resolve(t, c, &d) < 0)
-            return enum_error(t, &d, "cannot resolve const parameters");
+            return enum_error(t->req, t->a, &d, "cannot resolve const parameters");
     }
     return TILE_OK;
 }
@@ -764,6 +779,27 @@ static tile_Status prepare(Tuning *t, int samples)
     arena_set_failure_jump(t->a, prev);
     if (st == TILE_ERROR_OUT_OF_MEMORY)
         return rt_error(t->ctx, st, "tuning '%s': out of memory", t->req->k->func->name);
+    return st;
+}
+
+tile_Status tune_first_config(const TuneRequest *req, Arena *a, int allow_none,
+                              ConstBinding *first, int *n)
+{
+    char target[32];
+    TuneSpace s;
+    TuneConfig *cfgs;
+    int m = 0;
+    rt_current_target(req->k->mod->ctx, target);
+    jmp_buf jump, *prev = arena_set_failure_jump(a, &jump);
+    volatile tile_Status st = TILE_ERROR_OUT_OF_MEMORY;
+    if (setjmp(jump) == 0)
+        st = configs(req, target, a, &s, &cfgs, &m, allow_none);
+    arena_set_failure_jump(a, prev);
+    if (st == TILE_ERROR_OUT_OF_MEMORY)
+        return rt_error(req->k->mod->ctx, st, "tuning '%s': out of memory", req->k->func->name);
+    *n = st == TILE_OK && m > 0 ? cfgs[0].nvalues : 0;
+    if (*n)
+        memcpy(first, cfgs[0].values, sizeof *first * (size_t)*n);
     return st;
 }
 

@@ -60,6 +60,14 @@ typedef struct TuneRequest {
  * is -1 then); an error only for a bad request, a dead device context or no memory. */
 tile_Status tune_run(const TuneRequest *req, Arena *a, tile_TuneReport *rep);
 
+/* The first configuration a tuning of req would consider (enumeration order; the space
+ * narrowed to the caller's consts, constraints seeing them and the scalar args): its values
+ * into `first` (room for the space's parameters), their count into *n. None satisfies the
+ * constraints: the tuning's error (the same status and message), or *n = 0 and TILE_OK with
+ * allow_none. */
+tile_Status tune_first_config(const TuneRequest *req, Arena *a, int allow_none,
+                              ConstBinding *first, int *n);
+
 /* tile_tune with an explicit grid (NULL: the kernel's @grid), for the tuning worker. */
 tile_Status tune_tile_grid(tile_Kernel *k, const unsigned *grid, const tile_Arg *args,
                            int nargs, const tile_Const *consts, int nconsts,

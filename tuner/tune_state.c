@@ -2,6 +2,7 @@
  * tuning key to the chosen configuration (the launch fast path: one key string, one hash,
  * one locked lookup), and its tuning cache file. On a miss: the cache's best, else tune now
  * (AUTO), else the fallback (CACHED). Also the public tile_set_tuning and tile_tune. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -72,14 +73,15 @@ tile_Status tile_set_tuning(tile_Context *ctx, tile_Tuning mode)
     return TILE_OK;
 }
 
-/* To the log sink, else (TILE_PRINT_AUTOTUNING asked for it) to stderr. */
-static void print_choice(tile_Context *ctx, const char *fmt, ...)
+/* To the log sink, else (TILE_PRINT_AUTOTUNING asked for it) to stderr. `always`: to the log
+ * sink even when TILE_PRINT_AUTOTUNING did not ask (a fallback: tile.h promises it). */
+static void print_choice(tile_Context *ctx, int always, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
     pthread_once(&env_once, read_env);
     warn_env(ctx);
-    if (!env_print)
+    if (!env_print && !(always && ctx->log))
         return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -355,6 +357,16 @@ static int pinned(const KTune *kt, const tile_Const *given, int ngiven)
     return 1;
 }
 
+/* The integer scalar args by name (what constraints and keys read besides consts). */
+static int scalar_args(const tile_Kernel *k, const tile_Arg *args, ConstBinding *out, int cap)
+{
+    int n = 0;
+    for (int i = 0; i < k->nparams && n < cap; i++)
+        if (!k->params[i].is_ptr && args[i].kind == TILE_ARG_INT)
+            out[n++] = (ConstBinding){ k->params[i].name, args[i].v.i };
+    return n;
+}
+
 /* The tuning key over resolved consts and integer scalar args (in `a`); NULL with the
  * context's error and *st set. */
 static char *launch_key(tile_Kernel *k, const ConstBinding *c, int n, const tile_Arg *args,
@@ -364,9 +376,7 @@ static char *launch_key(tile_Kernel *k, const ConstBinding *c, int n, const tile
     int nv = 0;
     for (int i = 0; i < n && nv < MAX_VALS; i++)
         vals[nv++] = c[i];
-    for (int i = 0; i < k->nparams && nv < MAX_VALS; i++)
-        if (!k->params[i].is_ptr && args[i].kind == TILE_ARG_INT)
-            vals[nv++] = (ConstBinding){ k->params[i].name, args[i].v.i };
+    nv += scalar_args(k, args, vals + nv, MAX_VALS - nv);
     Diags d;
     diags_init(&d, a);
     char *key = space_key(k->func, vals, nv, a, &d);
@@ -378,6 +388,61 @@ static char *launch_key(tile_Kernel *k, const ConstBinding *c, int n, const tile
         *st = rt_error(k->mod->ctx, TILE_ERROR_INVALID_ARGUMENT, "launch of '%s': no tuning key: %s",
                        k->func->name, text);
     return key;
+}
+
+/* "NAME=VALUE,..." of n bindings (malloc'ed), NULL for none or without memory. */
+static char *bindings_string(const ConstBinding *v, int n)
+{
+    const char *names[MAX_VALS];
+    long long vals[MAX_VALS];
+    n = n < MAX_VALS ? n : MAX_VALS;
+    for (int i = 0; i < n; i++)
+        names[i] = v[i].name, vals[i] = v[i].value;
+    return n > 0 ? tcache_config_string(names, vals, n) : NULL;
+}
+
+/* Whether the caller gave any of the tuned consts. */
+static int gives_tuned(const KTune *kt, const tile_Const *given, int ngiven)
+{
+    for (int p = 0; p < kt->space.nparams; p++)
+        if (given_has(given, ngiven, kt->space.params[p].name))
+            return 1;
+    return 0;
+}
+
+/* OFF runs the defaults and first candidates untuned. The kernel may rely on its constraints
+ * (a store of BLOCK elements), so where they do not allow that configuration the first one
+ * they allow in @tune order runs instead (as CACHED's fallback; none allowed: the launch is
+ * refused as AUTO's would be). A caller who gives tuned consts chooses the configuration, as
+ * pinning does (a test may pass values outside the tuning space on purpose). */
+static tile_Status off_allowed(tile_Kernel *k, const KTune *kt, const tile_Arg *args,
+                               const tile_Const *given, int ngiven, ConstBinding *c, int n,
+                               Arena *a)
+{
+    tile_Const all[MAX_VALS];
+    ConstBinding first[64];
+    int na = 0, m = 0;
+    if (!kt->space.nconstraints || gives_tuned(kt, given, ngiven) ||
+        ngiven + kt->space.nparams > MAX_VALS)
+        return TILE_OK;
+    for (int g = 0; g < ngiven; g++)
+        all[na++] = given[g];
+    for (int p = 0; p < kt->space.nparams; p++)
+        for (int j = 0; j < n; j++)
+            if (!strcmp(c[j].name, kt->space.params[p].name))
+                all[na++] = (tile_Const){ c[j].name, c[j].value };
+    TuneRequest req = { .k = k, .kt = (KTune *)kt, .args = args, .given = all, .ngiven = na };
+    tile_Status st = tune_first_config(&req, a, 1, first, &m);
+    if (st != TILE_OK || m > 0)
+        return st; /* the defaults are allowed */
+    req.given = given, req.ngiven = ngiven;
+    if ((st = tune_first_config(&req, a, 0, first, &m)) != TILE_OK)
+        return st; /* none allowed: refused, as AUTO's launch is */
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++)
+            if (!strcmp(c[j].name, first[i].name))
+                c[j].value = first[i].value;
+    return defaults_follow(k, kt, given, ngiven, c, n, a);
 }
 
 /* A configuration string from the cache as values of the current space; -1 when it does
@@ -404,32 +469,6 @@ static int parse_config(const KTune *kt, const char *config, ConstBinding *out)
     return ok ? kt->space.nparams : -1;
 }
 
-/* The first configuration the constraints allow (defaults when there is none). */
-static int fallback_config(tile_Kernel *k, KTune *kt, const tile_Arg *args,
-                           const ConstBinding *c, int n, ConstBinding *out, Arena *a)
-{
-    ConstBinding fixed[MAX_VALS];
-    int nf = 0;
-    for (int i = 0; i < n && nf < MAX_VALS; i++) {
-        int tuned = 0;
-        for (int p = 0; p < kt->space.nparams; p++)
-            tuned |= !strcmp(kt->space.params[p].name, c[i].name);
-        if (!tuned)
-            fixed[nf++] = c[i];
-    }
-    for (int i = 0; i < k->nparams && nf < MAX_VALS; i++)
-        if (!k->params[i].is_ptr && args[i].kind == TILE_ARG_INT)
-            fixed[nf++] = (ConstBinding){ k->params[i].name, args[i].v.i };
-    Diags d;
-    diags_init(&d, a);
-    TuneConfig *cfgs;
-    int m = space_enumerate(&kt->space, fixed, nf, a, &d, &cfgs, NULL);
-    if (m <= 0)
-        return 0;
-    memcpy(out, cfgs[0].values, sizeof *out * (size_t)cfgs[0].nvalues);
-    return cfgs[0].nvalues;
-}
-
 /* ---- the slow path: a key this process has not seen ---- */
 
 typedef struct Miss {
@@ -442,6 +481,17 @@ typedef struct Miss {
     const unsigned *grid;
     Arena *a;
 } Miss;
+
+/* The fallback: the first configuration the constraints allow, as a tuning enumerates them
+ * (the caller's consts narrow the space). When none is allowed it fails as AUTO's tuning does:
+ * the kernel may rely on its constraints (a store of BLOCK elements), so the defaults never
+ * run in their place. */
+static tile_Status fallback_config(Miss *m, ConstBinding *out, int *n)
+{
+    TuneRequest req = { .k = m->k, .kt = m->kt, .args = m->args, .given = m->given,
+                        .ngiven = m->ngiven, .grid = m->grid, .key = m->key };
+    return tune_first_config(&req, m->a, 0, out, n);
+}
 
 /* Tunes m's key; *took says how long and where the time went, for the choice's log line. */
 static tile_Status from_tuning(Miss *m, ConstBinding *out, int *n, double *ms, char *took,
@@ -460,7 +510,7 @@ static tile_Status from_tuning(Miss *m, ConstBinding *out, int *n, double *ms, c
     return TILE_OK;
 }
 
-static tile_Status resolve_miss(Miss *m, tile_Tuning mode, const ConstBinding *c, int nc)
+static tile_Status resolve_miss(Miss *m, tile_Tuning mode)
 {
     tile_Context *ctx = m->k->mod->ctx;
     TCache *tc = kt_cache(m->k, m->kt);
@@ -486,17 +536,19 @@ static tile_Status resolve_miss(Miss *m, tile_Tuning mode, const ConstBinding *c
     }
     if (n < 0) {
         src = SRC_FALLBACK;
-        n = fallback_config(m->k, m->kt, m->args, c, nc, vals, m->a);
+        if ((st = fallback_config(m, vals, &n)) != TILE_OK)
+            return st;
     }
-    const char *names[64];
-    long long v[64];
-    for (int i = 0; i < n; i++)
-        names[i] = vals[i].name, v[i] = vals[i].value;
-    char *s = n > 0 ? tcache_config_string(names, v, n) : NULL, when[224];
-    snprintf(when, sizeof when, src == SRC_FALLBACK ? "fallback: the key is not in the cache"
-                                : "%s: %.4f ms%s", src == SRC_TUNED ? "tuned" : "cache", ms, took);
-    print_choice(ctx, "tile: autotuning: '%s' key '%s' -> %s (%s)", m->k->func->name, m->key,
-                 s ? s : "defaults", when);
+    char *s = bindings_string(vals, n), when[224];
+    snprintf(when, sizeof when, src != SRC_FALLBACK ? "%s: %.4f ms%s"
+                                : mode == TILE_TUNING_AUTO && !captured
+                                    ? "fallback: no configuration worked when tuned"
+                                    : "fallback: the key is not in the cache",
+             src == SRC_TUNED ? "tuned" : "cache", ms, took);
+    /* a fallback is logged whatever TILE_PRINT_AUTOTUNING says (once: the key keeps it), but
+     * not twice in a capture, which said so above */
+    print_choice(ctx, src == SRC_FALLBACK && !captured, "tile: autotuning: '%s' key '%s' -> %s (%s)",
+                 m->k->func->name, m->key, s ? s : "defaults", when);
     free(s);
     return choice_set(ctx, m->kt, m->key, vals, n);
 }
@@ -509,7 +561,7 @@ tile_Status tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *
         return TILE_OK;
     tile_Tuning mode = mode_of(k->mod->ctx);
     if (mode == TILE_TUNING_OFF)
-        return TILE_OK;
+        return off_allowed(k, kt, args, given, ngiven, c, n, a);
     tile_Status st = TILE_OK;
     char *key = launch_key(k, c, n, args, a, &st);
     if (!key)
@@ -520,7 +572,7 @@ tile_Status tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *
     const tile_Kernel *was = NULL;
     if ((st = tune_enter(k, kt, "launch", &was)) != TILE_OK)
         return st;
-    if (!choice_apply(kt, key, given, ngiven, c, n) && (st = resolve_miss(&m, mode, c, n)) == TILE_OK)
+    if (!choice_apply(kt, key, given, ngiven, c, n) && (st = resolve_miss(&m, mode)) == TILE_OK)
         choice_apply(kt, key, given, ngiven, c, n);
     tune_leave(kt, was);
     return st == TILE_OK ? defaults_follow(k, kt, given, ngiven, c, n, a) : st;
@@ -548,8 +600,10 @@ static tile_Status tune_now(tile_Kernel *k, KTune *kt, const tile_Arg *args,
     int n = tc_resolve_consts(k->func, given, nconsts, c, MAX_VALS, a, &d);
     tile_Status st = TILE_ERROR_INVALID_ARGUMENT;
     char *key = n < 0 ? NULL : launch_key(k, c, n, args, a, &st);
-    if (n < 0)
-        rt_error(ctx, st, "tile_tune of '%s': cannot resolve const parameters", k->func->name);
+    char *why = n < 0 ? diags_render_all(&d, a) : NULL;
+    if (n < 0) /* as tile_launch says it (launch.c) */
+        rt_error(ctx, st, "tile_tune of '%s': cannot resolve const parameters%s%s", k->func->name,
+                 why && *why ? ":\n" : "", why ? why : "");
     TuneRequest req = { .k = k, .kt = kt, .args = args, .given = consts, .ngiven = nconsts,
                         .grid = grid, .key = key, .force = o->force, .reps = o->reps, .samples = o->samples,
                         .budget_s = o->budget_s, .progress = o->progress, .user = o->user };
@@ -565,10 +619,50 @@ static tile_Status tune_now(tile_Kernel *k, KTune *kt, const tile_Arg *args,
     return st;
 }
 
+/* A tuning that found no configuration to use: an error for tile_tune's caller (a tuning
+ * worker's parent reads the results instead), with the first failure's reason (results are
+ * ranked: failed, then pruned, then skipped, each in enumeration order). */
+static tile_Status none_worked(tile_Context *ctx, const char *kernel, const tile_TuneReport *r)
+{
+    const tile_TuneResult *first = r->nresults ? &r->results[0] : NULL;
+    char counts[128];
+    snprintf(counts, sizeof counts, r->failed == r->total ? "every configuration failed (%d of %d)"
+             : "no configuration worked (%d of %d failed, %d pruned, %d skipped)",
+             r->failed, r->total, r->pruned, r->skipped);
+    return rt_error(ctx, TILE_ERROR_COMPILE, "tile_tune of '%s'%s%s%s: %s; the first, %s: %s",
+                    kernel, r->key[0] ? " (key '" : "", r->key, r->key[0] ? "')" : "", counts,
+                    first ? first->config : "(none)",
+                    first && first->reason[0] ? first->reason : "no reason given");
+}
+
 tile_Status tile_tune(tile_Kernel *k, const tile_Arg *args, int nargs, const tile_Const *consts,
                       int nconsts, const tile_TuneOptions *opts, const tile_TuneReport **report)
 {
-    return tune_tile_grid(k, NULL, args, nargs, consts, nconsts, opts, report);
+    const tile_TuneReport *rep = NULL;
+    tile_Status st = tune_tile_grid(k, NULL, args, nargs, consts, nconsts, opts, &rep);
+    if (report)
+        *report = rep;
+    if (st == TILE_OK && rep && rep->best < 0)
+        st = none_worked(k->mod->ctx, k->func->name, rep);
+    return st;
+}
+
+/* tile_TuneOptions as the matching environment variables are read (tune_env.c): counts
+ * >= 0 and seconds finite and >= 0, 0 meaning the default. */
+static tile_Status options_check(tile_Context *ctx, const tile_TuneOptions *o)
+{
+    if (o->reps < 0)
+        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_tune: tile_TuneOptions.reps is "
+                        "%d: expected an integer >= 0 (0: about 100 ms' worth)", o->reps);
+    if (!isfinite(o->budget_s) || o->budget_s < 0)
+        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_tune: tile_TuneOptions.budget_s "
+                        "is %g: expected a finite number of seconds >= 0 (0: $TILE_TUNE_BUDGET)",
+                        o->budget_s);
+    if (o->samples < 0)
+        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_tune: tile_TuneOptions.samples "
+                        "is %d: expected an integer >= 0 (0: $TILE_TUNE_SEARCH and "
+                        "$TILE_TUNE_SAMPLES)", o->samples);
+    return TILE_OK;
 }
 
 static tile_Status tune_checked(tile_Kernel *k, const unsigned *grid, const tile_Arg *args,
@@ -577,12 +671,10 @@ static tile_Status tune_checked(tile_Kernel *k, const unsigned *grid, const tile
 {
     tile_Status st;
     tile_Context *ctx = k->mod->ctx;
-    if (nargs < 0 || (nargs && !args) || nconsts < 0 || (nconsts && !consts))
-        return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_tune: bad args or consts");
-    if ((st = rt_refuse_in_capture(ctx, "tile_tune")) != TILE_OK)
-        return st;
-    st = rt_args_check(k, args, nargs);
-    if (st != TILE_OK)
+    tile_TuneOptions none = { 0 };
+    if ((st = rt_launch_check(k, args, nargs, consts, nconsts)) != TILE_OK ||
+        (st = options_check(ctx, opts ? opts : &none)) != TILE_OK ||
+        (st = rt_refuse_in_capture(ctx, "tile_tune")) != TILE_OK)
         return st;
     KTune *kt = kt_get(k);
     if (!kt)
@@ -590,7 +682,6 @@ static tile_Status tune_checked(tile_Kernel *k, const unsigned *grid, const tile
     if (!kt->ntuned)
         return rt_error(ctx, TILE_ERROR_INVALID_ARGUMENT, "tile_tune: '%s' has no @tune",
                         k->func->name);
-    tile_TuneOptions none = { 0 };
     const tile_Kernel *was = NULL;
     if ((st = tune_enter(k, kt, "tile_tune", &was)) != TILE_OK)
         return st;

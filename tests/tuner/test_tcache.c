@@ -220,6 +220,39 @@ static void test_corrupt(void)
     free(text);
 }
 
+/* The warning for malformed entries says once what becomes of them, in the right number:
+ * it read "has 1 malformed entries (ignored) (ignored; kept when results are saved)". */
+static void check_malformed(const char *dir, const char *configs, const char *want)
+{
+    char warn[512], err[256], text[1024];
+    TCache *c = tcache_open(dir, &META, NULL, 0);
+    char *path = strdup(tcache_path(c));
+    tcache_save(c, err, sizeof err); /* creates the directory */
+    tcache_close(c);
+    snprintf(text, sizeof text, "{\"format\": 1, \"kernel\": \"flash_attention\", \"source_hash\": "
+             "\"abc123\", \"compiler_version\": \"0.1.0\", \"device\": \"NVIDIA H200\", "
+             "\"arch\": \"sm_90a\", \"driver\": \"13000\", \"keys\": {\"k;\": {\"configs\": "
+             "{\"A=1\": {\"status\": \"ok\", \"ms\": 1}%s}}}}", configs);
+    write_text(path, text, strlen(text));
+    c = tcache_open(dir, &META, warn, sizeof warn);
+    CHECK(c && tcache_nkeys(c) == 1);
+    CHECK(strstr(warn, want) && strlen(strstr(warn, want)) == strlen(want));
+    if (!strstr(warn, want))
+        printf("  got '%s'\n", warn);
+    tcache_close(c);
+    unlink(path);
+    free(path);
+}
+
+static void test_malformed_wording(void)
+{
+    const char *dir = new_dir("malformed");
+    check_malformed(dir, ", \"A=2\": {\"status\": \"weird\"}",
+                    " has 1 malformed entry (ignored; kept when results are saved)");
+    check_malformed(dir, ", \"A=2\": {\"status\": \"weird\"}, \"A=3\": []",
+                    " has 2 malformed entries (ignored; kept when results are saved)");
+}
+
 /* ---- concurrency ---- */
 enum { WRITERS = 4, ROUNDS = 5, PER_ROUND = 6 };
 
@@ -419,6 +452,7 @@ int main(void)
     test_round_trip();
     test_edit_candidates();
     test_corrupt();
+    test_malformed_wording();
     test_processes();
     test_threads();
     test_import_export();

@@ -4,6 +4,7 @@
  * @reset/@restore, serving mode, pinning, TILE_PRINT_AUTOTUNING, random sampling, parallel
  * compiles, how many runs each configuration gets (scripted times). `test_tune NAME` runs one
  * test; the cache lives in a temporary directory (tmpdir.h), removed at exit. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,6 +395,192 @@ static int count_in(const char *log, const char *text)
     return n;
 }
 
+/* Stores BLOCK copies of BLOCK unmasked: it relies on its constraint (a larger BLOCK than n
+ * would write past a buffer of n floats). The fixture's out has N floats, so the tests see
+ * which configuration ran (out[0]) without harm. */
+static const char *CONSTRAINED =
+    "@grid(1)\n"
+    "@tune(BLOCK = [64, 16, 32])\n"
+    "@constraint(BLOCK <= n)\n"
+    "@key(n)\n"
+    "kernel constrained(x: *f32, out: *f32, n: i32, const BLOCK: i32 = 64) {\n"
+    "    store(out + arange(0, BLOCK), where(arange(0, BLOCK) >= 0, BLOCK as f32, 0.0));\n"
+    "}\n%s";
+
+/* Launches with n (out cleared first); *ran is out[0]: the BLOCK that ran, 0 for none. */
+static tile_Status launch_n(Fixture *f, int n, const tile_Const *c, int nc, float *ran)
+{
+    f->args[2] = tile_i32(n);
+    if (tile_memset(f->ctx, f->out, 0, sizeof(float)) != TILE_OK)
+        return TILE_ERROR_DEVICE;
+    tile_Status st = tile_launch(f->k, f->args, 3, c, nc);
+    if (tile_copy_to_host(f->ctx, ran, f->out, sizeof *ran) != TILE_OK)
+        return TILE_ERROR_DEVICE;
+    return st;
+}
+
+/* CACHED without a cached choice runs the first configuration the constraint allows; when
+ * it allows none, the launch fails exactly as AUTO's does and nothing runs (it ran the
+ * default BLOCK = 64 into n = 8). */
+static int test_cached_constraint(void)
+{
+    Fixture f;
+    float ran;
+    char auto_msg[1024];
+    fresh_cache("cached_constraint");
+    if (open_src(&f, CONSTRAINED, "", "constrained"))
+        return 1;
+    EXPECT(f.ctx, TILE_ERROR_INVALID_ARGUMENT, launch_n(&f, 8, NULL, 0, &ran));
+    snprintf(auto_msg, sizeof auto_msg, "%s", tile_error(f.ctx));
+    CHECK(strstr(auto_msg, "no configuration of its @tune space satisfies its @constraint"));
+    tile_set_tuning(f.ctx, TILE_TUNING_CACHED);
+    long t0 = tune_timings();
+    EXPECT(f.ctx, TILE_ERROR_INVALID_ARGUMENT, launch_n(&f, 8, NULL, 0, &ran));
+    printf("%s\n", tile_error(f.ctx));
+    CHECK(strcmp(tile_error(f.ctx), auto_msg) == 0 && ran == 0);
+    OK(f.ctx, launch_n(&f, 20, NULL, 0, &ran)); /* 64 is not allowed, 16 is */
+    CHECK(ran == 16 && tune_timings() == t0);
+    OK(f.ctx, launch_n(&f, 100, NULL, 0, &ran));
+    CHECK(ran == 64);
+    close_fx(&f);
+    return 0;
+}
+
+/* The fallback is logged once per key to the log sink, without TILE_PRINT_AUTOTUNING (main
+ * leaves it unset for this test alone). */
+static int test_fallback_log(void)
+{
+    Fixture f;
+    float ran;
+    fresh_cache("fallback_log");
+    if (open_src(&f, CONSTRAINED, "", "constrained"))
+        return 1;
+    tile_set_tuning(f.ctx, TILE_TUNING_CACHED);
+    for (int i = 0; i < 2; i++) {
+        OK(f.ctx, launch_n(&f, 20, NULL, 0, &ran));
+        OK(f.ctx, launch_n(&f, 40, NULL, 0, &ran));
+    }
+    printf("%s", f.log);
+    CHECK(count_in(f.log, "'constrained' key 'n=20;' -> BLOCK=16 (fallback") == 1);
+    CHECK(count_in(f.log, "'constrained' key 'n=40;' -> BLOCK=16 (fallback") == 1);
+    CHECK(count_in(f.log, "fallback") == 2);
+    close_fx(&f);
+    return 0;
+}
+
+/* OFF runs the defaults, but never a default the constraint does not allow (the first
+ * configuration it allows instead; none allowed: refused); consts the caller gives are its
+ * choice. */
+static int test_off_constraint(void)
+{
+    Fixture f;
+    float ran;
+    fresh_cache("off_constraint");
+    if (open_src(&f, CONSTRAINED, "", "constrained"))
+        return 1;
+    tile_set_tuning(f.ctx, TILE_TUNING_OFF);
+    OK(f.ctx, launch_n(&f, 20, NULL, 0, &ran)); /* the default 64 is not allowed: the first that is */
+    CHECK(ran == 16);
+    EXPECT(f.ctx, TILE_ERROR_INVALID_ARGUMENT, launch_n(&f, 8, NULL, 0, &ran)); /* none is */
+    printf("%s\n", tile_error(f.ctx));
+    CHECK(strstr(tile_error(f.ctx), "satisfies its @constraint") && strstr(tile_error(f.ctx), "n=8"));
+    CHECK(ran == 0);
+    OK(f.ctx, launch_n(&f, 100, NULL, 0, &ran));
+    CHECK(ran == 64);
+    tile_Const pin[] = { { "BLOCK", 16 } };
+    OK(f.ctx, launch_n(&f, 20, pin, 1, &ran));
+    CHECK(ran == 16);
+    pin[0].value = 64; /* given: the caller's choice, as in AUTO (out has room for it) */
+    OK(f.ctx, launch_n(&f, 20, pin, 1, &ran));
+    CHECK(ran == 64);
+    close_fx(&f);
+    return 0;
+}
+
+/* tile_TuneOptions are checked as their environment variables are: a bad value is
+ * TILE_ERROR_INVALID_ARGUMENT naming the field, before anything is tuned. */
+static int test_tune_options(void)
+{
+    static const struct {
+        tile_TuneOptions o;
+        const char *field;
+    } BAD[] = {
+        { { .reps = -5 }, "reps" },           { { .budget_s = -1 }, "budget_s" },
+        { { .budget_s = NAN }, "budget_s" },  { { .budget_s = INFINITY }, "budget_s" },
+        { { .samples = -3 }, "samples" },
+    };
+    Fixture f;
+    const tile_TuneReport *rep;
+    fresh_cache("tune_options");
+    if (open_src(&f, SCALE, "16, 32", "scale"))
+        return 1;
+    long t0 = tune_timings();
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        char field[64];
+        snprintf(field, sizeof field, "tile_TuneOptions.%s", BAD[i].field);
+        EXPECT(f.ctx, TILE_ERROR_INVALID_ARGUMENT,
+               tile_tune(f.k, f.args, 3, NULL, 0, &BAD[i].o, &rep));
+        printf("%s\n", tile_error(f.ctx));
+        CHECK(strstr(tile_error(f.ctx), field) && rep == NULL);
+    }
+    CHECK(tune_timings() == t0);
+    const tile_TuneOptions zero = { 0 }; /* 0: the defaults */
+    OK(f.ctx, tile_tune(f.k, f.args, 3, NULL, 0, &zero, &rep));
+    close_fx(&f);
+    return 0;
+}
+
+/* tile_tune checks args and consts as tile_launch does: same status, same message. */
+static int test_tune_checks(void)
+{
+    static const tile_Const NOPE[] = { { "NOPE", 1 } }, TWICE[] = { { "BLOCK", 16 }, { "BLOCK", 32 } };
+    static const struct {
+        const tile_Const *c;
+        int n;
+        tile_Status want;
+    } CASES[] = {
+        { NULL, 2, TILE_ERROR_INVALID_ARGUMENT },
+        { NOPE, 1, TILE_ERROR_NOT_FOUND },
+        { TWICE, 2, TILE_ERROR_INVALID_ARGUMENT },
+    };
+    Fixture f;
+    char launch_msg[1024];
+    fresh_cache("tune_checks");
+    if (open_src(&f, SCALE, "16, 32", "scale"))
+        return 1;
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        EXPECT(f.ctx, CASES[i].want, tile_launch(f.k, f.args, 3, CASES[i].c, CASES[i].n));
+        snprintf(launch_msg, sizeof launch_msg, "%s", tile_error(f.ctx));
+        EXPECT(f.ctx, CASES[i].want, tile_tune(f.k, f.args, 3, CASES[i].c, CASES[i].n, NULL, NULL));
+        printf("%s\n", tile_error(f.ctx));
+        CHECK(strcmp(tile_error(f.ctx), launch_msg) == 0);
+    }
+    close_fx(&f);
+    return 0;
+}
+
+/* A tuning in which every configuration failed is an error, naming the first failure, and
+ * the report still comes back. */
+static int test_tune_all_fail(void)
+{
+    Fixture f;
+    const tile_TuneReport *rep = NULL;
+    fresh_cache("tune_all_fail");
+    if (open_src(&f, SCALE, "2097152, 4194304", "scale")) /* tiles of over 2^20 elements */
+        return 1;
+    EXPECT(f.ctx, TILE_ERROR_COMPILE, tile_tune(f.k, f.args, 3, NULL, 0, NULL, &rep));
+    printf("%s\n", tile_error(f.ctx));
+    CHECK(strstr(tile_error(f.ctx), "every configuration failed (2 of 2)"));
+    CHECK(strstr(tile_error(f.ctx), "the first, BLOCK=2097152: "));
+    CHECK(rep && rep->best == -1 && rep->failed == 2 && rep->total == 2);
+    CHECK(strstr(tile_error(f.ctx), rep->results[0].reason));
+    /* again, from the cache's results */
+    EXPECT(f.ctx, TILE_ERROR_COMPILE, tile_tune(f.k, f.args, 3, NULL, 0, NULL, &rep));
+    CHECK(strstr(tile_error(f.ctx), "every configuration failed (2 of 2)"));
+    close_fx(&f);
+    return 0;
+}
+
 /* Values of the tuner's variables that do not parse: each is logged once per process with
  * the variable, the value, what is accepted and what is used instead; the tuning goes on with
  * the defaults; a new bad value is logged again; valid values log nothing and still count. */
@@ -702,12 +889,20 @@ static const NamedTest tests[] = {
     { "off", test_off },
     { "reentry", test_reentry },
     { "report_lifetime", test_report_lifetime },
+    { "cached_constraint", test_cached_constraint },
+    { "fallback_log", test_fallback_log },
+    { "off_constraint", test_off_constraint },
+    { "tune_options", test_tune_options },
+    { "tune_checks", test_tune_checks },
+    { "tune_all_fail", test_tune_all_fail },
 };
 
 int main(int argc, char **argv)
 {
     if (test_tmpdir(cache_root, sizeof cache_root, "tile-tune-test")) /* removed at exit */
         return 1;
-    setenv("TILE_PRINT_AUTOTUNING", "1", 1); /* read once per process; logs go to f->log */
+    /* read once per process; logs go to f->log (fallback_log: what is logged without it) */
+    if (argc < 2 || strcmp(argv[1], "fallback_log"))
+        setenv("TILE_PRINT_AUTOTUNING", "1", 1);
     return run_named_tests("test_tune", tests, (int)(sizeof tests / sizeof tests[0]), argc, argv);
 }
