@@ -188,6 +188,46 @@ static char *key_of(const Func *f, const ConstBinding *vals, int nvals, Arena *a
     return key;
 }
 
+static int tuned_name(const TuneSpace *s, const char *name) {
+    for (int p = 0; p < s->nparams; p++)
+        if (!strcmp(s->params[p].name, name)) return 1;
+    return 0;
+}
+
+static int exact_key_entry(const Func *f, const char *name) {
+    for (int i = 0; i < f->nanns; i++)
+        for (int j = 0; f->anns[i].kind == ANN_KEY && j < f->anns[i].nargs; j++)
+            if (!strcmp(f->anns[i].args[j].name, name)) return !f->anns[i].args[j].bucket;
+    return 0;
+}
+
+/* Every name e reads is tuned or an exact key entry (calls' names are functions, not values). */
+static int names_exact(const TuneSpace *s, const Func *f, const Expr *e) {
+    if (!e) return 1;
+    if (e->kind == EX_NAME && !tuned_name(s, e->name) && !exact_key_entry(f, e->name)) return 0;
+    for (int i = 0; i < e->nargs; i++)
+        if (!names_exact(s, f, e->args[i])) return 0;
+    return names_exact(s, f, e->a) && names_exact(s, f, e->b);
+}
+
+int space_allows(const TuneSpace *s, const ConstBinding *vals, int nvals, Arena *a) {
+    Diags quiet;
+    diags_init(&quiet, a);
+    quiet.max_errors = 1;
+    for (int c = 0; c < s->nconstraints; c++) {
+        int64_t v;
+        if (tc_eval_int(s->constraints[c], vals, nvals, &v, &quiet)) return -1;
+        if (!v) return 0;
+    }
+    return 1;
+}
+
+int space_key_exact(const TuneSpace *s, const Func *f) {
+    for (int i = 0; i < s->nconstraints; i++)
+        if (!names_exact(s, f, s->constraints[i])) return 0;
+    return 1;
+}
+
 int space_build(const Func *f, Arena *a, Diags *d, TuneSpace *out) {
     jmp_buf jump, *prev = arena_set_failure_jump(a, &jump);
     if (setjmp(jump)) return out_of_memory(d, f->loc, prev, a);

@@ -53,6 +53,16 @@ int space_enumerate(const TuneSpace *s, const ConstBinding *fixed, int nfixed, A
 /* Applies a @key bucket ("pow2": next power of two, values <= 1 stay) to a value. */
 int64_t space_bucket(const char *bucket, int64_t v);
 
+/* Whether every name the constraints read, besides the tuned parameters, is a @key entry
+ * without a bucket: then a configuration chosen for a key satisfies them at every launch with
+ * that key. Otherwise (a bucketed or unkeyed value, a const outside @key) a cached choice must
+ * be checked again at each launch. */
+int space_key_exact(const TuneSpace *s, const Func *f);
+
+/* Whether every constraint holds over vals (a launch's resolved consts and scalar arguments):
+ * 1, 0, or -1 when one does not evaluate (a name vals lack). Cheap: no enumeration. */
+int space_allows(const TuneSpace *s, const ConstBinding *vals, int nvals, Arena *a);
+
 /* The tuning key of a launch: "name=value;..." for each @key entry, bucketed, in the
  * annotation's order. `vals` holds the scalar arguments and const values by name. */
 char *space_key(const Func *f, const ConstBinding *vals, int nvals, Arena *a, Diags *d);

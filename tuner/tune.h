@@ -22,6 +22,8 @@ typedef struct KTune {
     Arena *arena;              /* space, names */
     TuneSpace space;
     int ntuned;                /* 0: the kernel has no @tune (or a bad one) */
+    int recheck;               /* a cached choice may break the constraints at another launch
+                                  of its key (space_key_exact): checked at each */
     RtMap chosen;              /* hash of key -> Choice chain */
     TCache *tc;                /* opened on first need */
     ReportHold *reports;       /* every tile_tune report, newest first: each stays valid

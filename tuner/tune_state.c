@@ -146,6 +146,7 @@ static KTune *kt_new(tile_Kernel *k)
     }
     if (rc == 0)
         kt->ntuned = kt->space.nparams;
+    kt->recheck = rc == 0 && !space_key_exact(&kt->space, k->func);
     return kt;
 }
 
@@ -410,12 +411,13 @@ static int gives_tuned(const KTune *kt, const tile_Const *given, int ngiven)
     return 0;
 }
 
-/* OFF runs the defaults and first candidates untuned. The kernel may rely on its constraints
- * (a store of BLOCK elements), so where they do not allow that configuration the first one
- * they allow in @tune order runs instead (as CACHED's fallback; none allowed: the launch is
- * refused as AUTO's would be). A caller who gives tuned consts chooses the configuration, as
- * pinning does (a test may pass values outside the tuning space on purpose). */
-static tile_Status off_allowed(tile_Kernel *k, const KTune *kt, const tile_Arg *args,
+/* c's tuned values, or the first configuration the constraints allow at this launch where
+ * they do not allow those (none allowed: refused, as AUTO's launch is). The kernel may rely on
+ * its constraints (a store of BLOCK elements): OFF's defaults and first candidates, and a
+ * choice cached for a key whose bucket holds launches the constraints treat differently, are
+ * checked so. A caller who gives tuned consts chooses the configuration, as pinning does (a
+ * test may pass values outside the tuning space on purpose). */
+static tile_Status allowed_choice(tile_Kernel *k, const KTune *kt, const tile_Arg *args,
                                const tile_Const *given, int ngiven, ConstBinding *c, int n,
                                Arena *a)
 {
@@ -553,6 +555,22 @@ static tile_Status resolve_miss(Miss *m, tile_Tuning mode)
     return choice_set(ctx, m->kt, m->key, vals, n);
 }
 
+/* c after a key's choice: the defaults that follow it, and (a bucketed key) checked against
+ * this launch's constraints: evaluated over c and the scalar arguments first (the common case,
+ * allowed, costs a few expression evaluations), the enumeration only where that fails. */
+static tile_Status chosen(tile_Kernel *k, const KTune *kt, const tile_Arg *args,
+                          const tile_Const *given, int ngiven, ConstBinding *c, int n, Arena *a)
+{
+    tile_Status st = defaults_follow(k, kt, given, ngiven, c, n, a);
+    if (st != TILE_OK || !kt->recheck || n >= MAX_VALS)
+        return st;
+    ConstBinding vals[MAX_VALS];
+    memcpy(vals, c, sizeof *c * (size_t)n);
+    int nv = n + scalar_args(k, args, vals + n, MAX_VALS - n);
+    return space_allows(&kt->space, vals, nv, a) == 1 ? TILE_OK
+                                                       : allowed_choice(k, kt, args, given, ngiven, c, n, a);
+}
+
 tile_Status tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *given,
                         int ngiven, ConstBinding *c, int n, const unsigned *grid, Arena *a)
 {
@@ -561,13 +579,13 @@ tile_Status tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *
         return TILE_OK;
     tile_Tuning mode = mode_of(k->mod->ctx);
     if (mode == TILE_TUNING_OFF)
-        return off_allowed(k, kt, args, given, ngiven, c, n, a);
+        return allowed_choice(k, kt, args, given, ngiven, c, n, a);
     tile_Status st = TILE_OK;
     char *key = launch_key(k, c, n, args, a, &st);
     if (!key)
         return st;
     if (choice_apply(kt, key, given, ngiven, c, n))
-        return defaults_follow(k, kt, given, ngiven, c, n, a);
+        return chosen(k, kt, args, given, ngiven, c, n, a);
     Miss m = { k, kt, key, args, given, ngiven, grid, a };
     const tile_Kernel *was = NULL;
     if ((st = tune_enter(k, kt, "launch", &was)) != TILE_OK)
@@ -575,7 +593,7 @@ tile_Status tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *
     if (!choice_apply(kt, key, given, ngiven, c, n) && (st = resolve_miss(&m, mode)) == TILE_OK)
         choice_apply(kt, key, given, ngiven, c, n);
     tune_leave(kt, was);
-    return st == TILE_OK ? defaults_follow(k, kt, given, ngiven, c, n, a) : st;
+    return st == TILE_OK ? chosen(k, kt, args, given, ngiven, c, n, a) : st;
 }
 
 /* ---- tile_tune ---- */

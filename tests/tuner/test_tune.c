@@ -468,6 +468,37 @@ static int test_fallback_log(void)
     return 0;
 }
 
+/* A choice cached for a bucketed key is checked at each launch of the bucket: n = 16 chooses
+ * BLOCK = 16 (CACHED's fallback, kept for the key n=16), and n = 9, in the same pow2 bucket,
+ * must not run it (it did: 16 floats stored where the constraint promises 9). */
+static int test_bucket_constraint(void)
+{
+    static const char *BUCKETED =
+        "@grid(1)\n"
+        "@tune(BLOCK = [16, 8, 4])\n"
+        "@constraint(BLOCK <= n)\n"
+        "@key(n: pow2)\n"
+        "kernel bucketed(x: *f32, out: *f32, n: i32, const BLOCK: i32 = 16) {\n"
+        "    store(out + arange(0, BLOCK), where(arange(0, BLOCK) >= 0, BLOCK as f32, 0.0));\n"
+        "}\n%s";
+    Fixture f;
+    float ran;
+    fresh_cache("bucket_constraint");
+    if (open_src(&f, BUCKETED, "", "bucketed"))
+        return 1;
+    tile_set_tuning(f.ctx, TILE_TUNING_CACHED);
+    OK(f.ctx, launch_n(&f, 16, NULL, 0, &ran));
+    CHECK(ran == 16);
+    OK(f.ctx, launch_n(&f, 9, NULL, 0, &ran));
+    CHECK(ran == 8);
+    OK(f.ctx, launch_n(&f, 12, NULL, 0, &ran));
+    CHECK(ran == 8);
+    OK(f.ctx, launch_n(&f, 16, NULL, 0, &ran)); /* the key's own choice is unchanged */
+    CHECK(ran == 16);
+    close_fx(&f);
+    return 0;
+}
+
 /* OFF runs the defaults, but never a default the constraint does not allow (the first
  * configuration it allows instead; none allowed: refused); consts the caller gives are its
  * choice. */
@@ -892,6 +923,7 @@ static const NamedTest tests[] = {
     { "cached_constraint", test_cached_constraint },
     { "fallback_log", test_fallback_log },
     { "off_constraint", test_off_constraint },
+    { "bucket_constraint", test_bucket_constraint },
     { "tune_options", test_tune_options },
     { "tune_checks", test_tune_checks },
     { "tune_all_fail", test_tune_all_fail },
