@@ -407,6 +407,16 @@ static const char *CONSTRAINED =
     "    store(out + arange(0, BLOCK), where(arange(0, BLOCK) >= 0, BLOCK as f32, 0.0));\n"
     "}\n%s";
 
+/* The CONSTRAINED kernel in a fresh cache under `mode`. */
+static int open_constrained(Fixture *f, const char *cache, tile_Tuning mode)
+{
+    fresh_cache(cache);
+    if (open_src(f, CONSTRAINED, "", "constrained"))
+        return 1;
+    tile_set_tuning(f->ctx, mode);
+    return 0;
+}
+
 /* Launches with n (out cleared first); *ran is out[0]: the BLOCK that ran, 0 for none. */
 static tile_Status launch_n(Fixture *f, int n, const tile_Const *c, int nc, float *ran)
 {
@@ -452,10 +462,8 @@ static int test_fallback_log(void)
 {
     Fixture f;
     float ran;
-    fresh_cache("fallback_log");
-    if (open_src(&f, CONSTRAINED, "", "constrained"))
+    if (open_constrained(&f, "fallback_log", TILE_TUNING_CACHED))
         return 1;
-    tile_set_tuning(f.ctx, TILE_TUNING_CACHED);
     for (int i = 0; i < 2; i++) {
         OK(f.ctx, launch_n(&f, 20, NULL, 0, &ran));
         OK(f.ctx, launch_n(&f, 40, NULL, 0, &ran));
@@ -506,10 +514,8 @@ static int test_off_constraint(void)
 {
     Fixture f;
     float ran;
-    fresh_cache("off_constraint");
-    if (open_src(&f, CONSTRAINED, "", "constrained"))
+    if (open_constrained(&f, "off_constraint", TILE_TUNING_OFF))
         return 1;
-    tile_set_tuning(f.ctx, TILE_TUNING_OFF);
     OK(f.ctx, launch_n(&f, 20, NULL, 0, &ran)); /* the default 64 is not allowed: the first that is */
     CHECK(ran == 16);
     EXPECT(f.ctx, TILE_ERROR_INVALID_ARGUMENT, launch_n(&f, 8, NULL, 0, &ran)); /* none is */
