@@ -10,19 +10,15 @@
 
 enum { ASM_MAX_REGS = 256 };
 
-/* The LLVM type of register i of a run of `pack` elements of kind k. */
+/* Elements of a run of `pack` in each register (tir_asm_regs registers share them). */
+static int per_reg(ElemKind k, int pack) { return pack / tir_asm_regs(k, pack); }
+
+/* The LLVM type of a register of a run of `pack` elements of kind k: the element's own, or an
+ * integer holding several. */
 static LLVMTypeRef reg_type(Lower *L, ElemKind k, int pack)
 {
-    int bits = et_bits(k);
-    if (bits >= 32 || pack == 1)
-        return lw_type(L, k);
-    return LLVMIntTypeInContext(L->ctx, (unsigned)(pack * bits < 32 ? pack * bits : 32));
-}
-
-static int per_reg(ElemKind k, int pack)
-{
-    int bits = et_bits(k);
-    return bits >= 32 || pack == 1 ? 1 : (pack * bits < 32 ? pack : 32 / bits);
+    int per = per_reg(k, pack);
+    return per == 1 ? lw_type(L, k) : LLVMIntTypeInContext(L->ctx, (unsigned)(per * et_bits(k)));
 }
 
 /* x (of kind k) as an integer of its width, and back. */

@@ -3,9 +3,9 @@
  * passes, dumps and LLVM see only what is computed. */
 #include "passes.h"
 
-static int pure(TirOpcode c)
+static int pure(const TirOp *op)
 {
-    switch (c) {
+    switch (op->code) {
     case TIR_CONST: case TIR_PARAM: case TIR_PROGRAM_ID: case TIR_NUM_PROGRAMS: case TIR_ARANGE:
     case TIR_SPLAT: case TIR_EXPAND_DIMS: case TIR_BROADCAST: case TIR_TRANS:
     case TIR_RESHAPE: case TIR_PERMUTE: case TIR_JOIN: case TIR_SPLIT: case TIR_HINT:
@@ -13,6 +13,8 @@ static int pure(TirOpcode c)
     case TIR_CAST: case TIR_FMA: case TIR_ADDPTR: case TIR_LOAD: case TIR_REDUCE: case TIR_SCAN: case TIR_FLIP: case TIR_SORT: case TIR_DOT:
     case TIR_LOCAL_LOAD:
         return 1;
+    case TIR_INLINE_ASM: /* unless its assembly has an effect */
+        return (op->attr.i2 & TIR_ASM_PURE) != 0;
     default:
         return 0;
     }
@@ -26,9 +28,7 @@ static int sweep(TirBlock *b, int *uses)
         prev = op->prev;
         for (int r = 0; r < op->nregions; r++)
             removed += sweep(op->regions[r], uses);
-        int asm_effect = op->code == TIR_INLINE_ASM && !(op->attr.i2 & TIR_ASM_PURE);
-        if ((!pure(op->code) && op->code != TIR_INLINE_ASM) || asm_effect || op->nres == 0 ||
-            tir_op_is_volatile(op))
+        if (!pure(op) || op->nres == 0 || tir_op_is_volatile(op))
             continue;
         int used = 0;
         for (int i = 0; i < op->nres; i++)

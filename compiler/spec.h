@@ -200,6 +200,8 @@ Val spec_inline_asm(Spec *s, Args *a);
 int spec_need_value(Spec *s, Args *a, int i);
 int spec_const_arg(Spec *s, Args *a, int i, int64_t *out);
 ElemKind spec_type_arg(Spec *s, Args *a, int i, ElemKind dflt);
+/* Slot i as a compile-time bool (argument `what`) into *out; 0 after a diagnostic. */
+int spec_bool_arg(Spec *s, Args *a, int i, const char *what, int *out);
 int spec_numbers(Spec *s, Args *a, int n);
 TirValue *spec_as_float(Spec *s, Val v, SrcLoc loc);
 /* spec_math.c: the math built-ins' code, or NULL for another name. */

@@ -89,14 +89,8 @@ enum { ASM_MAX_ARGS = 32, ASM_MAX_RESULTS = 8 };
 /* is_pure (slot 4, default false) and pack (slot 5, default 1): 0 after a diagnostic. */
 static int asm_flags(Spec *s, Args *a, int *pure, int *pack) {
     *pure = 0, *pack = 1;
-    if (a->e[4]) {
-        if (a->v[4].kind != V_CONST || a->v[4].ct != ET_BOOL) {
-            diag_error(s->diags, a->e[4]->loc, "%s()'s is_pure must be a compile-time bool, got %s",
-                       a->call->name, val_type_str(s, &a->v[4]));
-            return 0;
-        }
-        *pure = (int)a->v[4].i;
-    }
+    if (a->e[4] && !spec_bool_arg(s, a, 4, "is_pure", pure))
+        return 0;
     if (a->e[5]) {
         int64_t p;
         if (!spec_const_arg(s, a, 5, &p)) return 0;

@@ -264,7 +264,6 @@ static int no_block_args(Spec *s, Args *a, int first, int last) {
 
 static int string_arg(Spec *s, Args *a, int i, const char *what_arg, const char *const *names, int n,
                       int dflt, int *out);
-static int bool_flag(Spec *s, Args *a, int i, const char *what, int *out);
 
 /* The hints of a load or store (TIR_LOAD's attr.i): cache_modifier= in slot `cm`,
  * eviction_policy= in the next, and for loads volatile= after it. -1 after a diagnostic. */
@@ -277,7 +276,7 @@ static int64_t mem_hints(Spec *s, Args *a, int cm, int is_load) {
     int c, e, vol = 0;
     if (!string_arg(s, a, cm, "cache_modifier", is_load ? load_names : store_names, 5, 0, &c) ||
         !string_arg(s, a, cm + 1, "eviction_policy", evicts, 4, 0, &e) ||
-        (is_load && a->e[cm + 2] && !bool_flag(s, a, cm + 2, "volatile", &vol)))
+        (is_load && a->e[cm + 2] && !spec_bool_arg(s, a, cm + 2, "volatile", &vol)))
         return -1;
     TirCache cache = is_load ? load_caches[c] : store_caches[c];
     return (int64_t)cache | (int64_t)e << 4 | (vol ? TIR_MEM_VOLATILE : 0);
@@ -477,7 +476,6 @@ static Val b_static_assert(Spec *s, Args *a) {
     return (Val){.kind = V_VOID};
 }
 
-static int bool_flag(Spec *s, Args *a, int i, const char *what, int *out);
 static TirValue *tile_arg(Spec *s, Args *a, int i, const char *what);
 
 /* The helper named in slot i (a combine function of two values), or NULL after a diagnostic. */
@@ -555,7 +553,7 @@ static Val b_combine(Spec *s, Args *a) {
                    arena_printf(s->arena, "the %d members of one operand, then the other's", k), f->nparams);
         return val_error();
     }
-    if (a->e[3] && !bool_flag(s, a, 3, scan ? "reverse" : "keep_dims", &flag)) return val_error();
+    if (a->e[3] && !spec_bool_arg(s, a, 3, scan ? "reverse" : "keep_dims", &flag)) return val_error();
     if ((scan || a->v[1].kind != V_NONE) && !axis_arg(s, a, 1, x[0]->type.rank, &axis)) return val_error();
     return scan ? spec_scan_with(s, x, k, axis, f, flag, a->call->loc)
                 : spec_reduce_with(s, x, k, axis, f, flag, a->call->loc);
@@ -638,7 +636,7 @@ static Val b_device_assert(Spec *s, Args *a) {
 }
 
 /* A compile-time bool in slot i (named `what` in the message) into *out; 0 after a diagnostic. */
-static int bool_flag(Spec *s, Args *a, int i, const char *what, int *out) {
+int spec_bool_arg(Spec *s, Args *a, int i, const char *what, int *out) {
     if (a->v[i].kind != V_CONST || a->v[i].ct != ET_BOOL) {
         const char *run_time = a->v[i].kind == V_TILE ? "a run-time " : "";
         diag_error(s->diags, a->e[i]->loc, "%s()'s %s must be a compile-time bool, got %s%s",
@@ -687,7 +685,7 @@ static Val b_scan(Spec *s, Args *a) {
     TirValue *x = a->v[0].v;
     int axis = 0, reverse = 0;
     if (a->e[1] && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
-    if (a->e[2] && !bool_flag(s, a, 2, "reverse", &reverse)) return val_error();
+    if (a->e[2] && !spec_bool_arg(s, a, 2, "reverse", &reverse)) return val_error();
     if (x->type.elem == ET_PTR) {
         diag_error(s->diags, a->e[0]->loc, "%s() cannot scan pointers", a->call->name);
         return val_error();
@@ -734,7 +732,7 @@ static Val b_sort(Spec *s, Args *a) {
     int axis = x->type.rank - 1, desc = topk;
     int64_t k = 0;
     if (a->e[ds] && a->v[ds].kind != V_NONE && !axis_arg(s, a, ds, x->type.rank, &axis)) return val_error();
-    if (!topk && a->e[2] && !bool_flag(s, a, 2, "descending", &desc)) return val_error();
+    if (!topk && a->e[2] && !spec_bool_arg(s, a, 2, "descending", &desc)) return val_error();
     if (x->type.shape[axis] > MAX_SORT) { /* the network's code grows as n log^2 n */
         diag_error(s->diags, a->call->loc, "%s() along a dim of %d elements: at most %d",
                    a->call->name, x->type.shape[axis], MAX_SORT);
@@ -978,7 +976,7 @@ static int reduce_operand(Spec *s, Args *a, TirReduce kind) {
  * extremes; false: the largest) into *out; 0 after a diagnostic. */
 static int arg_kind(Spec *s, Args *a, int i, const char *slot, TirReduce extreme, TirReduce *out) {
     int left = 1, is_max = tir_reduce_is_max(extreme);
-    if (a->e[i] && !bool_flag(s, a, i, slot, &left)) return 0;
+    if (a->e[i] && !spec_bool_arg(s, a, i, slot, &left)) return 0;
     *out = is_max ? (left ? RED_ARGMAX : RED_ARGMAX_LAST) : (left ? RED_ARGMIN : RED_ARGMIN_LAST);
     return 1;
 }
@@ -995,9 +993,9 @@ static Val b_reduce(Spec *s, Args *a) {
     if (!reduce_operand(s, a, kind)) return val_error();
     TirValue *x = a->v[0].v;
     int axis = 0, rank = x->type.rank, keep = 0, indices = 0;
-    if (a->e[2] && !bool_flag(s, a, 2, "keep_dims", &keep)) return val_error();
+    if (a->e[2] && !spec_bool_arg(s, a, 2, "keep_dims", &keep)) return val_error();
     if (kind == RED_MAX || kind == RED_MIN) { /* Triton's return_indices */
-        if ((a->e[3] && !bool_flag(s, a, 3, "return_indices", &indices)) ||
+        if ((a->e[3] && !spec_bool_arg(s, a, 3, "return_indices", &indices)) ||
             !arg_kind(s, a, 4, "return_indices_tie_break_left", kind, &arg))
             return val_error();
     } else if (kind != RED_SUM && !arg_kind(s, a, 3, "tie_break_left", kind, &kind)) {
@@ -1045,7 +1043,7 @@ static int dot_operand(Spec *s, Args *a, int i) {
 static int dot_tf32_flag(Spec *s, Args *a, int *tf32) {
     const Expr *p = a->e[5];
     if (!p)
-        return !a->e[3] || (spec_need_value(s, a, 3) && bool_flag(s, a, 3, "allow_tf32", tf32));
+        return !a->e[3] || (spec_need_value(s, a, 3) && spec_bool_arg(s, a, 3, "allow_tf32", tf32));
     if (a->e[3]) {
         diag_error(s->diags, p->loc, "dot(): give allow_tf32 or input_precision, not both");
         return 0;
@@ -1249,7 +1247,7 @@ static Val b_softmax(Spec *s, Args *a) {
     if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
     for (int i = 2; i <= 3; i++) {
         const char *what = i == 2 ? "keep_dims" : "ieee_rounding";
-        if (a->e[i] && !bool_flag(s, a, i, what, &flag)) return val_error();
+        if (a->e[i] && !spec_bool_arg(s, a, i, what, &flag)) return val_error();
     }
     ElemKind out = et_is_float(x->type.elem) && !et_is_fp8(x->type.elem) ? x->type.elem : ET_F32;
     TirValue *f = x->type.elem == ET_F32 || x->type.elem == ET_F64 ? x : spec_cast(s, x, ET_F32, at);
@@ -1366,7 +1364,7 @@ static Val b_interleave(Spec *s, Args *a) {
 static Val b_cat(Spec *s, Args *a) {
     TirValue *x = tile_arg(s, a, 0, "cat"), *y = x ? tile_arg(s, a, 1, "cat") : NULL;
     int reorder;
-    if (!y || (a->e[2] && !bool_flag(s, a, 2, "can_reorder", &reorder))) return val_error();
+    if (!y || (a->e[2] && !spec_bool_arg(s, a, 2, "can_reorder", &reorder))) return val_error();
     if (!tir_type_equal(&x->type, &y->type)) {
         int shapes = x->type.rank != y->type.rank ||
                      memcmp(x->type.shape, y->type.shape, sizeof(int) * (size_t)x->type.rank);
@@ -1483,7 +1481,7 @@ static Val b_xor_sum(Spec *s, Args *a) {
     int keep = 0, axis = -1;
     if (!integer_arg(s, a, 0, 0)) return val_error();
     TirValue *x = a->v[0].v;
-    if (a->e[2] && !bool_flag(s, a, 2, "keep_dims", &keep)) return val_error();
+    if (a->e[2] && !spec_bool_arg(s, a, 2, "keep_dims", &keep)) return val_error();
     if (a->e[1] && a->v[1].kind != V_NONE && !axis_arg(s, a, 1, x->type.rank, &axis)) return val_error();
     return spec_reduce_op(s, x, axis, OP_BITXOR, keep, a->call->loc);
 }

@@ -418,27 +418,19 @@ static int gives_tuned(const KTune *kt, const tile_Const *given, int ngiven)
  * checked so. A caller who gives tuned consts chooses the configuration, as pinning does (a
  * test may pass values outside the tuning space on purpose). */
 static tile_Status allowed_choice(tile_Kernel *k, const KTune *kt, const tile_Arg *args,
-                               const tile_Const *given, int ngiven, ConstBinding *c, int n,
-                               Arena *a)
+                                  const tile_Const *given, int ngiven, ConstBinding *c, int n,
+                                  Arena *a)
 {
-    tile_Const all[MAX_VALS];
-    ConstBinding first[64];
-    int na = 0, m = 0;
-    if (!kt->space.nconstraints || gives_tuned(kt, given, ngiven) ||
-        ngiven + kt->space.nparams > MAX_VALS)
+    ConstBinding vals[MAX_VALS], first[64];
+    int m = 0;
+    if (!kt->space.nconstraints || gives_tuned(kt, given, ngiven) || n >= MAX_VALS)
         return TILE_OK;
-    for (int g = 0; g < ngiven; g++)
-        all[na++] = given[g];
-    for (int p = 0; p < kt->space.nparams; p++)
-        for (int j = 0; j < n; j++)
-            if (!strcmp(c[j].name, kt->space.params[p].name))
-                all[na++] = (tile_Const){ c[j].name, c[j].value };
-    TuneRequest req = { .k = k, .kt = (KTune *)kt, .args = args, .given = all, .ngiven = na };
-    tile_Status st = tune_first_config(&req, a, 1, first, &m);
-    if (st != TILE_OK || m > 0)
-        return st; /* the defaults are allowed */
-    req.given = given, req.ngiven = ngiven;
-    if ((st = tune_first_config(&req, a, 0, first, &m)) != TILE_OK)
+    memcpy(vals, c, sizeof *c * (size_t)n); /* what the constraints read: consts, scalars */
+    if (space_allows(&kt->space, vals, n + scalar_args(k, args, vals + n, MAX_VALS - n), a) == 1)
+        return TILE_OK;
+    TuneRequest req = { .k = k, .kt = (KTune *)kt, .args = args, .given = given, .ngiven = ngiven };
+    tile_Status st = tune_first_config(&req, a, 0, first, &m);
+    if (st != TILE_OK)
         return st; /* none allowed: refused, as AUTO's launch is */
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++)
@@ -555,20 +547,13 @@ static tile_Status resolve_miss(Miss *m, tile_Tuning mode)
     return choice_set(ctx, m->kt, m->key, vals, n);
 }
 
-/* c after a key's choice: the defaults that follow it, and (a bucketed key) checked against
- * this launch's constraints: evaluated over c and the scalar arguments first (the common case,
- * allowed, costs a few expression evaluations), the enumeration only where that fails. */
+/* c after a key's choice: the defaults that follow it, checked against this launch's
+ * constraints where the key does not decide them (a bucketed key: space_key_exact). */
 static tile_Status chosen(tile_Kernel *k, const KTune *kt, const tile_Arg *args,
                           const tile_Const *given, int ngiven, ConstBinding *c, int n, Arena *a)
 {
     tile_Status st = defaults_follow(k, kt, given, ngiven, c, n, a);
-    if (st != TILE_OK || !kt->recheck || n >= MAX_VALS)
-        return st;
-    ConstBinding vals[MAX_VALS];
-    memcpy(vals, c, sizeof *c * (size_t)n);
-    int nv = n + scalar_args(k, args, vals + n, MAX_VALS - n);
-    return space_allows(&kt->space, vals, nv, a) == 1 ? TILE_OK
-                                                       : allowed_choice(k, kt, args, given, ngiven, c, n, a);
+    return st == TILE_OK && kt->recheck ? allowed_choice(k, kt, args, given, ngiven, c, n, a) : st;
 }
 
 tile_Status tune_choose(tile_Kernel *k, const tile_Arg *args, const tile_Const *given,
