@@ -234,6 +234,36 @@ static void paged_case(const PagedCase *c)
     run("stdlib/attention/paged.tile", c->bf16 ? "paged_bf16" : "paged", a, 25, cs, ncs);
 }
 
+/* A configuration drawn afresh every run (the seed repeats it): GQA ratio, head size, page,
+ * key block, element type, masks, scale, split count, query block, warps and stages, over a
+ * small batch of empty, decode and prefill requests. */
+static void random_case(void)
+{
+    static const int groups[] = {1, 2, 3, 4, 5, 8}, dims[] = {64, 80, 128}, pow2[] = {16, 32, 64};
+    static Batch b;
+    b.n = (int)rnd_int(1, 12);
+    for (int s = 0; s < b.n; s++) {
+        int kind = (int)rnd_int(0, 3);
+        b.q_len[s] = kind == 0 ? 0 : kind < 3 ? 1 : (int)rnd_int(2, 24);
+        b.kv_len[s] = b.q_len[s] + (int)rnd_int(kind == 0 ? 0 : 1, 150);
+    }
+    PagedCase c = {&b, groups[rnd_int(0, 5)], (int)rnd_int(1, 2), dims[rnd_int(0, 2)],
+                   pow2[rnd_int(0, 2)], pow2[rnd_int(0, 2)],
+                   (int)rnd_int(0, 1)};
+    c.window = rnd_int(0, 1) ? (int)rnd_int(1, 60) : 0;
+    c.softcap = rnd_int(0, 1) ? 1.0 + 3.0 * rnd_unit() : 0;
+    c.scale = rnd_int(0, 1) ? 1 : -2;
+    c.splits = rnd_int(0, 1) ? (int)rnd_int(1, 20) : 0;
+    int rows, width = c.head_dim > 64 ? 128 : 64;
+    do { /* 16 to 128 rows of BLOCK_Q x GROUP, an accumulator of at most 64 f32 a thread */
+        c.block_q = 1 << rnd_int(0, 5);
+        c.warps = 1 << rnd_int(0, 2);
+        for (rows = 16; rows < c.block_q * c.group; rows *= 2) {}
+    } while (c.block_q * c.group < 16 || rows > 128 || rows * width > 64 * 32 * c.warps);
+    c.stages = (int)rnd_int(2, 4);
+    paged_case(&c);
+}
+
 void t_attn_paged(void)
 {
     /* Each case covers several features, so that few kernels are compiled: GQA ratios 1, 3,
@@ -295,4 +325,5 @@ void t_attn_paged(void)
     c = cases[3];
     c.b = &decodes;
     paged_case(&c);
+    random_case();
 }
