@@ -111,6 +111,14 @@ static tile_Status sim_launch(void *dev, void *fn, const unsigned grid[3], int t
     return TILE_ERROR_DEVICE;
 }
 
+/* The grid a GPU takes (CUDA's and HIP's limits: 2^31 - 1 programs along x, 65535 along y and
+ * z), so that a grid the emulator runs also launches on the device it stands in for. */
+static void sim_max_grid(void *dev, unsigned long long out[3])
+{
+    (void)dev;
+    out[0] = 0x7fffffffull, out[1] = out[2] = 65535;
+}
+
 /* ---- for the tuner: wall-clock time of the emulation (not a GPU's) ---- */
 static tile_Status sim_timed_launch(void *dev, void *fn, const unsigned grid[3], int threads,
                                     int smem_bytes, void **args, double *ms, char *err)
@@ -123,7 +131,7 @@ static tile_Status sim_timed_launch(void *dev, void *fn, const unsigned grid[3],
 
 const BackendOps rt_backend_sim = {
     TILE_BACKEND_SIM, "sim", sim_open, cj_close, cj_device_name, sim_arch, sim_target,
-    cj_no_fallback, cj_cache_id, cj_max_grid, cj_malloc, cj_free, cj_h2d, cj_d2h,
+    cj_no_fallback, cj_cache_id, sim_max_grid, cj_malloc, cj_free, cj_h2d, cj_d2h,
     cj_memset, cj_sync, cj_finalize, cj_load, cj_unload, cj_get_function, sim_launch,
     cj_limits, NULL, sim_timed_launch, NULL, NULL, cj_driver_version,
 };

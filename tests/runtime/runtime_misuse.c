@@ -571,12 +571,23 @@ static int test_grids(void)
     tile_Arg a[] = { tile_ptr(f.x), tile_ptr(f.y), tile_ptr(f.out), tile_i32(N) };
     unsigned wraps[3] = { 1u << 21, 1u << 21, 1u << 22 }; /* 2^64 programs: 0 when wrapped */
     FAILS(ctx, tile_launch_grid(f.k, wraps, a, 4, NULL, 0));
-    SAYS(ctx, "more than 2^63 - 1 programs");
+    SAYS(ctx, backend == TILE_BACKEND_CPU ? "more than 2^63 - 1 programs" : "grid dimension y");
     unsigned huge[3] = { 0x7fffffffu, 0x7fffffffu, 0x7fffffffu };
     FAILS(ctx, tile_launch_grid(f.k, huge, a, 4, NULL, 0));
     unsigned past[3] = { 0xffffffffu, 1, 1 };
     FAILS(ctx, tile_launch_grid(f.k, past, a, 4, NULL, 0));
     SAYS(ctx, "grid dimension x");
+    /* y and z: 65535 at most on a GPU, and on sim, which stands in for one; 2^31 - 1 on the
+     * CPU */
+    unsigned tall[3] = { 1, 65536, 1 }, deep[3] = { 2, 1, 70000 };
+    if (backend == TILE_BACKEND_CPU) {
+        OK(ctx, tile_launch_grid(f.k, deep, a, 4, NULL, 0));
+    } else {
+        FAILS(ctx, tile_launch_grid(f.k, tall, a, 4, NULL, 0));
+        SAYS(ctx, "grid dimension y is 65536, outside 0..65535");
+        FAILS(ctx, tile_launch_grid(f.k, deep, a, 4, NULL, 0));
+        SAYS(ctx, "grid dimension z is 70000, outside 0..65535");
+    }
     unsigned zero[3] = { 0, 5, 5 }; /* documented: launches nothing */
     OK(ctx, tile_launch_grid(f.k, zero, a, 4, NULL, 0));
     tile_Arg negative[] = { a[0], a[1], a[2], tile_i32(-1000) }; /* @grid gives a negative */
