@@ -11,7 +11,9 @@
  * work: out-of-range iterations copy nothing (zero-filled) and are never read. An address may
  * also depend on loads (a block table's entries: paged attention's keys) when the loop stores
  * nothing: those loads are issued again, one iteration earlier than the copy they address and
- * masked off with it (prefetch_tables). Loops with
+ * masked off with it (prefetch_tables). A load cast before its store (an i8 or fp8 operand of
+ * an f16 dot) is pipelined too: its ring holds the loaded elements, each iteration reads its
+ * stage back in the load's layout, casts it and stores it as before. Loops with
  * break, continue or return, a step that is not a positive constant, a debug_barrier(), or no
  * such load are left alone; so are targets without async copies. */
 #include <string.h>
@@ -24,6 +26,8 @@ enum { MAX_CANDS = 8, MAX_MAP = 256, MAX_DEPTH = 48, MAX_TABLE = 16 };
 
 typedef struct Cand {
     TirOp *alloc, *load, *store;
+    TirOp *via;           /* a cast between the load and the store (NULL: none): the ring holds */
+    TirLayout via_layout; /* the load's elements, in this layout, and the cast runs on a read */
     TirValue *ring;
 } Cand;
 
@@ -169,7 +173,19 @@ static int const_int(const TirValue *v, int64_t *out)
     return 1;
 }
 
-/* store = local_store(alloc made in this body, 0, load made in this body). */
+/* x = cast(load), both made and used once in body: a dot operand of another type than its
+ * memory's (i8 or fp8 weights for an f16 product). */
+static TirOp *cast_of_load(const TirBlock *body, const TirValue *x)
+{
+    TirOp *c = x->def;
+    if (!c || c->code != TIR_CAST || c->block != body || uses_of(body, x) != 1)
+        return NULL;
+    const TirOp *ld = c->ops[0]->def;
+    return ld && ld->code == TIR_LOAD && c->ops[0]->type.rank == x->type.rank ? c : NULL;
+}
+
+/* store = local_store(alloc made in this body, 0, load made in this body), or of a cast of
+ * such a load (the ring then holds the load's elements; the buffer stays, filled from it). */
 static int candidate(PP *p, TirBlock *body, TirOp *store, Cand *c)
 {
     if (store->code != TIR_LOCAL_STORE) /* before reading its three operands */
@@ -179,17 +195,27 @@ static int candidate(PP *p, TirBlock *body, TirOp *store, Cand *c)
     if (!buf->def || buf->def->block != body ||
         buf->type.buffers != 1 || !const_int(store->ops[1], &idx) || idx != 0)
         return 0;
+    TirOp *via = cast_of_load(body, x);
+    if (via)
+        x = via->ops[0];
     TirOp *ld = x->def;
     if (!ld || ld->code != TIR_LOAD || tir_op_is_volatile(ld) || ld->block != body || uses_of(body, x) != 1 ||
-        !only_loaded(body, buf, store))
+        (!via && !only_loaded(body, buf, store)))
         return 0;
     TirValue *mask = ld->nops > 1 ? ld->ops[1] : NULL;
     if ((ld->nops > 2 && !is_zero(ld->ops[2])) || !from_iv(ld->ops[0], body, p->loads_ok, 0) ||
         (mask && !from_iv(mask, body, p->loads_ok, 0)))
         return 0;
-    if (!async_copy_vector(ld->ops[0], mask, buf, p->axis))
+    TirValue ring = *buf; /* what the ring will hold: buf's tile, or the load's in buf's order */
+    if (via) {
+        ring.type.elem = x->type.elem;
+        c->via_layout = smem_layout_swizzled(buf->type.rank, buf->type.shape,
+                                             et_bytes(x->type.elem), buf->layout->order);
+        ring.layout = &c->via_layout;
+    }
+    if (!async_copy_vector(ld->ops[0], mask, &ring, p->axis))
         return 0;
-    *c = (Cand){buf->def, ld, store, NULL};
+    c->alloc = buf->def, c->load = ld, c->store = store, c->via = via, c->ring = NULL;
     return 1;
 }
 
@@ -395,9 +421,17 @@ static TirValue *stage_before(PP *p, TirOp *at, TirValue *rd)
     return emit(p, at, TIR_SELECT, ops, 3, &it, &scalar_layout);
 }
 
-/* Points the candidate's local_loads at the ring's stage `rd`; returns the last of them. */
-static TirOp *read_ring(Cand *c, TirBlock *body, TirValue *rd)
+/* Points the candidate's local_loads at the ring's stage `rd`; returns the last of them. With
+ * a cast, the stage is read in the load's layout where the load was, and the cast takes it. */
+static TirOp *read_ring(PP *p, Cand *c, TirBlock *body, TirValue *rd)
 {
+    if (c->via) {
+        TirValue *x = c->load->results[0], *ops[2] = {c->ring, rd};
+        TirValue *v = emit(p, c->via, TIR_LOCAL_LOAD, ops, 2, &x->type, x->layout);
+        v->name = x->name;
+        c->via->ops[0] = v;
+        return v->def;
+    }
     TirOp *last = NULL;
     TirValue *buf = c->alloc->results[0];
     for (TirOp *op = body->first; op; op = op->next)
@@ -454,7 +488,7 @@ static void rewrite_body(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
     wait_op(p, first, p->stages - 2);
     TirValue *rd = stage_counter(p, loop);
     for (int i = 0; i < n; i++) {
-        TirOp *last = read_ring(&cs[i], body, rd);
+        TirOp *last = read_ring(p, &cs[i], body, rd);
         TirOp *at = last && last->next ? last->next : body->last;
         TirValue *wr = stage_before(p, at, rd);
         Map mi = m; /* what this copy clones stays its own: another copy may come earlier */
@@ -466,9 +500,11 @@ static void rewrite_body(PP *p, TirOp *loop, Cand *cs, int n, int64_t step)
             last_copy = op;
     commit(p, last_copy->next);
     for (int i = 0; i < n; i++) {
-        tir_op_remove(cs[i].store);
         tir_op_remove(cs[i].load);
-        tir_op_remove(cs[i].alloc);
+        if (!cs[i].via) {
+            tir_op_remove(cs[i].store);
+            tir_op_remove(cs[i].alloc);
+        }
     }
 }
 
@@ -518,14 +554,19 @@ static int pipeline_loop(PP *p, TirOp *loop)
     if (!n)
         return 0;
     const TirLayout *ring[MAX_CANDS];
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         /* cp.async fills a ring: never padded (smem_layout.h) */
-        if (!(ring[i] = smem_buffer_unpadded(p->k->arena, cs[i].alloc->results[0])))
+        TirLayout *own = cs[i].via ? arena_alloc(p->k->arena, sizeof *own) : NULL;
+        if (own)
+            *own = cs[i].via_layout;
+        if (!(ring[i] = cs[i].via ? own : smem_buffer_unpadded(p->k->arena, cs[i].alloc->results[0])))
             return 0; /* out of memory: the loop stays as it is */
+    }
     TirOp *before = loop->prev;
     for (int i = 0; i < n; i++) {
         TirValue *buf = cs[i].alloc->results[0];
         TirType rt = buf->type;
+        rt.elem = cs[i].load->results[0]->type.elem; /* the cast's source where there is one */
         rt.buffers = p->stages;
         cs[i].ring = emit(p, loop, TIR_LOCAL_ALLOC, NULL, 0, &rt, ring[i]);
         cs[i].ring->def->attr.i = -1;

@@ -65,6 +65,35 @@ static void one_case(int kind, const Shape *s, int at, int bt)
                    {"num_warps", s->warps}, {"num_stages", s->stages}));
 }
 
+/* mm_w8 (mma.tile): B stored as i8 or u8 (and A too with cast_a), cast to f16 for the product;
+ * small integers, so every product and sum is exact in f32. */
+static void weights8(int u8, int cast_a, const Shape *s, int at, int bt)
+{
+    int M = s->M, N = s->N, K = s->K;
+    const char *name = u8 ? "mm_w8_u8" : "mm_w8";
+    begin("%s%s %dx%dx%d blocks %dx%dx%d warps %d stages %d%s%s", name, cast_a ? " A cast" : "",
+          M, N, K, s->BM, s->BN, s->BK, s->warps, s->stages, at ? " A^T" : "", bt ? " B^T" : "");
+    Ty t8 = u8 ? T_U8 : T_I8;
+    double lo = u8 ? 0 : -20, hi = 20;
+    Buf *a = input("a", T_F16, (size_t)M * K + 1, -4, 4);
+    Buf *a8 = input("a8", t8, (size_t)M * K + 1, lo, hi);
+    Buf *b = input("b", t8, (size_t)K * N + 1, lo, hi);
+    for (size_t i = 0; i < (size_t)M * K + 1; i++)
+        a->v[i] = rint(a->v[i] * 4) / 4; /* quarters: exact products, exact f32 sums */
+    Buf *c = output("c", T_F32, (size_t)M * N, EXACT);
+    const Buf *ax = cast_a ? a8 : a;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = 0;
+            for (int k = 0; k < K; k++)
+                sum += ax->v[at ? k * M + i : i * K + k] * b->v[bt ? j * K + k : k * N + j];
+            c->v[i * N + j] = sum;
+        }
+    run(MMA, name, ARGS(P(a), P(a8), P(b), P(c), I(M), I(N), I(K)),
+        CONSTS({"BM", s->BM}, {"BN", s->BN}, {"BK", s->BK}, {"AT", at}, {"BT", bt},
+               {"CAST_A", cast_a}, {"num_warps", s->warps}, {"num_stages", s->stages}));
+}
+
 static void acc_uses(int M, int N, int K, int BM, int BN, int BK, int warps)
 {
     begin("acc_uses %dx%dx%d blocks %dx%dx%d warps %d", M, N, K, BM, BN, BK, warps);
@@ -330,6 +359,9 @@ void t_mma(void)
                     continue; /* --quick: one transpose pattern per shape, small shapes */
                 one_case(kind, &shapes[i], t & 1, t >> 1);
             }
+    for (int i = 0; i < n; i++) /* each shape once, the patterns and types in turn */
+        if (!(S.quick && shapes[i].M > 64))
+            weights8(i & 1, (i >> 1) % 3 == 0, &shapes[i], (i >> 2) & 1, (i >> 1) & 1);
     two_loops(40, 33, 200, 0, 3, 1, 1);  /* a pipelined loop in a kernel of num_stages 1 */
     two_loops(32, 32, 16, 48, 4, 2, 1);
     two_loops(50, 64, 32, 200, 1, 3, 3); /* the first loop left alone in a kernel of 3 */
