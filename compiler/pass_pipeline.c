@@ -173,15 +173,20 @@ static int const_int(const TirValue *v, int64_t *out)
     return 1;
 }
 
-/* x = cast(load), both made and used once in body: a dot operand of another type than its
- * memory's (i8 or fp8 weights for an f16 product). */
+/* x = cast(load), both made and used once in body, to a type at least as wide: a dot operand
+ * stored narrower than it is multiplied (i8 or fp8 weights for an f16 product). A wider
+ * source would make the ring larger than the buffers it feeds (and than before pipelining). */
 static TirOp *cast_of_load(const TirBlock *body, const TirValue *x)
 {
     TirOp *c = x->def;
     if (!c || c->code != TIR_CAST || c->block != body || uses_of(body, x) != 1)
         return NULL;
-    const TirOp *ld = c->ops[0]->def;
-    return ld && ld->code == TIR_LOAD && c->ops[0]->type.rank == x->type.rank ? c : NULL;
+    const TirValue *src = c->ops[0];
+    const TirOp *ld = src->def;
+    return ld && ld->code == TIR_LOAD && src->type.rank == x->type.rank &&
+                   et_bytes(src->type.elem) <= et_bytes(x->type.elem)
+               ? c
+               : NULL;
 }
 
 /* store = local_store(alloc made in this body, 0, load made in this body), or of a cast of
