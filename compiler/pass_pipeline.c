@@ -560,11 +560,11 @@ static int pipeline_loop(PP *p, TirOp *loop)
         return 0;
     const TirLayout *ring[MAX_CANDS];
     for (int i = 0; i < n; i++) {
-        /* cp.async fills a ring: never padded (smem_layout.h) */
-        TirLayout *own = cs[i].via ? arena_alloc(p->k->arena, sizeof *own) : NULL;
-        if (own)
-            *own = cs[i].via_layout;
-        if (!(ring[i] = cs[i].via ? own : smem_buffer_unpadded(p->k->arena, cs[i].alloc->results[0])))
+        /* cp.async fills a ring: never padded (smem_layout.h); a cast's ring has its own */
+        Arena *a = p->k->arena;
+        ring[i] = cs[i].via ? tir_layout_new(a, cs[i].via_layout)
+                            : smem_buffer_unpadded(a, cs[i].alloc->results[0]);
+        if (!ring[i])
             return 0; /* out of memory: the loop stays as it is */
     }
     TirOp *before = loop->prev;

@@ -67,14 +67,6 @@ static int chain_cost(const TirValue *x, const TirOp *at, int budget)
     return n;
 }
 
-static const TirLayout *new_layout(TirKernel *k, TirLayout l)
-{
-    TirLayout *p = arena_alloc(k->arena, sizeof *p);
-    if (p)
-        *p = l;
-    return p;
-}
-
 /* The layout operand i of op must have for op's result to have `want`. */
 static TirLayout operand_layout(const TirOp *op, const TirLayout *want)
 {
@@ -92,7 +84,7 @@ static TirValue *clone(TirKernel *k, TirOp *at, TirValue *x, const TirLayout *wa
     if (d->code == TIR_CONVERT_LAYOUT)
         return clone(k, at, d->ops[0], want);
     TirLayout ol = operand_layout(d, want);
-    const TirLayout *opl = new_layout(k, ol);
+    const TirLayout *opl = tir_layout_new(k->arena, ol);
     TirValue *ops[4];
     for (int i = 0; i < d->nops && i < 4; i++)
         ops[i] = clone(k, at, d->ops[i], opl);

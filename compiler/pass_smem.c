@@ -24,14 +24,6 @@ static int contiguous_dim(const LinearLayout *ll)
     return ll->rank - 1;
 }
 
-static const TirLayout *new_layout(TirKernel *k, TirLayout l)
-{
-    TirLayout *p = arena_alloc(k->arena, sizeof *p);
-    if (p)
-        *p = l;
-    return p;
-}
-
 static TirValue *index_zero_at(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc)
 {
     static const TirLayout scalar = {.kind = LAYOUT_SCALAR};
@@ -78,7 +70,7 @@ static TirValue *bounce(TirKernel *k, TirBlock *blk, TirOp *before, SrcLoc loc, 
     TirValue *buf = alloc->results[0];
     int eb = et_bytes(x->type.elem);
     const int *shape = x->type.shape;
-    buf->layout = new_layout(k, kind == BUF_WGMMA    ? smem_layout_wgmma(rank, shape, eb, order)
+    buf->layout = tir_layout_new(k->arena, kind == BUF_WGMMA    ? smem_layout_wgmma(rank, shape, eb, order)
                                 : kind == BUF_PADDED ? smem_layout_padded(rank, shape, eb, order)
                                                      : smem_layout_swizzled(rank, shape, eb, order));
     TirValue *zero = index_zero_at(k, blk, before, loc);
@@ -214,7 +206,7 @@ static int operand_to_smem(TirKernel *k, TirOp *dot, int i)
     TirOp *alloc = tir_op_insert_before(k, at, TIR_LOCAL_ALLOC, dot->loc, NULL, 0, &bt, 1);
     alloc->attr.i = -1;
     TirValue *buf = alloc->results[0];
-    buf->layout = new_layout(k, smem_layout_swizzled(2, x->type.shape, et_bytes(x->type.elem), order));
+    buf->layout = tir_layout_new(k->arena, smem_layout_swizzled(2, x->type.shape, et_bytes(x->type.elem), order));
     TirValue *st[3] = {buf, index_zero(k, at), x};
     tir_op_insert_before(k, at, TIR_LOCAL_STORE, dot->loc, st, 3, NULL, 0);
     dot->ops[i] = buf;

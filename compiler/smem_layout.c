@@ -49,10 +49,8 @@ const TirLayout *smem_buffer_unpadded(Arena *a, const TirValue *buf)
     const TirLayout *l = buf->layout;
     if (!l->pad)
         return l;
-    TirLayout *u = arena_alloc(a, sizeof *u);
-    if (u)
-        *u = smem_layout_swizzled(l->rank, buf->type.shape, et_bytes(buf->type.elem), l->order);
-    return u;
+    return tir_layout_new(a, smem_layout_swizzled(l->rank, buf->type.shape, et_bytes(buf->type.elem),
+                                                  l->order));
 }
 
 int smem_buffer_elems(const TirLayout *l, const int *shape, int rank)

@@ -70,6 +70,12 @@ char *tir_type_str(Arena *a, const TirType *t) {
     return arena_strdup(a, buf);
 }
 
+const TirLayout *tir_layout_new(Arena *a, TirLayout l) {
+    TirLayout *p = arena_alloc(a, sizeof *p);
+    if (p) *p = l;
+    return p;
+}
+
 int tir_layout_equal(const TirLayout *a, const TirLayout *b) {
     if (a == b) return 1;
     if (!a || !b || a->kind != b->kind) return 0;

@@ -118,6 +118,8 @@ typedef struct TirLayout {
 } TirLayout;
 
 int tir_layout_equal(const TirLayout *a, const TirLayout *b);
+/* A copy of l in arena a, for a value's or buffer's layout; NULL when out of memory. */
+const TirLayout *tir_layout_new(Arena *a, TirLayout l);
 /* "#blocked<spt=[1,4] tpw=[8,4] wpc=[4,1] order=[1,0]>", "#mma<warps=[4,1]>",
  * "#dot<op=0 kwidth=2 #mma<warps=[4,1]>>" */
 char *tir_layout_str(Arena *a, const TirLayout *l);
