@@ -191,6 +191,38 @@ static void cmp(Ax *a, TirOp *op)
     }
 }
 
+/* The integer constant v is (through splats and broadcasts), in *c. */
+static int const_of(const TirValue *v, int64_t *c)
+{
+    while (v->def && (v->def->code == TIR_SPLAT || v->def->code == TIR_BROADCAST ||
+                      v->def->code == TIR_EXPAND_DIMS))
+        v = v->def->ops[0];
+    if (!v->def || v->def->code != TIR_CONST || !et_is_int(v->type.elem))
+        return 0;
+    *c = v->def->attr.i;
+    return 1;
+}
+
+/* x / c or x >> s (c = 2^s) for a constant power of two: every element a multiple of d >= c
+ * is divided exactly (whatever its sign), into a multiple of d / c (K / 2 of a K multiple
+ * of 16: a row of packed 4-bit weights starts at a multiple of 8 bytes). */
+static void divide(Ax *a, TirOp *op, int shift)
+{
+    AxisInfo p = *at(a, op->ops[0]);
+    int64_t c;
+    elementwise(a, op);
+    if (!const_of(op->ops[1], &c) || c < 0 || (shift ? c > 62 : c < 1 || (c & (c - 1))))
+        return;
+    c = shift ? (int64_t)1 << c : c;
+    AxisInfo *x = at(a, op->results[0]);
+    int n = rank_of(op->results[0]);
+    int64_t every = n ? AXIS_MAX_DIV : p.div[0]; /* what divides each element (expand_dims) */
+    for (int d = 0; d < n; d++)
+        every = min64(every, div_at(&p, d, 1));
+    for (int d = 0; d < (n ? n : 1); d++)
+        x->div[d] = every >= c ? every / c : 1;
+}
+
 static void binary(Ax *a, TirOp *op)
 {
     if (!et_is_int(op->results[0]->type.elem)) {
@@ -201,6 +233,8 @@ static void binary(Ax *a, TirOp *op)
     case BIN_ADD: add(a, op, 1, 0); break;
     case BIN_SUB: add(a, op, 1, 1); break;
     case BIN_MUL: mul(a, op); break;
+    case BIN_DIV: divide(a, op, 0); break;
+    case BIN_SHR: divide(a, op, 1); break;
     default: elementwise(a, op); break;
     }
 }

@@ -11,9 +11,11 @@
  * work: out-of-range iterations copy nothing (zero-filled) and are never read. An address may
  * also depend on loads (a block table's entries: paged attention's keys) when the loop stores
  * nothing: those loads are issued again, one iteration earlier than the copy they address and
- * masked off with it (prefetch_tables). A load cast before its store (an i8 or fp8 operand of
- * an f16 dot) is pipelined too: its ring holds the loaded elements, each iteration reads its
- * stage back in the load's layout, casts it and stores it as before. Loops with
+ * masked off with it (prefetch_tables). The loads a stored tile is computed from (a
+ * dequantization: i8, fp8 or int4 weights cast, unpacked and scaled for an f16 dot) are
+ * pipelined too: each ring holds what its load loads, read back in the load's layout where
+ * the load was, and the tile is computed and stored as before; such a load too small to copy
+ * (a row of scales) is loaded an iteration ahead into registers (load_ahead). Loops with
  * break, continue or return, a step that is not a positive constant, a debug_barrier(), or no
  * such load are left alone; so are targets without async copies. */
 #include <string.h>
@@ -23,11 +25,16 @@
 #include "target.h"
 
 enum { MAX_CANDS = 8, MAX_MAP = 256, MAX_DEPTH = 48, MAX_TABLE = 16 };
+/* A dequantization's load too small for async copies (under 4 bytes a thread: a group's row
+ * of scales) is loaded an iteration ahead into registers if it holds at most this many bytes
+ * per warp. */
+enum { AHEAD_BYTES = 256 };
 
 typedef struct Cand {
     TirOp *alloc, *load, *store;
-    TirOp *via;           /* a cast between the load and the store (NULL: none): the ring holds */
-    TirLayout via_layout; /* the load's elements, in this layout, and the cast runs on a read */
+    TirOp *via;           /* the op reading the load on its way to the store (NULL: the load is
+                             stored as it is): the ring holds the load's elements, in */
+    TirLayout via_layout; /* this layout, read back where the load was */
     TirValue *ring;
 } Cand;
 
@@ -44,6 +51,8 @@ typedef struct PP {
     const AxisInfo *axis;
     int stages;
     int loads_ok; /* the loop being pipelined stores nothing: addresses may come from loads */
+    TirOp *ahead[MAX_CANDS]; /* small loads of a dequantization, loaded an iteration ahead */
+    int nahead;
 } PP;
 
 static const TirLayout scalar_layout = {.kind = LAYOUT_SCALAR};
@@ -173,26 +182,123 @@ static int const_int(const TirValue *v, int64_t *out)
     return 1;
 }
 
-/* x = cast(load), both made and used once in body, to a type at least as wide: a dot operand
- * stored narrower than it is multiplied (i8 or fp8 weights for an f16 product). A wider
- * source would make the ring larger than the buffers it feeds (and than before pipelining). */
-static TirOp *cast_of_load(const TirBlock *body, const TirValue *x)
+/* Ops a dequantization is made of between its loads and the staged tile: pure elementwise,
+ * shape and layout ops (a cast, a scale, an int4 unpacking) and pure inline assembly of one
+ * result; never address arithmetic. */
+static int chain_op(const TirOp *op)
 {
-    TirOp *c = x->def;
-    if (!c || c->code != TIR_CAST || c->block != body || uses_of(body, x) != 1)
-        return NULL;
-    const TirValue *src = c->ops[0];
-    const TirOp *ld = src->def;
-    return ld && ld->code == TIR_LOAD && src->type.rank == x->type.rank &&
-                   et_bytes(src->type.elem) <= et_bytes(x->type.elem)
-               ? c
-               : NULL;
+    if (op->code == TIR_INLINE_ASM)
+        return (op->attr.i2 & TIR_ASM_PURE) && op->nres == 1;
+    return (pure_op(op->code) && op->code != TIR_ADDPTR) || op->code == TIR_RESHAPE ||
+           op->code == TIR_PERMUTE || op->code == TIR_JOIN;
 }
 
-/* store = local_store(alloc made in this body, 0, load made in this body), or of a cast of
- * such a load (the ring then holds the load's elements; the buffer stays, filled from it). */
-static int candidate(PP *p, TirBlock *body, TirOp *store, Cand *c)
+/* The one local_store of this body into buf, a buffer of this body (a layout conversion
+ * through shared memory: a row of scales brought to the layout of the weights it scales). */
+static const TirOp *conversion_store(const TirBlock *body, const TirValue *buf)
 {
+    const TirOp *store = NULL;
+    if (!buf->def || buf->def->code != TIR_LOCAL_ALLOC || buf->def->block != body)
+        return NULL;
+    for (const TirOp *op = body->first; op; op = op->next)
+        if (op->code == TIR_LOCAL_STORE && op->ops[0] == buf) {
+            if (store)
+                return NULL;
+            store = op;
+        }
+    return store;
+}
+
+/* Adds to out (n so far; returns the new count) the loads of this body that x is computed
+ * from through chain ops and layout conversions of this body. */
+static int chain_loads(const TirBlock *body, const TirValue *x, TirOp **out, int n, int depth)
+{
+    TirOp *d = x->def;
+    if (!d || d->block != body || depth > MAX_DEPTH || n >= MAX_CANDS)
+        return n;
+    if (d->code == TIR_LOCAL_LOAD) {
+        const TirOp *st = conversion_store(body, d->ops[0]);
+        return st ? chain_loads(body, st->ops[2], out, n, depth + 1) : n;
+    }
+    if (d->code == TIR_LOAD) {
+        for (int i = 0; i < n; i++)
+            if (out[i] == d)
+                return n;
+        out[n] = d;
+        return n + 1;
+    }
+    if (!chain_op(d))
+        return n;
+    for (int i = 0; i < d->nops; i++)
+        n = chain_loads(body, d->ops[i], out, n, depth + 1);
+    return n;
+}
+
+/* The op of body (not of a region in it) that reads v, the only use of v. */
+static TirOp *only_user(const TirBlock *body, const TirValue *v)
+{
+    if (uses_of(body, v) != 1)
+        return NULL;
+    for (TirOp *op = body->first; op; op = op->next)
+        for (int i = 0; i < op->nops; i++)
+            if (op->ops[i] == v)
+                return op;
+    return NULL;
+}
+
+/* ld is loaded in this body, once per iteration, from addresses (and under a mask) that
+ * iterations ahead can compute. */
+static int prefetchable(PP *p, const TirBlock *body, const TirOp *ld)
+{
+    const TirValue *mask = ld->nops > 1 ? ld->ops[1] : NULL;
+    return ld->code == TIR_LOAD && !tir_op_is_volatile(ld) && ld->block == body &&
+           !(ld->nops > 2 && !is_zero(ld->ops[2])) && from_iv(ld->ops[0], body, p->loads_ok, 0) &&
+           !(mask && !from_iv(mask, body, p->loads_ok, 0));
+}
+
+/* A ring of its own for a load of a dequantization chain (c->via: the op reading it), in
+ * buf's order where the shapes match, else in the load's: whether its copies vectorize. */
+static int chain_ring(PP *p, const TirValue *buf, Cand *c)
+{
+    const TirValue *x = c->load->results[0];
+    const TirLayout *xl = x->layout;
+    int order[TIR_MAX_RANK], same = x->type.rank == buf->type.rank;
+    for (int d = 0; d < x->type.rank; d++) {
+        same = same && x->type.shape[d] == buf->type.shape[d];
+        order[d] = xl->kind == LAYOUT_BLOCKED ? xl->order[d] : x->type.rank - 1 - d;
+    }
+    c->via_layout = smem_layout_swizzled(x->type.rank, x->type.shape, et_bytes(x->type.elem),
+                                         same ? buf->layout->order : order);
+    TirValue ring = *x;
+    ring.layout = &c->via_layout;
+    return async_copy_vector(c->load->ops[0], c->load->nops > 1 ? c->load->ops[1] : NULL, &ring,
+                             p->axis) > 0;
+}
+
+/* Whether ld is pipelined already: a candidate of another store (two dots of one
+ * dequantized tile) or loaded ahead. */
+static int taken(const PP *p, const Cand *cs, int n, const TirOp *ld)
+{
+    for (int i = 0; i < n; i++)
+        if (cs[i].load == ld)
+            return 1;
+    for (int i = 0; i < p->nahead; i++)
+        if (p->ahead[i] == ld)
+            return 1;
+    return 0;
+}
+
+/* store = local_store(alloc made in this body, 0, load made in this body): one candidate, the
+ * ring replacing the buffer. Or the stored tile is computed from loads (a dequantization:
+ * i8, int4 or fp8 weights cast and scaled for an f16 product): each load used once whose
+ * copies vectorize is a candidate with a ring of its own, holding what it loads, read back
+ * where it was loaded; the buffer stays. Such rings together hold no more bytes than the
+ * buffer (an f32 tile cast to f16 stays a load: its ring would be larger than the buffers
+ * it feeds). Returns the number of candidates added to cs (which holds `done` already). */
+static int candidates(PP *p, TirBlock *body, TirOp *store, Cand *cs, int done)
+{
+    Cand *c = cs + done;
+    int room = MAX_CANDS - done;
     if (store->code != TIR_LOCAL_STORE) /* before reading its three operands */
         return 0;
     TirValue *buf = store->ops[0], *x = store->ops[2];
@@ -200,28 +306,31 @@ static int candidate(PP *p, TirBlock *body, TirOp *store, Cand *c)
     if (!buf->def || buf->def->block != body ||
         buf->type.buffers != 1 || !const_int(store->ops[1], &idx) || idx != 0)
         return 0;
-    TirOp *via = cast_of_load(body, x);
-    if (via)
-        x = via->ops[0];
     TirOp *ld = x->def;
-    if (!ld || ld->code != TIR_LOAD || tir_op_is_volatile(ld) || ld->block != body || uses_of(body, x) != 1 ||
-        (!via && !only_loaded(body, buf, store)))
-        return 0;
-    TirValue *mask = ld->nops > 1 ? ld->ops[1] : NULL;
-    if ((ld->nops > 2 && !is_zero(ld->ops[2])) || !from_iv(ld->ops[0], body, p->loads_ok, 0) ||
-        (mask && !from_iv(mask, body, p->loads_ok, 0)))
-        return 0;
-    TirValue ring = *buf; /* what the ring will hold: buf's tile, or the load's in buf's order */
-    if (via) {
-        ring.type.elem = x->type.elem;
-        c->via_layout = smem_layout_swizzled(buf->type.rank, buf->type.shape,
-                                             et_bytes(x->type.elem), buf->layout->order);
-        ring.layout = &c->via_layout;
+    if (ld && ld->code == TIR_LOAD) {
+        if (!prefetchable(p, body, ld) || uses_of(body, x) != 1 || !only_loaded(body, buf, store) ||
+            !async_copy_vector(ld->ops[0], ld->nops > 1 ? ld->ops[1] : NULL, buf, p->axis))
+            return 0;
+        c->alloc = buf->def, c->load = ld, c->store = store, c->via = NULL, c->ring = NULL;
+        return 1;
     }
-    if (!async_copy_vector(ld->ops[0], mask, &ring, p->axis))
-        return 0;
-    c->alloc = buf->def, c->load = ld, c->store = store, c->via = via, c->ring = NULL;
-    return 1;
+    TirOp *loads[MAX_CANDS];
+    int nl = chain_loads(body, x, loads, 0, 0), n = 0;
+    int64_t room_bytes = (int64_t)smem_numel(buf->type.shape, buf->type.rank) * et_bytes(buf->type.elem);
+    for (int i = 0; i < nl && n < room; i++) {
+        const TirValue *v = loads[i]->results[0];
+        int64_t bytes = (int64_t)smem_numel(v->type.shape, v->type.rank) * et_bytes(v->type.elem);
+        Cand *ci = &c[n];
+        ci->alloc = buf->def, ci->load = loads[i], ci->store = store, ci->ring = NULL;
+        ci->via = only_user(body, v);
+        if (!ci->via || !prefetchable(p, body, loads[i]) || taken(p, cs, done + n, loads[i]))
+            continue;
+        if (v->type.rank && bytes <= room_bytes && chain_ring(p, buf, ci))
+            room_bytes -= bytes, n++;
+        else if (bytes <= AHEAD_BYTES * p->k->num_warps && p->nahead < MAX_CANDS)
+            p->ahead[p->nahead++] = loads[i];
+    }
+    return n;
 }
 
 /* ---- building ---- */
@@ -426,15 +535,18 @@ static TirValue *stage_before(PP *p, TirOp *at, TirValue *rd)
     return emit(p, at, TIR_SELECT, ops, 3, &it, &scalar_layout);
 }
 
-/* Points the candidate's local_loads at the ring's stage `rd`; returns the last of them. With
- * a cast, the stage is read in the load's layout where the load was, and the cast takes it. */
+/* Points the candidate's local_loads at the ring's stage `rd`; returns the last of them. A
+ * load of a dequantization chain becomes a read of its stage, in the load's layout, just
+ * before the op that read the load. */
 static TirOp *read_ring(PP *p, Cand *c, TirBlock *body, TirValue *rd)
 {
     if (c->via) {
         TirValue *x = c->load->results[0], *ops[2] = {c->ring, rd};
         TirValue *v = emit(p, c->via, TIR_LOCAL_LOAD, ops, 2, &x->type, x->layout);
         v->name = x->name;
-        c->via->ops[0] = v;
+        for (int i = 0; i < c->via->nops; i++)
+            if (c->via->ops[i] == x)
+                c->via->ops[i] = v;
         return v->def;
     }
     TirOp *last = NULL;
@@ -473,6 +585,30 @@ static void prefetch_tables(PP *p, TirOp *loop, Cand *cs, int n, int64_t step, M
         TirOp *yield = body->last;
         yield->ops[yield->nops - 1] = clone(p, first, loads[i], body, &next);
         m->from[m->n] = loads[i], m->to[m->n++] = carried;
+    }
+}
+
+/* Each small load of p->ahead is issued an iteration early: the loop carries the next
+ * iteration's elements (the first ones loaded before it), so the load's latency overlaps an
+ * iteration of work instead of stalling the dequantization that reads it. */
+static void load_ahead(PP *p, TirOp *loop, int64_t step)
+{
+    TirBlock *body = loop->regions[0];
+    TirValue *lo = loop->ops[0], *hi = loop->ops[1], *iv = body->args[0];
+    TirOp *top = body->first;
+    TirValue *ivn = emit_binary(p, top, BIN_ADD, iv, emit_const(p, top, iv->type.elem, step));
+    TirValue *next_valid = ahead_in_range(p, top, iv, hi, step), *first_valid = in_range(p, loop, lo, hi);
+    for (int i = 0; i < p->nahead; i++) {
+        TirValue *x = p->ahead[i]->results[0];
+        TirOp *user = only_user(body, x);
+        Map first = iteration_map(body, lo, first_valid), next = iteration_map(body, ivn, next_valid);
+        TirValue *carried = tir_for_add_carried(p->k, loop, clone(p, loop, x, body, &first));
+        TirOp *yield = body->last;
+        yield->ops[yield->nops - 1] = clone(p, top, x, body, &next);
+        for (int j = 0; user && j < user->nops; j++)
+            if (user->ops[j] == x)
+                user->ops[j] = carried;
+        tir_op_remove(p->ahead[i]);
     }
 }
 
@@ -554,8 +690,9 @@ static int pipeline_loop(PP *p, TirOp *loop)
     if (!const_int(loop->ops[2], &step) || step <= 0 || leaves_loop(body) || has_user_barrier(body))
         return 0;
     p->loads_ok = !tir_block_stores(body);
+    p->nahead = 0;
     for (TirOp *op = body->first; op && n < MAX_CANDS; op = op->next)
-        n += candidate(p, body, op, &cs[n]);
+        n += candidates(p, body, op, cs, n);
     if (!n)
         return 0;
     const TirLayout *ring[MAX_CANDS];
@@ -569,15 +706,14 @@ static int pipeline_loop(PP *p, TirOp *loop)
     }
     TirOp *before = loop->prev;
     for (int i = 0; i < n; i++) {
-        TirValue *buf = cs[i].alloc->results[0];
-        TirType rt = buf->type;
-        rt.elem = cs[i].load->results[0]->type.elem; /* the cast's source where there is one */
+        TirType rt = cs[i].via ? cs[i].load->results[0]->type : cs[i].alloc->results[0]->type;
         rt.buffers = p->stages;
         cs[i].ring = emit(p, loop, TIR_LOCAL_ALLOC, NULL, 0, &rt, ring[i]);
         cs[i].ring->def->attr.i = -1;
     }
     prologue(p, loop, cs, n, step);
     rewrite_body(p, loop, cs, n, step);
+    load_ahead(p, loop, step);
     issue_early(before ? before->next : loop->block->first, loop);
     if (loop->next)
         wait_op(p, loop->next, 0);

@@ -94,6 +94,40 @@ static void weights8(int u8, int cast_a, const Shape *s, int at, int bt)
                {"CAST_A", cast_a}, {"num_warps", s->warps}, {"num_stages", s->stages}));
 }
 
+/* mm_wq (mma.tile): B dequantized before the product: i8 or packed 4-bit weights times f16
+ * scales per column (g 0), per group of g rows of K as a row each step, or (tile_s) as a tile
+ * of scales; twice: the dequantized tile in two products; quarters times small integers
+ * times powers of two, so every sum is exact. */
+static void dequant(const Shape *s, int g, int tile_s, int int4, int twice)
+{
+    int M = s->M, N = s->N, K = int4 ? s->K + (s->K & 1) : s->K, groups = g ? (K + g - 1) / g : 1;
+    begin("mm_wq%s%s %dx%dx%d blocks %dx%dx%d warps %d stages %d scales %s%d", int4 ? " int4" : "",
+          twice ? " twice" : "", M, N, K, s->BM, s->BN, s->BK, s->warps, s->stages,
+          tile_s ? "tile " : g ? "row " : "column ", g);
+    Buf *a = input("a", T_F16, (size_t)M * K + 1, -4, 4);
+    Buf *b = input("b", T_I8, (size_t)K * N + 1, -20, 20);
+    Buf *q4 = input("q4", T_U8, (size_t)N * (K / 2) + 1, 0, 255);
+    Buf *sc = input("s", T_F16, (size_t)groups * N + 1, -2.49, 1.49);
+    for (size_t i = 0; i < (size_t)M * K + 1; i++)
+        a->v[i] = rint(a->v[i] * 4) / 4; /* quarters: exact products, exact f32 sums */
+    for (size_t i = 0; i < (size_t)groups * N + 1; i++)
+        sc->v[i] = ldexp(1, (int)rint(sc->v[i])); /* 1/4 to 2 */
+    Buf *c = output("c", T_F32, (size_t)M * N, EXACT);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = 0;
+            for (int k = 0; k < K; k++) {
+                int byte = (int)q4->v[(size_t)j * (K / 2) + k / 2];
+                double w = int4 ? ((k & 1 ? byte >> 4 : byte & 15) - 8) : b->v[(size_t)k * N + j];
+                sum += a->v[(size_t)i * K + k] * w * sc->v[(size_t)(g ? k / g : 0) * N + j];
+            }
+            c->v[(size_t)i * N + j] = twice ? 1.5 * sum : sum;
+        }
+    run(MMA, "mm_wq", ARGS(P(a), P(b), P(q4), P(sc), P(c), I(M), I(N), I(K)),
+        CONSTS({"BM", s->BM}, {"BN", s->BN}, {"BK", s->BK}, {"G", g}, {"TILE_S", tile_s},
+               {"INT4", int4}, {"TWICE", twice}, {"num_warps", s->warps}, {"num_stages", s->stages}));
+}
+
 static void acc_uses(int M, int N, int K, int BM, int BN, int BK, int warps)
 {
     begin("acc_uses %dx%dx%d blocks %dx%dx%d warps %d", M, N, K, BM, BN, BK, warps);
@@ -362,6 +396,12 @@ void t_mma(void)
     for (int i = 0; i < n; i++) /* each shape once, the patterns and types in turn */
         if (!(S.quick && shapes[i].M > 64))
             weights8(i & 1, (i >> 1) % 3 == 0, &shapes[i], (i >> 2) & 1, (i >> 1) & 1);
+    for (int i = 0; i < n; i++) /* each shape in two of the five ways, one with 4-bit weights */
+        if (!(S.quick && shapes[i].M > 64)) {
+            int g = 2 * shapes[i].BK; /* a row of scales per step, a new group every other step */
+            dequant(&shapes[i], i % 3 ? g : 0, 0, i & 1, i % 4 == 1);
+            dequant(&shapes[i], i % 2 ? 3 + i : g, i % 2, !(i & 1), i % 4 == 3);
+        }
     two_loops(40, 33, 200, 0, 3, 1, 1);  /* a pipelined loop in a kernel of num_stages 1 */
     two_loops(32, 32, 16, 48, 4, 2, 1);
     two_loops(50, 64, 32, 200, 1, 3, 3); /* the first loop left alone in a kernel of 3 */

@@ -263,7 +263,7 @@ typedef struct Test {
 int main(void)
 {
     static const Test tests[] = {
-        {"axis_add", t_axis_add}, {"axis_loop", t_axis_loop}, {"ptx_add", t_ptx_add},
+        {"axis_add", t_axis_add}, {"axis_loop", t_axis_loop}, {"axis_divide", t_axis_divide}, {"ptx_add", t_ptx_add},
         {"ptx_loop", t_ptx_loop}, {"ptx_f16", t_ptx_f16},     {"host_add", t_host_add},
         {"host_loop", t_host_loop},
     };

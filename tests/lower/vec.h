@@ -7,5 +7,6 @@ extern const char *ADD, *ROWSUM, *COPY16;
 const Module *vec_parse(Arena *a, const char *src, Diags *d);
 int t_axis_add(Arena *a);
 int t_axis_loop(Arena *a);
+int t_axis_divide(Arena *a);
 
 #endif

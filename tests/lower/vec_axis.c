@@ -91,3 +91,52 @@ int t_axis_loop(Arena *a)
     return 0;
 }
 
+
+/* Rows of packed 4-bit weights, K / 2 (or K >> 1) bytes long: divided exactly, a multiple
+ * of 16 gives rows at multiples of 8; a divisor the operand's divisibility does not cover
+ * (K / 32, K / 3) gives nothing. */
+static const char *HALF_ROWS =
+    "kernel half_rows(w: *u8, out: *u8, K: i32, const D: i32 = 2, const SHIFT: bool = false) {\n"
+    "    let r = arange(0, 8);\n"
+    "    let c = arange(0, 16);\n"
+    "    let row = K / D;\n"
+    "    if SHIFT {\n"
+    "        row = K >> 1;\n"
+    "    }\n"
+    "    store(out + r[:, None] * 16 + c[None, :], load(w + r[:, None] * row + c[None, :]));\n"
+    "}\n";
+
+static int64_t row_divisor(Arena *a, const char *consts)
+{
+    Diags d;
+    diags_init(&d, a);
+    const Module *m = vec_parse(a, HALF_ROWS, &d);
+    const Func *f = m ? module_find_func(m, "half_rows") : NULL;
+    ConstBinding c[4];
+    int n = f ? tc_resolve_consts(f, NULL, 0, c, 4, a, &d) : -1;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(c[i].name, "D"))
+            c[i].value = consts[0] - '0';
+        if (!strcmp(c[i].name, "SHIFT"))
+            c[i].value = consts[1] == 's';
+    }
+    TirKernel *k = n >= 0 ? spec_kernel(a, m, f, c, n, 32, &d) : NULL;
+    if (!k)
+        return -1;
+    for (int i = 0; i < 3; i++)
+        k->params[i].div = 16; /* w, out, K */
+    const AxisInfo *ax = axis_analyze(k);
+    TirOp *ld = nth_op(k, TIR_LOAD, 0);
+    return ax && ld ? ax[ld->ops[0]->id].div[1] : -1; /* where each row's run starts */
+}
+
+int t_axis_divide(Arena *a)
+{
+    int64_t half = row_divisor(a, "2-"), shift = row_divisor(a, "2s");
+    int64_t by8 = row_divisor(a, "8-"), by3 = row_divisor(a, "3-");
+    CHECKF(half == 8 && shift == 8, "K / 2 and K >> 1 of a K multiple of 16: rows divisible by %lld and %lld, want 8",
+          (long long)half, (long long)shift);
+    CHECKF(by8 == 2 && by3 == 1, "K / 8: rows divisible by %lld (want 2); K / 3: %lld (want 1)",
+          (long long)by8, (long long)by3);
+    return 0;
+}
