@@ -681,6 +681,45 @@ static void issue_early(TirOp *first, TirOp *loop)
     }
 }
 
+/* The bytes of every shared buffer in b, as if none shared space with another: more than
+ * the allocator will place. */
+static int64_t smem_bound(const TirBlock *b)
+{
+    int64_t n = 0;
+    for (const TirOp *op = b ? b->first : NULL; op; op = op->next) {
+        if (op->code == TIR_LOCAL_ALLOC) {
+            const TirValue *v = op->results[0];
+            n += (int64_t)smem_buffer_elems(v->layout, v->type.shape, v->type.rank) *
+                 et_bytes(v->type.elem) * (v->type.buffers > 0 ? v->type.buffers : 1);
+        }
+        for (int r = 0; r < op->nregions; r++)
+            n += smem_bound(op->regions[r]);
+    }
+    return n;
+}
+
+/* Rings of a dequantization are added to the buffers the kernel has: where they could take
+ * it past the target's shared memory, its loads stay as they were (and a configuration
+ * that compiled before still compiles); rings replacing a buffer stay. Returns the number
+ * of candidates kept, the ones replacing buffers first in cs. */
+static int fit_chains(PP *p, Cand *cs, int n)
+{
+    int64_t extra = 0;
+    for (int i = 0; i < n; i++)
+        if (cs[i].via) {
+            const TirValue *x = cs[i].load->results[0];
+            extra += (int64_t)smem_numel(x->type.shape, x->type.rank) * et_bytes(x->type.elem) * p->stages;
+        }
+    if (!p->t->smem_limit || smem_bound(p->k->body) + extra <= p->t->smem_limit)
+        return n;
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (!cs[i].via)
+            cs[kept++] = cs[i];
+    p->nahead = 0;
+    return kept;
+}
+
 static int pipeline_loop(PP *p, TirOp *loop)
 {
     TirBlock *body = loop->regions[0];
@@ -693,6 +732,7 @@ static int pipeline_loop(PP *p, TirOp *loop)
     p->nahead = 0;
     for (TirOp *op = body->first; op && n < MAX_CANDS; op = op->next)
         n += candidates(p, body, op, cs, n);
+    n = fit_chains(p, cs, n);
     if (!n)
         return 0;
     const TirLayout *ring[MAX_CANDS];
