@@ -20,7 +20,11 @@ a CSV and the tilec logs (rewritten after every row, so a run cut short keeps it
 the tuning caches as JSON and a PNG plot where matplotlib is importable (5 files at most).
 Exit 1 when a row failed or was flagged.
 
-    usage: python3 bench/tensor_cores.py PATH/TO/TILEC [--quick] [--out DIR] [--reps N]
+With --quant, the rows are weight-only quantized products instead (examples/quant_matmul.tile:
+f16 activations, 8- or 4-bit weights with f16 scales per 128 rows of K, at M = 16, 64 and
+4096) against torch.mm of the activations and the dequantized f16 weights.
+
+    usage: python3 bench/tensor_cores.py PATH/TO/TILEC [--quick] [--quant] [--out DIR] [--reps N]
                   [--only TEXT] [--cache DIR] [--tune MODE] [--tune-budget SECONDS]
                   [--timeout SECONDS] [--max-seconds SECONDS]
 bench/test_tensor_cores.py tests it without a GPU or torch (CTest: bench_tensor_cores).
@@ -43,7 +47,8 @@ from dataclasses import dataclass, field
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLAG_ERR = 1e-2  # rows whose relative error against a peer is above this are flagged
-PEERS = {"matmul": ["cuBLAS"], "attention": ["SDPA flash", "SDPA cuDNN"]}
+PEERS = {"matmul": ["cuBLAS"], "quant": ["cuBLAS"], "attention": ["SDPA flash", "SDPA cuDNN"]}
+QUANT_GROUP = 128  # rows of K per scale in the quantized rows (examples/quant_matmul.tile)
 ALL_PEERS = ["cuBLAS", "SDPA flash", "SDPA cuDNN"]
 SHORT = {"BLOCK_M": "M", "BLOCK_N": "N", "BLOCK_K": "K", "num_warps": "w", "num_stages": "s"}
 
@@ -52,21 +57,21 @@ SHORT = {"BLOCK_M": "M", "BLOCK_N": "N", "BLOCK_K": "K", "num_warps": "w", "num_
 
 @dataclass
 class Case:
-    op: str      # "matmul" or "attention"
-    dtype: str   # "f16" or "bf16"
+    op: str      # "matmul", "quant" (weight-only quantized matmul) or "attention"
+    dtype: str   # "f16" or "bf16"; quant: "w8" or "w4" (the weights' bits)
     dims: tuple  # (M, N, K) or (batch, heads, seq, head_dim)
     causal: bool = False
 
     @property
     def name(self):
-        if self.op == "matmul":
-            return "matmul %s %dx%dx%d" % ((self.dtype,) + tuple(self.dims))
+        if self.op in ("matmul", "quant"):
+            return "%s %s %dx%dx%d" % ((self.op, self.dtype) + tuple(self.dims))
         b, h, s, d = self.dims
         return f"attention {self.dtype} d{d} s{s} b{b} h{h}" + (" causal" if self.causal else "")
 
     @property
     def flops(self):
-        if self.op == "matmul":
+        if self.op in ("matmul", "quant"):
             m, n, k = self.dims
             return 2.0 * m * n * k
         b, h, s, d = self.dims
@@ -74,7 +79,7 @@ class Case:
 
     @property
     def out_shape(self):
-        return (self.dims[0], self.dims[1]) if self.op == "matmul" else tuple(self.dims)
+        return (self.dims[0], self.dims[1]) if self.op != "attention" else tuple(self.dims)
 
 
 def all_cases():
@@ -90,11 +95,20 @@ def all_cases():
     return cases
 
 
+def quant_cases():
+    """Weight-only quantized products (--quant): 8- and 4-bit weights, f16 activations, at a
+    decode's few rows (16, 64) and a prefill's 4096."""
+    return [Case("quant", w, shape) for w in ("w8", "w4")
+            for shape in ((16, 8192, 8192), (64, 8192, 8192), (4096, 4096, 4096), (4096, 8192, 8192))]
+
+
 QUICK = {"matmul f16 2048x2048x2048", "matmul bf16 4000x3000x2500",
          "attention f16 d64 s1024 b16 h32", "attention bf16 d128 s4096 b4 h16 causal"}
 
 
-def select_cases(quick, only):
+def select_cases(quick, only, quant=False):
+    if quant:
+        return [c for c in quant_cases() if not only or only in c.name]
     cases = [c for c in all_cases() if not quick or c.name in QUICK]
     return [c for c in cases if not only or only in c.name]
 
@@ -109,6 +123,13 @@ def tilec_command(tilec, case, files, reps, backend="cuda"):
         args = [f"{ROOT}/examples/matmul.tile:{kernel}", f"M={m}", f"N={n}", f"K={k}",
                 f"lda={k}", f"ldb={n}", f"ldc={n}", "--load", f"a={files['a']}",
                 "--load", f"b={files['b']}", f"c={m * n}", "--save", f"c={files['out']}"]
+    elif case.op == "quant":
+        m, n, k = case.dims
+        args = [f"{ROOT}/examples/quant_matmul.tile:matmul_{case.dtype}", f"M={m}", f"N={n}",
+                f"K={k}", "-D", f"GROUP={QUANT_GROUP}"]
+        for name in ("a", "w", "scales"):
+            args += ["--load", f"{name}={files[name]}"]
+        args += [f"c={m * n}", "--save", f"c={files['out']}"]
     else:
         b, h, s, d = case.dims
         kernel = "flash_attention" if case.dtype == "f16" else "flash_attention_bf16"
@@ -253,6 +274,9 @@ def markdown_report(meta, rows):
              f"above {FLAG_ERR:g}. tile config: the tuned consts (M, N, K blocks, w warps, "
              "s stages), registers and local memory (spills) per thread.", ""]
     for op, title in (("matmul", "matmul (C = A B, row-major; cuBLAS through torch.mm)"),
+                      ("quant", f"weight-only quantized matmul (examples/quant_matmul.tile, "
+                                f"f16 A, 8- or 4-bit W, f16 scales per {QUANT_GROUP} rows; "
+                                f"cuBLAS: torch.mm of A and the dequantized f16 W)"),
                       ("attention", "attention forward ([batch, heads, seq, head_dim]; "
                                     "SDPA backends selected explicitly)")):
         sel = [r for r in rows if r.case.op == op]
@@ -309,7 +333,7 @@ def write_plot(path, rows, title):
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    ops = [op for op in ("matmul", "attention") if any(r.case.op == op for r in rows)]
+    ops = [op for op in ("matmul", "quant", "attention") if any(r.case.op == op for r in rows)]
     fig, axes = plt.subplots(len(ops), 1, figsize=(14, 4.5 * len(ops)), squeeze=False)
     for ax, op in zip(axes[:, 0], ops):
         sel = [r for r in rows if r.case.op == op]
@@ -371,20 +395,22 @@ class GpuBench:
         """The row's tuning cache: one per kernel and fixed consts. The attention kernels' @key is
         seq alone, so head_dim 64 and 128, causal or not, would otherwise share one tuned choice
         per seq (whichever row came first); matmul rows share one (their key buckets M, N, K)."""
-        group = "matmul" if case.op == "matmul" else \
+        group = "matmul" if case.op == "matmul" else f"quant-{case.dtype}" if case.op == "quant" else \
             f"attention-{case.dtype}-d{case.dims[3]}-{'causal' if case.causal else 'full'}"
         d = os.path.join(self.cache, group)
         os.makedirs(d, exist_ok=True)
         return d
 
     def dtype(self, case):
-        return self.torch.float16 if case.dtype == "f16" else self.torch.bfloat16
+        return self.torch.bfloat16 if case.dtype == "bf16" else self.torch.float16
 
     def inputs(self, case):
         torch = self.torch
         g = torch.Generator(device="cuda")
         g.manual_seed(zlib.crc32(case.name.encode()))
         dt = self.dtype(case)
+        if case.op == "quant":
+            return self.quant_inputs(case, g)
         if case.op == "matmul":
             m, n, k = case.dims
             shapes = {"a": (m, k), "b": (k, n)}
@@ -393,14 +419,31 @@ class GpuBench:
         return {name: torch.randn(s, device="cuda", dtype=dt, generator=g)
                 for name, s in shapes.items()}
 
+    def quant_inputs(self, case, g):
+        """a (normal f16), the weights (i8 [K, N] or bytes [N, K / 2]: uniform integers), scales
+        (f16 [K / GROUP, N], 0.005 to 0.02) and, for the peer only, the weights dequantized as
+        the kernel does (q as f16 times its scale, rounded to f16): "ref", [K, N]."""
+        torch = self.torch
+        m, n, k = case.dims
+        a = torch.randn((m, k), device="cuda", dtype=torch.float16, generator=g)
+        scales = (torch.rand((k // QUANT_GROUP, n), device="cuda", generator=g) * 0.015 + 0.005).half()
+        if case.dtype == "w8":
+            w = torch.randint(-127, 128, (k, n), device="cuda", dtype=torch.int8, generator=g)
+            q = w.half()
+        else:
+            w = torch.randint(0, 256, (n, k // 2), device="cuda", dtype=torch.uint8, generator=g)
+            q = (torch.stack([w & 15, w >> 4], dim=-1).reshape(n, k).to(torch.int16) - 8).half().t()
+        ref = q * scales.repeat_interleave(QUANT_GROUP, dim=0)
+        return {"a": a, "w": w, "scales": scales, "ref": ref.contiguous()}
+
     def ms(self, fn):
         return self.cold_ms(fn)
 
     def peer_run(self, case, name, x):
         """(output, median ms) of one peer; raises where it cannot run."""
         torch = self.torch
-        if name == "cuBLAS":
-            fn = lambda: torch.mm(x["a"], x["b"])
+        if name == "cuBLAS":  # quant: the f16 product of the dequantized weights
+            fn = lambda: torch.mm(x["a"], x["b"] if case.op == "matmul" else x["ref"])
             return fn(), self.ms(fn)
         from torch.nn.attention import SDPBackend, sdpa_kernel
         backend = {"SDPA flash": "FLASH_ATTENTION", "SDPA cuDNN": "CUDNN_ATTENTION"}[name]
@@ -430,10 +473,11 @@ class GpuBench:
         d = tempfile.mkdtemp(dir=self.tmp, prefix="row-")
         try:
             x = self.inputs(case)
-            files = {name: os.path.join(d, name + ".bin") for name in x}
+            files = {name: os.path.join(d, name + ".bin") for name in x if name != "ref"}
             files["out"] = os.path.join(d, "out.bin")
-            for name, t in x.items():
-                write_raw(t, files[name])
+            for name in files:
+                if name != "out":
+                    write_raw(x[name], files[name])
             ours = None
             cmd = tilec_command(self.args.tilec, case, files, self.args.reps, self.args.backend)
             self.log.append(f"==== {case.name}\n$ {' '.join(cmd)}")
@@ -556,7 +600,7 @@ def run_start(args, cases, prefix):
 
 
 def gpu_main(args):
-    cases = select_cases(args.quick, args.only)
+    cases = select_cases(args.quick, args.only, getattr(args, "quant", False))
     tmp, meta, t0 = run_start(args, cases, "tile-tc-bench-")
     try:
         bench = GpuBench(args, tmp)
@@ -605,6 +649,9 @@ def parse_args(ap, argv):
 
 def main(argv=None):
     ap = argument_parser(__doc__, len(QUICK), "write the table, CSV, tuning cache, logs and plot here")
+    ap.add_argument("--quant", action="store_true",
+                    help="only the weight-only quantized rows (examples/quant_matmul.tile: 8- and 4-bit "
+                         "weights against torch.mm of the dequantized f16 weights)")
     return gpu_main(parse_args(ap, argv))
 
 

@@ -90,7 +90,11 @@ def rel_l2(x, ref):
 
 TINY = [tc.Case("matmul", "f16", (70, 40, 36)), tc.Case("matmul", "bf16", (33, 20, 17)),
         tc.Case("attention", "f16", (1, 2, 40, 64), False),
-        tc.Case("attention", "bf16", (2, 1, 24, 64), True)]
+        tc.Case("attention", "bf16", (2, 1, 24, 64), True),
+        tc.Case("quant", "w8", (20, 36, 256)), tc.Case("quant", "w4", (17, 40, 384))]
+# the GPU flow's stand-in for torch makes normal inputs only: the quantized rows' integer
+# weights and their dequantization (GpuBench.quant_inputs) run on the GPU machine alone
+TINY_GPU = [c for c in TINY if c.op != "quant"]
 
 
 # ---- 1. parsing, on what tilec prints on CUDA ----
@@ -123,15 +127,47 @@ def test_parsing():
     check(tc.tuning_text(p).startswith("; 60 configurations tuned in 9.1 s"), "tuning_text")
     check(tc.config_text(p) == "M128 N256 K32 w8 s3 | 232 regs, 16 B local", "config text")
     check(len(tc.all_cases()) == 32 and len(tc.select_cases(True, None)) == len(tc.QUICK)
-          and len(tc.select_cases(False, "bf16 d128")) == 6, "case lists")
+          and len(tc.select_cases(False, "bf16 d128")) == 6 and len(tc.select_cases(False, None, True)) == 8
+          and len(tc.select_cases(False, "w4", True)) == 4, "case lists")
+    check(tc.Case("quant", "w4", (16, 8192, 8192)).name == "quant w4 16x8192x8192", "quant row name")
     check(tc.Case("attention", "f16", (1, 1, 1024, 64), True).flops == 2.0 * 1024 * 1024 * 64,
           "causal attention counts half the FLOPs")
 
 
 # ---- 2. the tilec side for real, on the CPU backend ----
 
+def quant_inputs(case, rnd):
+    """(raw bytes by input name, a, the dequantized weights [K, N]) of a quantized row."""
+    m, n, k = case.dims
+    a = [rnd.randint(-16, 16) / 8 for _ in range(m * k)]
+    scales = [rnd.choice([1 / 64, 1 / 32, 1 / 16]) for _ in range(k // tc.QUANT_GROUP * n)]
+    if case.dtype == "w8":
+        w = [rnd.randint(-127, 127) for _ in range(k * n)]
+        q = w
+        wbytes = struct.pack(f"<{len(w)}b", *w)
+    else:
+        w = [rnd.randint(0, 255) for _ in range(n * k // 2)]
+        q = [((w[j * (k // 2) + p // 2] >> (4 * (p & 1))) & 15) - 8 for p in range(k) for j in range(n)]
+        wbytes = struct.pack(f"<{len(w)}B", *w)
+    deq = [q[p * n + j] * scales[(p // tc.QUANT_GROUP) * n + j] for p in range(k) for j in range(n)]
+    raw = {"a": to_bytes(a, "f16"), "w": wbytes, "scales": to_bytes(scales, "f16")}
+    return raw, a, deq
+
+
 def tilec_case(tilec, case, tmp):
     rnd = random.Random(zlib.crc32(case.name.encode()))
+    if case.op == "quant":
+        raw, a, deq = quant_inputs(case, rnd)
+        files = {name: os.path.join(tmp, name + ".bin") for name in raw}
+        files["out"] = os.path.join(tmp, "out.bin")
+        for name, data in raw.items():
+            with open(files[name], "wb") as f:
+                f.write(data)
+        env = dict(os.environ, TILE_TUNE="off", TILE_CACHE_DIR=os.path.join(tmp, "cache"))
+        text, _ = tc.run_tilec(tc.tilec_command(tilec, case, files, 2, backend="cpu"), env, 300)
+        with open(files["out"], "rb") as f:
+            ours = from_bytes(f.read(), "f16")
+        return tc.parse_tilec_run(text), rel_l2(ours, ref_matmul(a, deq, *case.dims))
     if case.op == "matmul":
         m, n, k = case.dims
         sizes = {"a": m * k, "b": k * n}
@@ -288,7 +324,7 @@ def fake_modules():
 
 def test_gpu_flow(tilec):
     failing = tc.Case("matmul", "f16", (0, 8, 8))  # an empty grid: no median, the row fails
-    cases = [TINY[0], failing] + TINY[1:]
+    cases = [TINY_GPU[0], failing] + TINY_GPU[1:]
     saved = tc.all_cases
     tc.all_cases = lambda: cases
     sys.modules.update(fake_modules())
@@ -310,13 +346,13 @@ def test_gpu_flow(tilec):
         bad = recs[failing.name]
         check(bad["flagged"] == "1" and ("no median" in bad["error"] or "no elements" in bad["error"]),
               "CSV: the failing row and why")
-        for case in TINY:
+        for case in TINY_GPU:
             r = recs.get(case.name, {})
             check(r.get("tile_ms") and r.get("flagged") == "0" and r.get("max_rel_err")
                   and float(r["max_rel_err"]) < tc.FLAG_ERR and r.get("config"),
                   f"CSV: {case.name}: timed, compared ({r.get('max_rel_err')}), "
                   f"config {r.get('config')}")
-        att = recs[TINY[2].name]
+        att = recs[TINY_GPU[2].name]
         check(att["SDPA flash_ms"] and not att["SDPA cuDNN_ms"]
               and "SDPA cuDNN: n/a: No available kernel" in att["notes"], "an unavailable peer is n/a")
         with open(os.path.join(out, "tensor_cores.md")) as f:

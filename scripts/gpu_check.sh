@@ -29,6 +29,8 @@ run_example matmul.tile:matmul_f16 M=512 N=512 K=512
 run_example flash_attention.tile:flash_attention batch=2 heads=8 seq=512
 run_example dropout.tile:dropout n=1000003 p=0.25 seed=7
 run_example int4_gemv.tile:int4_gemv M=1000 K=4096 w=1000*2048 scale=1000 x=4096 y=1000
+run_example quant_matmul.tile:matmul_w8 M=300 N=520 K=1024 a=M*K w=K*N scales=8*N c=M*N
+run_example quant_matmul.tile:matmul_w4 M=300 N=520 K=1024 a=M*K w=N*K/2 scales=8*N c=M*N
 run_example ../stdlib/attention/flash_fwd.tile:flash_fwd batch=2 heads=8 kv_heads=2 seq_q=300 seq_k=300 \
     q_sb=heads*seq_q*64 q_sh=seq_q*64 q_ss=64 k_sb=kv_heads*seq_k*64 k_sh=seq_k*64 k_ss=64 \
     v_sb=k_sb v_sh=k_sh v_ss=64 o_sb=q_sb o_sh=q_sh o_ss=64 scale=0.125 window=0 softcap=0 \

@@ -128,6 +128,39 @@ static void dequant(const Shape *s, int g, int tile_s, int int4, int twice)
                {"INT4", int4}, {"TWICE", twice}, {"num_warps", s->warps}, {"num_stages", s->stages}));
 }
 
+/* examples/quant_matmul.tile: matmul_w8 (i8 [K, N]) and matmul_w4 (bytes [N, K / 2], two
+ * 4-bit weights q - 8 a byte) with f16 scales per column and group of `group` rows of K, f16
+ * out; quarters times integers times powers of two: exact sums, rounded once to f16. */
+static void quant_example(int w4, int M, int N, int K, int group, int bm, int bn, int bk,
+                          int warps, int stages)
+{
+    const char *name = w4 ? "matmul_w4" : "matmul_w8";
+    int groups = (K + group - 1) / group;
+    begin("%s (examples/quant_matmul.tile) %dx%dx%d group %d blocks %dx%dx%d warps %d stages %d",
+          name, M, N, K, group, bm, bn, bk, warps, stages);
+    Buf *a = input("a", T_F16, (size_t)M * K, -4, 4);
+    Buf *w = w4 ? input("w", T_U8, (size_t)N * (K / 2), 0, 255) : input("w", T_I8, (size_t)K * N, -127, 127);
+    Buf *sc = input("scales", T_F16, (size_t)groups * N, -6.49, -2.51);
+    for (size_t i = 0; i < (size_t)M * K; i++)
+        a->v[i] = rint(a->v[i] * 4) / 4;
+    for (size_t i = 0; i < (size_t)groups * N; i++)
+        sc->v[i] = ldexp(1, (int)rint(sc->v[i])); /* 1/64 to 1/8 */
+    Buf *c = output("c", T_F16, (size_t)M * N, 1e-3);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = 0;
+            for (int k = 0; k < K; k++) {
+                int byte = w4 ? (int)w->v[(size_t)j * (K / 2) + k / 2] : 0;
+                double q = w4 ? (k & 1 ? byte >> 4 : byte & 15) - 8 : w->v[(size_t)k * N + j];
+                sum += a->v[(size_t)i * K + k] * q * sc->v[(size_t)(k / group) * N + j];
+            }
+            c->v[(size_t)i * N + j] = sum;
+        }
+    run("examples/quant_matmul.tile", name, ARGS(P(a), P(w), P(sc), P(c), I(M), I(N), I(K)),
+        CONSTS({"GROUP", group}, {"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk},
+               {"num_warps", warps}, {"num_stages", stages}));
+}
+
 static void acc_uses(int M, int N, int K, int BM, int BN, int BK, int warps)
 {
     begin("acc_uses %dx%dx%d blocks %dx%dx%d warps %d", M, N, K, BM, BN, BK, warps);
@@ -402,6 +435,12 @@ void t_mma(void)
             dequant(&shapes[i], i % 3 ? g : 0, 0, i & 1, i % 4 == 1);
             dequant(&shapes[i], i % 2 ? 3 + i : g, i % 2, !(i & 1), i % 4 == 3);
         }
+    /* the example's kernels: odd sizes, K not a multiple of the group, 1 to 4 groups */
+    quant_example(0, 33, 70, 200, 64, 16, 64, 32, 4, 3);
+    quant_example(1, 33, 70, 200, 64, 16, 64, 32, 4, 3);
+    quant_example(0, 64, 128, 256, 128, 64, 64, 64, 4, 4);
+    quant_example(1, 70, 40, 130, 32, 64, 64, 32, 8, 2);
+    quant_example(1, 16, 128, 512, 128, 16, 128, 64, 4, 4);
     two_loops(40, 33, 200, 0, 3, 1, 1);  /* a pipelined loop in a kernel of num_stages 1 */
     two_loops(32, 32, 16, 48, 4, 2, 1);
     two_loops(50, 64, 32, 200, 1, 3, 3); /* the first loop left alone in a kernel of 3 */
