@@ -98,11 +98,22 @@ static void weights8(int u8, int cast_a, const Shape *s, int at, int bt)
  * scales per column (g 0), per group of g rows of K as a row each step, or (tile_s) as a tile
  * of scales; twice: the dequantized tile in two products; quarters times small integers
  * times powers of two, so every sum is exact. */
-static void dequant(const Shape *s, int g, int tile_s, int int4, int twice)
+/* The f8e4m3 byte of v, one of 0, +-0.5, +-1, +-1.5, +-2, +-3, +-4 (as a signed byte). */
+static int e4m3_byte(double v)
+{
+    if (v == 0)
+        return 0;
+    int e;
+    double m = frexp(fabs(v), &e) * 2; /* |v| = m 2^(e - 1), 1 <= m < 2 */
+    int code = ((e - 1 + 7) << 3) | (int)((m - 1) * 8) | (v < 0 ? 0x80 : 0);
+    return code > 127 ? code - 256 : code;
+}
+
+static void dequant(const Shape *s, int g, int tile_s, int int4, int twice, int fp8)
 {
     int M = s->M, N = s->N, K = int4 ? s->K + (s->K & 1) : s->K, groups = g ? (K + g - 1) / g : 1;
-    begin("mm_wq%s%s %dx%dx%d blocks %dx%dx%d warps %d stages %d scales %s%d", int4 ? " int4" : "",
-          twice ? " twice" : "", M, N, K, s->BM, s->BN, s->BK, s->warps, s->stages,
+    begin("mm_wq%s%s%s %dx%dx%d blocks %dx%dx%d warps %d stages %d scales %s%d", int4 ? " int4" : "",
+          fp8 ? " fp8" : "", twice ? " twice" : "", M, N, K, s->BM, s->BN, s->BK, s->warps, s->stages,
           tile_s ? "tile " : g ? "row " : "column ", g);
     Buf *a = input("a", T_F16, (size_t)M * K + 1, -4, 4);
     Buf *b = input("b", T_I8, (size_t)K * N + 1, -20, 20);
@@ -112,20 +123,29 @@ static void dequant(const Shape *s, int g, int tile_s, int int4, int twice)
         a->v[i] = rint(a->v[i] * 4) / 4; /* quarters: exact products, exact f32 sums */
     for (size_t i = 0; i < (size_t)groups * N + 1; i++)
         sc->v[i] = ldexp(1, (int)rint(sc->v[i])); /* 1/4 to 2 */
+    static const double f8[] = {0, 0.5, -0.5, 1, -1, 1.5, -1.5, 2, -2, 3, -3, 4, -4};
+    double *w8 = fp8 ? calloc((size_t)K * N + 1, sizeof(double)) : NULL;
+    for (size_t i = 0; w8 && i < (size_t)K * N + 1; i++) { /* small values f8e4m3 holds exactly */
+        w8[i] = f8[(int)fabs(b->v[i]) % 13];
+        b->v[i] = e4m3_byte(w8[i]);
+    }
     Buf *c = output("c", T_F32, (size_t)M * N, EXACT);
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             double sum = 0;
             for (int k = 0; k < K; k++) {
                 int byte = (int)q4->v[(size_t)j * (K / 2) + k / 2];
-                double w = int4 ? ((k & 1 ? byte >> 4 : byte & 15) - 8) : b->v[(size_t)k * N + j];
+                double w = int4 ? ((k & 1 ? byte >> 4 : byte & 15) - 8)
+                           : w8 ? w8[(size_t)k * N + j] : b->v[(size_t)k * N + j];
                 sum += a->v[(size_t)i * K + k] * w * sc->v[(size_t)(g ? k / g : 0) * N + j];
             }
             c->v[(size_t)i * N + j] = twice ? 1.5 * sum : sum;
         }
+    free(w8);
     run(MMA, "mm_wq", ARGS(P(a), P(b), P(q4), P(sc), P(c), I(M), I(N), I(K)),
         CONSTS({"BM", s->BM}, {"BN", s->BN}, {"BK", s->BK}, {"G", g}, {"TILE_S", tile_s},
-               {"INT4", int4}, {"TWICE", twice}, {"num_warps", s->warps}, {"num_stages", s->stages}));
+               {"INT4", int4}, {"TWICE", twice}, {"FP8", fp8}, {"num_warps", s->warps},
+               {"num_stages", s->stages}));
 }
 
 /* examples/quant_matmul.tile: matmul_w8 (i8 [K, N]) and matmul_w4 (bytes [N, K / 2], two
@@ -429,11 +449,11 @@ void t_mma(void)
     for (int i = 0; i < n; i++) /* each shape once, the patterns and types in turn */
         if (!(S.quick && shapes[i].M > 64))
             weights8(i & 1, (i >> 1) % 3 == 0, &shapes[i], (i >> 2) & 1, (i >> 1) & 1);
-    for (int i = 0; i < n; i++) /* each shape in two of the five ways, one with 4-bit weights */
+    for (int i = 0; i < n; i++) /* each shape two ways: 8-bit (integer or fp8) and 4-bit weights */
         if (!(S.quick && shapes[i].M > 64)) {
             int g = 2 * shapes[i].BK; /* a row of scales per step, a new group every other step */
-            dequant(&shapes[i], i % 3 ? g : 0, 0, i & 1, i % 4 == 1);
-            dequant(&shapes[i], i % 2 ? 3 + i : g, i % 2, !(i & 1), i % 4 == 3);
+            dequant(&shapes[i], i % 3 ? g : 0, 0, i & 1, i % 4 == 1, !(i & 1));
+            dequant(&shapes[i], i % 2 ? 3 + i : g, i % 2, !(i & 1), i % 4 == 3, i % 4 == 3);
         }
     /* the example's kernels: odd sizes, K not a multiple of the group, 1 to 4 groups */
     quant_example(0, 33, 70, 200, 64, 16, 64, 32, 4, 3);
