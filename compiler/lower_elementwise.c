@@ -1,7 +1,8 @@
 /* lower_elementwise.c: leaves (constants, params, ids, arange) and elementwise ops. An op on
  * tiles is a loop over the result's registers applying the scalar operation; integer
  * semantics follow the element kind's signedness, float min/max propagate NaN, and f16/bf16
- * arithmetic is done in f32. Casts between any two element kinds live here too. */
+ * arithmetic is done in f32 (f16 +, -, * natively where the target has them: the same
+ * results). Casts between any two element kinds live here too. */
 #include "fp8.h"
 #include <string.h>
 #include "lower_int.h"
@@ -242,6 +243,11 @@ static LLVMValueRef int_binop(Lower *L, TirBinOp op, int sgn, LLVMValueRef a, LL
 
 static LLVMValueRef binop(Lower *L, TirBinOp op, ElemKind k, LLVMValueRef a, LLVMValueRef b)
 {
+    /* f16's +, - and * rounded once equal them done in f32 and rounded to f16 (double
+     * rounding is innocuous when the wider format has 2p + 2 bits): no conversions where
+     * the target has the instructions (a dequantization's scaling: i8 -> f16 in one cvt) */
+    if (k == ET_F16 && L->t->native_f16 && (op == BIN_ADD || op == BIN_SUB || op == BIN_MUL))
+        return float_binop(L, op, a, b);
     if (is_half(k)) {
         LLVMValueRef fa = lw_to_f32(L, a, k);
         LLVMValueRef fb = lw_to_f32(L, b, k);

@@ -49,6 +49,8 @@ struct Target {
     int global_as, shared_as; /* LLVM address spaces of global and shared memory */
     int unroll_elements;     /* mark per-element loops for full unrolling (GPU targets) */
     int soft_bf16;           /* convert f32 -> bf16 with integer ops (no native cvt) */
+    int native_f16;          /* f16 add, sub and mul as f16 instructions (the same results as
+                                in f32 rounded to f16: 24 >= 2 * 11 + 2 bits) */
     int mma;                 /* matrix instructions: TARGET_MMA_* */
     int wgmma;               /* also warpgroup MMA from shared memory (sm_90a's wgmma) */
     int pad_operand_rows;    /* mma operands that no cp.async writes go through padded shared

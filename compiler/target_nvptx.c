@@ -364,7 +364,7 @@ const Target *target_nvptx_init(Target *t, const char *name, int sm, int arch_sp
         .kind = TARGET_NVPTX, .name = name, .triple = "nvptx64-nvidia-cuda",
         .cpu = cpus[slot], .features = feats[slot], .sm = sm, .threads_per_warp = 32, .max_warps = 32, .max_regs = 255,
         .global_as = 1, .shared_as = 3, .unroll_elements = 1,
-        .sync_scopes = {"block", "device", ""}, .rmw_fences = 1, .inline_asm = 1,
+        .sync_scopes = {"block", "device", ""}, .rmw_fences = 1, .inline_asm = 1, .native_f16 = sm >= 53,
         .kernel_begin = nv_kernel_begin, .kernel_finish = nv_kernel_finish,
         .thread_id = nv_thread_id, .program_id = nv_program_id,
         .num_programs = nv_num_programs, .barrier = nv_barrier,

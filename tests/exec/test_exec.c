@@ -49,7 +49,11 @@ static double to_f16(double v)
     return fabs(r) > 65504 ? copysign(INFINITY, r) : r;
 }
 
-static double to_bf16(double v) { return round_fmt(v, 8, -126); }
+static double to_bf16(double v)
+{
+    double r = round_fmt(v, 8, -126);
+    return fabs(r) > 0x1.fep127 ? copysign(INFINITY, r) : r; /* past the largest bf16 */
+}
 
 static uint16_t f16_encode(double r)
 {

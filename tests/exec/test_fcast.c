@@ -96,8 +96,44 @@ static void const_floats(void)
     run(FCAST, "fcast_const_floats", ARGS(P(o)), NO_CONSTS);
 }
 
+/* A 16-bit float of every kind: zeros, subnormals, normals of every exponent, the largest
+ * finite values, infinities and NaN, either sign. */
+static double half_value(Ty t)
+{
+    int r = (int)rnd_int(0, 99), emin = t == T_F16 ? -24 : -133, emax = t == T_F16 ? 15 : 127;
+    double sign = rnd_int(0, 1) ? -1 : 1;
+    if (r < 3)
+        return r == 0 ? sign * 0.0 : r == 1 ? sign * INFINITY : NAN;
+    if (r < 8)
+        return sign * ty_round(t, t == T_F16 ? 65504 : 3.3895313892515355e38);
+    return sign * ty_round(t, ldexp(1 + rnd_unit(), (int)rnd_int(emin, emax)));
+}
+
+/* half_arith: the sums, differences and products of two such values in f64 (exact for
+ * 16-bit operands), rounded once to the type. */
+static void half_arith(Ty t, int n)
+{
+    begin("half_arith %s n=%d: +, -, * rounded once (subnormals, overflow, inf, NaN)", TY[t].name, n);
+    Buf *a = input("a", t, (size_t)n, 0, 1), *b = input("b", t, (size_t)n, 0, 1);
+    for (int i = 0; i < n; i++) {
+        a->v[i] = half_value(t);
+        b->v[i] = i % 7 ? half_value(t) : ty_round(t, a->v[i] * (i % 2 ? -1 : 0.5));
+    }
+    Buf *add = output("o_add", t, (size_t)n, EXACT), *sub = output("o_sub", t, (size_t)n, EXACT);
+    Buf *mul = output("o_mul", t, (size_t)n, EXACT);
+    for (int i = 0; i < n; i++) {
+        add->v[i] = ty_round(t, a->v[i] + b->v[i]);
+        sub->v[i] = ty_round(t, a->v[i] - b->v[i]);
+        mul->v[i] = ty_round(t, a->v[i] * b->v[i]);
+    }
+    run(FCAST, t == T_F16 ? "half_arith" : "half_arith_bf16",
+        ARGS(P(a), P(b), P(add), P(sub), P(mul), I(n)), NO_CONSTS);
+}
+
 void t_fcast(void)
 {
+    half_arith(T_F16, 4099);
+    half_arith(T_BF16, 1000);
     static const Ty floats[] = {T_F16, T_BF16, T_F32, T_F64};
     for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
         from_float(floats[i]);
