@@ -262,10 +262,12 @@ static int chain_ring(PP *p, const TirValue *buf, Cand *c)
 {
     const TirValue *x = c->load->results[0];
     const TirLayout *xl = x->layout;
-    int order[TIR_MAX_RANK], same = x->type.rank == buf->type.rank;
-    for (int d = 0; d < x->type.rank; d++) {
+    int rank = x->type.rank, order[TIR_MAX_RANK], same = rank == buf->type.rank;
+    /* a blocked layout's own order where it is the value's (a slice's counts parent dims) */
+    int own = xl && xl->kind == LAYOUT_BLOCKED && !xl->sliced && xl->rank == rank;
+    for (int d = 0; d < rank; d++) {
         same = same && x->type.shape[d] == buf->type.shape[d];
-        order[d] = xl->kind == LAYOUT_BLOCKED ? xl->order[d] : x->type.rank - 1 - d;
+        order[d] = own ? xl->order[d] : rank - 1 - d;
     }
     c->via_layout = smem_layout_swizzled(x->type.rank, x->type.shape, et_bytes(x->type.elem),
                                          same ? buf->layout->order : order);
