@@ -72,14 +72,21 @@ static void splat(Ax *a, TirOp *op)
     }
 }
 
+/* What divides every element of a value of rank n with facts s (not only its runs' starts). */
+static int64_t div_every(const AxisInfo *s, int n)
+{
+    int64_t every = n ? AXIS_MAX_DIV : s->div[0];
+    for (int d = 0; d < n; d++)
+        every = min64(every, div_at(s, d, 1));
+    return every;
+}
+
 static void expand_dims(Ax *a, TirOp *op)
 {
     const TirValue *src = op->ops[0];
     AxisInfo s = *at(a, src), *x = at(a, op->results[0]);
     int axis = (int)op->attr.i, n = rank_of(src);
-    int64_t every = n ? AXIS_MAX_DIV : s.div[0];
-    for (int d = 0; d < n; d++)
-        every = min64(every, div_at(&s, d, 1));
+    int64_t every = div_every(&s, n);
     set_unknown(a, op->results[0]);
     for (int d = 0, j = 0; d <= n; d++) {
         if (d == axis) {
@@ -127,15 +134,30 @@ static void add(Ax *a, TirOp *op, int64_t scale, int sub)
     }
 }
 
-/* Whether v is the integer 1 (a constant or a value assume() says is 1, or a tile of it). */
-static int is_one(const Ax *a, const TirValue *v)
+/* The value v is a tile of (through splats, broadcasts and expand_dims), or v. */
+static const TirValue *splatted(const TirValue *v)
 {
     while (v->def && (v->def->code == TIR_SPLAT || v->def->code == TIR_BROADCAST ||
                       v->def->code == TIR_EXPAND_DIMS))
         v = v->def->ops[0];
-    const TirOp *d = v->def;
-    return a->assumed_one[v->id] ||
-           (d && d->code == TIR_CONST && et_is_int(v->type.elem) && d->attr.i == 1);
+    return v;
+}
+
+/* The integer constant v is (or is a tile of), in *c. */
+static int const_of(const TirValue *v, int64_t *c)
+{
+    v = splatted(v);
+    if (!v->def || v->def->code != TIR_CONST || !et_is_int(v->type.elem))
+        return 0;
+    *c = v->def->attr.i;
+    return 1;
+}
+
+/* Whether v is the integer 1 (a constant or a value assume() says is 1, or a tile of it). */
+static int is_one(const Ax *a, const TirValue *v)
+{
+    int64_t c;
+    return a->assumed_one[splatted(v)->id] || (const_of(v, &c) && c == 1);
 }
 
 static void mul(Ax *a, TirOp *op)
@@ -191,18 +213,6 @@ static void cmp(Ax *a, TirOp *op)
     }
 }
 
-/* The integer constant v is (through splats and broadcasts), in *c. */
-static int const_of(const TirValue *v, int64_t *c)
-{
-    while (v->def && (v->def->code == TIR_SPLAT || v->def->code == TIR_BROADCAST ||
-                      v->def->code == TIR_EXPAND_DIMS))
-        v = v->def->ops[0];
-    if (!v->def || v->def->code != TIR_CONST || !et_is_int(v->type.elem))
-        return 0;
-    *c = v->def->attr.i;
-    return 1;
-}
-
 /* x / c or x >> s (c = 2^s) for a constant power of two: every element a multiple of d >= c
  * is divided exactly (whatever its sign), into a multiple of d / c (K / 2 of a K multiple
  * of 16: a row of packed 4-bit weights starts at a multiple of 8 bytes). */
@@ -216,9 +226,7 @@ static void divide(Ax *a, TirOp *op, int shift)
     c = shift ? (int64_t)1 << c : c;
     AxisInfo *x = at(a, op->results[0]);
     int n = rank_of(op->results[0]);
-    int64_t every = n ? AXIS_MAX_DIV : p.div[0]; /* what divides each element (expand_dims) */
-    for (int d = 0; d < n; d++)
-        every = min64(every, div_at(&p, d, 1));
+    int64_t every = div_every(&p, n);
     for (int d = 0; d < (n ? n : 1); d++)
         x->div[d] = every >= c ? every / c : 1;
 }

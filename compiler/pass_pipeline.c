@@ -246,11 +246,22 @@ static TirOp *only_user(const TirBlock *body, const TirValue *v)
     return NULL;
 }
 
+static const TirValue *mask_of(const TirOp *ld) { return ld->nops > 1 ? ld->ops[1] : NULL; }
+
+/* Bytes of a tile of type t (one buffer of a shared one). */
+static int64_t tile_bytes(const TirType *t) { return (int64_t)tir_type_numel(t) * et_bytes(t->elem); }
+
+/* Whether ld's elements can be copied asynchronously into a buffer like buf (in vectors). */
+static int copies_vectorize(const PP *p, const TirOp *ld, const TirValue *buf)
+{
+    return async_copy_vector(ld->ops[0], mask_of(ld), buf, p->axis) > 0;
+}
+
 /* ld is loaded in this body, once per iteration, from addresses (and under a mask) that
  * iterations ahead can compute. */
 static int prefetchable(PP *p, const TirBlock *body, const TirOp *ld)
 {
-    const TirValue *mask = ld->nops > 1 ? ld->ops[1] : NULL;
+    const TirValue *mask = mask_of(ld);
     return ld->code == TIR_LOAD && !tir_op_is_volatile(ld) && ld->block == body &&
            !(ld->nops > 2 && !is_zero(ld->ops[2])) && from_iv(ld->ops[0], body, p->loads_ok, 0) &&
            !(mask && !from_iv(mask, body, p->loads_ok, 0));
@@ -273,8 +284,7 @@ static int chain_ring(PP *p, const TirValue *buf, Cand *c)
                                          same ? buf->layout->order : order);
     TirValue ring = *x;
     ring.layout = &c->via_layout;
-    return async_copy_vector(c->load->ops[0], c->load->nops > 1 ? c->load->ops[1] : NULL, &ring,
-                             p->axis) > 0;
+    return copies_vectorize(p, c->load, &ring);
 }
 
 /* Whether ld is pipelined already: a candidate of another store (two dots of one
@@ -311,17 +321,17 @@ static int candidates(PP *p, TirBlock *body, TirOp *store, Cand *cs, int done)
     TirOp *ld = x->def;
     if (ld && ld->code == TIR_LOAD) {
         if (!prefetchable(p, body, ld) || uses_of(body, x) != 1 || !only_loaded(body, buf, store) ||
-            !async_copy_vector(ld->ops[0], ld->nops > 1 ? ld->ops[1] : NULL, buf, p->axis))
+            !copies_vectorize(p, ld, buf))
             return 0;
         c->alloc = buf->def, c->load = ld, c->store = store, c->via = NULL, c->ring = NULL;
         return 1;
     }
     TirOp *loads[MAX_CANDS];
     int nl = chain_loads(body, x, loads, 0, 0), n = 0;
-    int64_t room_bytes = (int64_t)smem_numel(buf->type.shape, buf->type.rank) * et_bytes(buf->type.elem);
+    int64_t room_bytes = tile_bytes(&buf->type);
     for (int i = 0; i < nl && n < room; i++) {
         const TirValue *v = loads[i]->results[0];
-        int64_t bytes = (int64_t)smem_numel(v->type.shape, v->type.rank) * et_bytes(v->type.elem);
+        int64_t bytes = tile_bytes(&v->type);
         Cand *ci = &c[n];
         ci->alloc = buf->def, ci->load = loads[i], ci->store = store, ci->ring = NULL;
         ci->via = only_user(body, v);
@@ -708,10 +718,8 @@ static int fit_chains(PP *p, Cand *cs, int n)
 {
     int64_t extra = 0;
     for (int i = 0; i < n; i++)
-        if (cs[i].via) {
-            const TirValue *x = cs[i].load->results[0];
-            extra += (int64_t)smem_numel(x->type.shape, x->type.rank) * et_bytes(x->type.elem) * p->stages;
-        }
+        if (cs[i].via)
+            extra += tile_bytes(&cs[i].load->results[0]->type) * p->stages;
     if (!p->t->smem_limit || smem_bound(p->k->body) + extra <= p->t->smem_limit)
         return n;
     int kept = 0;
@@ -739,7 +747,7 @@ static int pipeline_loop(PP *p, TirOp *loop)
         return 0;
     const TirLayout *ring[MAX_CANDS];
     for (int i = 0; i < n; i++) {
-        /* cp.async fills a ring: never padded (smem_layout.h); a cast's ring has its own */
+        /* cp.async fills a ring: never padded (smem_layout.h); a chain load's has its own */
         Arena *a = p->k->arena;
         ring[i] = cs[i].via ? tir_layout_new(a, cs[i].via_layout)
                             : smem_buffer_unpadded(a, cs[i].alloc->results[0]);

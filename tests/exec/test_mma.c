@@ -65,6 +65,29 @@ static void one_case(int kind, const Shape *s, int at, int bt)
                    {"num_warps", s->warps}, {"num_stages", s->stages}));
 }
 
+/* Rounds a's n values to quarters: their products with small integers, and the f32 sums of
+ * those, are exact. */
+static void to_quarters(Buf *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        a->v[i] = rint(a->v[i] * 4) / 4;
+}
+
+/* Makes each of s's n values v the power of two 2^rint(v): exact scales. */
+static void to_powers_of_two(Buf *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        s->v[i] = ldexp(1, (int)rint(s->v[i]));
+}
+
+/* The weight q - 8 at row k, column j of 4-bit weights stored as bytes [N, K / 2], two of a
+ * column a byte (row 2i in the low nibble, 2i + 1 in the high one). */
+static int packed4(const Buf *w, int j, int k, int K)
+{
+    int byte = (int)w->v[(size_t)j * (K / 2) + k / 2];
+    return (k & 1 ? byte >> 4 : byte & 15) - 8;
+}
+
 /* mm_w8 (mma.tile): B stored as i8 or u8 (and A too with cast_a), cast to f16 for the product;
  * small integers, so every product and sum is exact in f32. */
 static void weights8(int u8, int cast_a, const Shape *s, int at, int bt)
@@ -78,8 +101,7 @@ static void weights8(int u8, int cast_a, const Shape *s, int at, int bt)
     Buf *a = input("a", T_F16, (size_t)M * K + 1, -4, 4);
     Buf *a8 = input("a8", t8, (size_t)M * K + 1, lo, hi);
     Buf *b = input("b", t8, (size_t)K * N + 1, lo, hi);
-    for (size_t i = 0; i < (size_t)M * K + 1; i++)
-        a->v[i] = rint(a->v[i] * 4) / 4; /* quarters: exact products, exact f32 sums */
+    to_quarters(a, (size_t)M * K + 1);
     Buf *c = output("c", T_F32, (size_t)M * N, EXACT);
     const Buf *ax = cast_a ? a8 : a;
     for (int i = 0; i < M; i++)
@@ -94,10 +116,6 @@ static void weights8(int u8, int cast_a, const Shape *s, int at, int bt)
                {"CAST_A", cast_a}, {"num_warps", s->warps}, {"num_stages", s->stages}));
 }
 
-/* mm_wq (mma.tile): B dequantized before the product: i8 or packed 4-bit weights times f16
- * scales per column (g 0), per group of g rows of K as a row each step, or (tile_s) as a tile
- * of scales; twice: the dequantized tile in two products; quarters times small integers
- * times powers of two, so every sum is exact. */
 /* The f8e4m3 byte of v, one of 0, +-0.5, +-1, +-1.5, +-2, +-3, +-4 (as a signed byte). */
 static int e4m3_byte(double v)
 {
@@ -109,6 +127,10 @@ static int e4m3_byte(double v)
     return code > 127 ? code - 256 : code;
 }
 
+/* mm_wq (mma.tile): B dequantized before the product: i8, f8e4m3 (fp8) or packed 4-bit
+ * weights times f16 scales per column (g 0), per group of g rows of K as a row each step, or
+ * (tile_s) as a tile of scales; twice: the dequantized tile in two products; quarters times
+ * small values times powers of two, so every sum is exact. */
 static void dequant(const Shape *s, int g, int tile_s, int int4, int twice, int fp8)
 {
     int M = s->M, N = s->N, K = int4 ? s->K + (s->K & 1) : s->K, groups = g ? (K + g - 1) / g : 1;
@@ -119,10 +141,8 @@ static void dequant(const Shape *s, int g, int tile_s, int int4, int twice, int 
     Buf *b = input("b", T_I8, (size_t)K * N + 1, -20, 20);
     Buf *q4 = input("q4", T_U8, (size_t)N * (K / 2) + 1, 0, 255);
     Buf *sc = input("s", T_F16, (size_t)groups * N + 1, -2.49, 1.49);
-    for (size_t i = 0; i < (size_t)M * K + 1; i++)
-        a->v[i] = rint(a->v[i] * 4) / 4; /* quarters: exact products, exact f32 sums */
-    for (size_t i = 0; i < (size_t)groups * N + 1; i++)
-        sc->v[i] = ldexp(1, (int)rint(sc->v[i])); /* 1/4 to 2 */
+    to_quarters(a, (size_t)M * K + 1);
+    to_powers_of_two(sc, (size_t)groups * N + 1); /* 1/4 to 2 */
     static const double f8[] = {0, 0.5, -0.5, 1, -1, 1.5, -1.5, 2, -2, 3, -3, 4, -4};
     double *w8 = fp8 ? calloc((size_t)K * N + 1, sizeof(double)) : NULL;
     for (size_t i = 0; w8 && i < (size_t)K * N + 1; i++) { /* small values f8e4m3 holds exactly */
@@ -134,9 +154,7 @@ static void dequant(const Shape *s, int g, int tile_s, int int4, int twice, int 
         for (int j = 0; j < N; j++) {
             double sum = 0;
             for (int k = 0; k < K; k++) {
-                int byte = (int)q4->v[(size_t)j * (K / 2) + k / 2];
-                double w = int4 ? ((k & 1 ? byte >> 4 : byte & 15) - 8)
-                           : w8 ? w8[(size_t)k * N + j] : b->v[(size_t)k * N + j];
+                double w = int4 ? packed4(q4, j, k, K) : w8 ? w8[(size_t)k * N + j] : b->v[(size_t)k * N + j];
                 sum += a->v[(size_t)i * K + k] * w * sc->v[(size_t)(g ? k / g : 0) * N + j];
             }
             c->v[(size_t)i * N + j] = twice ? 1.5 * sum : sum;
@@ -161,17 +179,14 @@ static void quant_example(int w4, int M, int N, int K, int group, int bm, int bn
     Buf *a = input("a", T_F16, (size_t)M * K, -4, 4);
     Buf *w = w4 ? input("w", T_U8, (size_t)N * (K / 2), 0, 255) : input("w", T_I8, (size_t)K * N, -127, 127);
     Buf *sc = input("scales", T_F16, (size_t)groups * N, -6.49, -2.51);
-    for (size_t i = 0; i < (size_t)M * K; i++)
-        a->v[i] = rint(a->v[i] * 4) / 4;
-    for (size_t i = 0; i < (size_t)groups * N; i++)
-        sc->v[i] = ldexp(1, (int)rint(sc->v[i])); /* 1/64 to 1/8 */
+    to_quarters(a, (size_t)M * K);
+    to_powers_of_two(sc, (size_t)groups * N); /* 1/64 to 1/8 */
     Buf *c = output("c", T_F16, (size_t)M * N, 1e-3);
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             double sum = 0;
             for (int k = 0; k < K; k++) {
-                int byte = w4 ? (int)w->v[(size_t)j * (K / 2) + k / 2] : 0;
-                double q = w4 ? (k & 1 ? byte >> 4 : byte & 15) - 8 : w->v[(size_t)k * N + j];
+                double q = w4 ? packed4(w, j, k, K) : w->v[(size_t)k * N + j];
                 sum += a->v[(size_t)i * K + k] * q * sc->v[(size_t)(k / group) * N + j];
             }
             c->v[(size_t)i * N + j] = sum;
